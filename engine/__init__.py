@@ -1,0 +1,1 @@
+"""converge's streaming join engine: changelog model, keyed state, Flink's join operators, runtimes."""

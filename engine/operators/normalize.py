@@ -1,0 +1,51 @@
+"""Flink's ChangelogNormalize: turns an upsert stream into a retract stream.
+
+Keyed by the input's unique key, it keeps the last row per key. +I/+U on a new
+key becomes +I; on a known key it becomes -U(old) +U(new) (dropped when the
+row is unchanged); -D on a known key becomes -D(old full image), and a -D of
+an unknown key is dropped, as an upsert delete is idempotent. The join behind
+it then always sees full row images and proper retractions.
+"""
+
+from __future__ import annotations
+
+from engine.changelog import Change
+from engine.errors import BadInputError
+from engine.operators.base import Operator, OperatorContext
+from engine.operators.regular_join import key_extractor
+from engine.scenario import InputSpec
+
+
+class ChangelogNormalizeOperator(Operator):
+    num_inputs = 1
+
+    def __init__(self, spec: InputSpec, *, emit_identical: bool = False) -> None:
+        if not spec.unique_key:
+            raise BadInputError(f"input {spec.name!r}: ChangelogNormalize needs a unique key")
+        self.spec = spec
+        # With state TTL on, Flink emits unchanged rows too, so downstream state is refreshed.
+        self._emit_identical = emit_identical
+        self._key = key_extractor([spec.index_of(c) for c in spec.unique_key])
+
+    def open(self, ctx: OperatorContext) -> None:
+        self._last = ctx.state.value_state("last-row")
+
+    def key_of(self, input_index: int, row: tuple) -> tuple:
+        return self._key(row)
+
+    def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
+        kind, row = change
+        old = self._last.get()
+        if kind == "-D":
+            if old is None:
+                return []
+            self._last.clear()
+            return [Change("-D", old)]
+        if kind == "-U":
+            raise BadInputError(f"input {self.spec.name!r} is an upsert stream; -U is not an upsert change")
+        self._last.update(row)
+        if old is None:
+            return [Change("+I", row)]
+        if old == row and not self._emit_identical:
+            return []
+        return [Change("-U", old), Change("+U", row)]

@@ -1,0 +1,236 @@
+"""Flink's StreamingJoinOperator: INNER / LEFT / RIGHT / FULL regular joins over changelogs.
+
+The algorithm is seed 000's accumulate/retract pseudocode, with the output row
+kinds of Flink's implementation:
+
+* outer input, accumulate: no match -> +I[row+null], stored with 0
+  associations; matches -> (other side outer: -D[null+other] for every matched
+  other record with 0 associations, which gets +1) then +I[row+other] for each
+  match, stored with the match count;
+* inner input, accumulate: other side outer -> per matched record, -D padding
+  when it had 0 associations, +I joined row, +1; other side inner -> joined
+  rows with the input's own kind (+I/+U);
+* retract: no match -> -D[row+null] if the input is outer; matches -> joined
+  rows as -D (outer input) or the input's own kind (-U/-D), then, if the other
+  side is outer, +I[null+other] for each matched record whose associations go
+  1 -> 0, and -1.
+
+`semantics="flink"` keeps Flink's current behaviour for a record that replaces
+another with the same unique key (a bare +U, or a duplicate +I): it is counted
+as a new association (FLINK-40681), so a later delete does not bring the
+padding back. `semantics="correct"` first retracts the replaced record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from engine.changelog import Change
+from engine.errors import BadInputError
+from engine.operators.base import Operator, OperatorContext
+from engine.scenario import InputSpec, Semantics
+from engine.views import JoinInputSideSpec, create_view
+
+
+def key_extractor(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
+    """A fast function from a row to the tuple of its key fields."""
+    idx = tuple(indexes)
+    if len(idx) == 1:
+        (i,) = idx
+        return lambda row: (row[i],)
+    if len(idx) == 2:
+        i, j = idx
+        return lambda row: (row[i], row[j])
+    return lambda row: tuple([row[i] for i in idx])
+
+
+@dataclass(frozen=True)
+class JoinSide:
+    """One input of a binary join as the operator sees it."""
+
+    spec: InputSpec                   # a real input, or a synthesized one for a joined left part
+    side: JoinInputSideSpec
+    key_indexes: tuple[int, ...]
+    ttl_ms: int | None
+    validate_retractions: bool        # reject a retraction of a row that is not in state
+
+
+@dataclass(frozen=True)
+class BinaryJoinSpec:
+    join_type: str                    # inner | left | right | full | semi | anti
+    left: JoinSide
+    right: JoinSide
+    filter_nulls: tuple[bool, ...]    # per key field: True for '=', False for IS NOT DISTINCT FROM
+    residual: Callable[[tuple, tuple], bool] | None
+    residual_sql: str | None
+    semantics: Semantics = "correct"
+
+
+def _null_filter(filter_nulls: tuple[bool, ...]) -> Callable[[tuple], bool]:
+    """True when the key can never match (a NULL in a field compared with '=')."""
+    checked = tuple(i for i, f in enumerate(filter_nulls) if f)
+    if not checked:
+        return lambda key: False
+    if len(checked) == 1:
+        (i,) = checked
+        return lambda key: key[i] is None
+    return lambda key: any(key[i] is None for i in checked)
+
+
+class _JoinBase(Operator):
+    """Shared set-up of the regular and semi/anti join operators."""
+
+    left_outer = False
+    right_outer = False
+
+    def __init__(self, spec: BinaryJoinSpec) -> None:
+        self.spec = spec
+        self._keys = (key_extractor(spec.left.key_indexes), key_extractor(spec.right.key_indexes))
+        self._never_matches = _null_filter(spec.filter_nulls)
+        self._residual = spec.residual
+        self._sides = (spec.left, spec.right)
+
+    def key_of(self, input_index: int, row: tuple) -> tuple:
+        return self._keys[input_index](row)
+
+    def key_selector(self, input_index: int) -> Callable[[tuple], tuple]:
+        return self._keys[input_index]
+
+    def _open_views(self, ctx: OperatorContext) -> None:
+        s = self.spec
+        self.views = (
+            create_view(ctx.state, "left-records", s.left.spec, s.left.side, outer=self.left_outer, ttl=s.left.ttl_ms),
+            create_view(ctx.state, "right-records", s.right.spec, s.right.side, outer=self.right_outer,
+                        ttl=s.right.ttl_ms),
+        )
+
+    def open(self, ctx: OperatorContext) -> None:
+        self._open_views(ctx)
+
+    def _associated(self, row: tuple, is_left: bool, key: tuple, other_outer: bool) -> list:
+        """Matching records of the other side ((row, associations) when it is outer)."""
+        if self._never_matches(key):
+            return []
+        other = self.views[1 if is_left else 0]
+        cond = self._residual
+        if other_outer:
+            recs = other.records_and_associations()  # type: ignore[attr-defined]
+            if cond is None:
+                return list(recs)
+            if is_left:
+                return [r for r in recs if cond(row, r[0])]
+            return [r for r in recs if cond(r[0], row)]
+        recs = other.records()
+        if cond is None:
+            return list(recs)
+        if is_left:
+            return [r for r in recs if cond(row, r)]
+        return [r for r in recs if cond(r, row)]
+
+    def _check_retraction(self, index: int, kind: str, row: tuple) -> None:
+        side = self._sides[index]
+        if side.validate_retractions and side.ttl_ms is None and not self.views[index].contains(row):
+            raise BadInputError(
+                f"{kind} on input {side.spec.name!r} retracts row {list(row)}, which is not in the join state "
+                f"(it was never inserted or was already retracted)")
+
+
+class StreamingJoinOperator(_JoinBase):
+    """INNER / LEFT / RIGHT / FULL join; see the module docstring for the algorithm."""
+
+    def __init__(self, spec: BinaryJoinSpec) -> None:
+        if spec.join_type not in ("inner", "left", "right", "full"):
+            raise BadInputError(f"StreamingJoinOperator does not run {spec.join_type!r} joins")
+        super().__init__(spec)
+        self.left_outer = spec.join_type in ("left", "full")
+        self.right_outer = spec.join_type in ("right", "full")
+        self._left_nulls = (None,) * len(spec.left.spec.columns)
+        self._right_nulls = (None,) * len(spec.right.spec.columns)
+        self._replace_retracts = spec.semantics == "correct"
+
+    def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
+        kind, row = change
+        out: list[Change] = []
+        if kind == "+I" or kind == "+U":
+            if self._replace_retracts:
+                view = self.views[input_index]
+                if view.side_spec.has_unique_key:
+                    old = view.stored_for(row)
+                    if old is not None:
+                        self._retract(input_index, "-U" if kind == "+U" else "-D", old, ctx, out)
+            self._accumulate(input_index, kind, row, ctx, out)
+        else:
+            self._check_retraction(input_index, kind, row)
+            self._retract(input_index, kind, row, ctx, out)
+        return out
+
+    def _joined(self, is_left: bool, row: tuple, other: tuple) -> tuple:
+        return row + other if is_left else other + row
+
+    def _padded(self, is_left: bool, row: tuple) -> tuple:
+        return row + self._right_nulls if is_left else self._left_nulls + row
+
+    def _accumulate(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list) -> None:
+        is_left = index == 0
+        in_outer = self.left_outer if is_left else self.right_outer
+        other_outer = self.right_outer if is_left else self.left_outer
+        in_view = self.views[index]
+        other_view = self.views[1 - index]
+        assoc = self._associated(row, is_left, ctx.state.current_key, other_outer)
+        append = out.append
+        if in_outer:
+            if not assoc:
+                append(Change("+I", self._padded(is_left, row)))
+                in_view.add_record(row, 0)  # type: ignore[call-arg]
+                return
+            if other_outer:
+                for other, n in assoc:
+                    if n == 0:
+                        append(Change("-D", self._padded(not is_left, other)))
+                    other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
+                others = [o for o, _ in assoc]
+            else:
+                others = assoc
+            for other in others:
+                append(Change("+I", self._joined(is_left, row, other)))
+            in_view.add_record(row, len(assoc))  # type: ignore[call-arg]
+            return
+        if other_outer:
+            for other, n in assoc:
+                if n == 0:
+                    append(Change("-D", self._padded(not is_left, other)))
+                append(Change("+I", self._joined(is_left, row, other)))
+                other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
+        elif is_left:
+            for other in assoc:
+                append(Change(kind, row + other))
+        else:
+            for other in assoc:
+                append(Change(kind, other + row))
+        in_view.add_record(row)
+
+    def _retract(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list) -> None:
+        is_left = index == 0
+        in_outer = self.left_outer if is_left else self.right_outer
+        other_outer = self.right_outer if is_left else self.left_outer
+        other_view = self.views[1 - index]
+        assoc = self._associated(row, is_left, ctx.state.current_key, other_outer)
+        self.views[index].retract_record(row)
+        append = out.append
+        if not assoc:
+            if in_outer:
+                append(Change("-D", self._padded(is_left, row)))
+            return
+        out_kind = "-D" if in_outer else kind
+        if other_outer:
+            for other, _ in assoc:
+                append(Change(out_kind, self._joined(is_left, row, other)))
+            for other, n in assoc:
+                if n == 1:
+                    append(Change("+I", self._padded(not is_left, other)))
+                other_view.update_num_of_associations(other, n - 1)  # type: ignore[attr-defined]
+        else:
+            for other in assoc:
+                append(Change(out_kind, self._joined(is_left, row, other)))
+

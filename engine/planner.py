@@ -1,0 +1,199 @@
+"""From a scenario's join chain to a plan of operators.
+
+A plan is a tree of nodes: each node is one keyed operator whose inputs are
+scenario inputs (possibly behind a ChangelogNormalize node) or other nodes.
+Runtimes walk this tree; operators never see it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from engine.condition import compile_predicate, split_condition
+from engine.errors import BadInputError
+from engine.operators.base import Operator
+from engine.operators.normalize import ChangelogNormalizeOperator
+from engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
+from engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
+from engine.scenario import InputSpec, Scenario
+from engine.views import JoinInputSideSpec, analyze_join_input
+
+
+@dataclass
+class PlanNode:
+    """One operator in the plan, and where each of its inputs comes from."""
+
+    name: str
+    operator: Operator
+    inputs: list["PlanNode | str"]            # a scenario input name, or a child node
+    describe: str = ""
+    parent: "PlanNode | None" = field(default=None, repr=False)
+    parent_index: int = 0
+
+    def walk(self):
+        for child in self.inputs:
+            if isinstance(child, PlanNode):
+                yield from child.walk()
+        yield self
+
+
+@dataclass
+class Plan:
+    root: PlanNode
+    scenario: Scenario
+    # scenario input name -> (first node that consumes it, input index there)
+    entry: dict[str, tuple[PlanNode, int]]
+    output_columns: tuple[str, ...]
+
+    def nodes(self) -> list[PlanNode]:
+        return list(self.root.walk())
+
+    def explain(self) -> str:
+        lines: list[str] = []
+
+        def visit(node: PlanNode | str, depth: int) -> None:
+            pad = "  " * depth
+            if isinstance(node, str):
+                spec = self.scenario.input(node)
+                lines.append(f"{pad}Source(table=[{node}], changelogMode=[{spec.changelog_mode}])")
+                return
+            lines.append(f"{pad}{node.describe or node.name}")
+            for child in node.inputs:
+                visit(child, depth + 1)
+
+        visit(self.root, 0)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """The left part of a chain so far: which inputs' columns it carries, in order."""
+
+    inputs: tuple[InputSpec, ...]
+
+    def offset(self, name: str) -> int:
+        off = 0
+        for spec in self.inputs:
+            if spec.name == name:
+                return off
+            off += len(spec.columns)
+        raise BadInputError(f"input {name!r} is not visible here (a SEMI/ANTI join hides its right input)")
+
+    def as_input(self) -> InputSpec:
+        if len(self.inputs) == 1:
+            return self.inputs[0]
+        cols = tuple((f"{s.name}.{c}", t) for s in self.inputs for c, t in s.columns)
+        return InputSpec("_".join(s.name for s in self.inputs), cols, None, "retract")
+
+
+def _source_side_validates(spec: InputSpec, scenario: Scenario) -> bool:
+    return spec.changelog_mode != "upsert" or scenario.config.changelog_normalize
+
+
+def _composite_ttl(part: _Part, scenario: Scenario) -> int | None:
+    ttls = [scenario.config.ttl_for(s.name) for s in part.inputs]
+    known = [t for t in ttls if t is not None]
+    return min(known) if known else None
+
+
+def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_type: str,
+                      condition: str) -> BinaryJoinSpec:
+    """Split the condition, pick the state views and compile the residual."""
+    split = split_condition(condition, part.inputs, right)
+    left_key_idx = tuple(part.offset(k.left.input) + part.inputs[[s.name for s in part.inputs].index(k.left.input)]
+                         .index_of(k.left.column) for k in split.equi_keys)
+    right_key_idx = tuple(right.index_of(k.right.column) for k in split.equi_keys)
+    left_spec = part.as_input()
+    if len(part.inputs) == 1:
+        left_key_cols = [k.left.column for k in split.equi_keys]
+        left_side = analyze_join_input(left_spec, left_key_cols)
+        left_validates = _source_side_validates(left_spec, scenario)
+        left_ttl = scenario.config.ttl_for(left_spec.name)
+    else:
+        left_side = JoinInputSideSpec("InputSideHasNoUniqueKey", None)
+        left_validates = False
+        left_ttl = _composite_ttl(part, scenario)
+    right_side = analyze_join_input(right, [k.right.column for k in split.equi_keys])
+    residual: Callable | None = None
+    if split.residual_sql:
+        residual = compile_predicate(split.residual_sql, [list(part.inputs), [right]])
+    return BinaryJoinSpec(
+        join_type=join_type,
+        left=JoinSide(left_spec, left_side, left_key_idx, left_ttl, left_validates),
+        right=JoinSide(right, right_side, right_key_idx, scenario.config.ttl_for(right.name),
+                       _source_side_validates(right, scenario)),
+        filter_nulls=tuple(not k.null_safe for k in split.equi_keys),
+        residual=residual,
+        residual_sql=split.residual_sql,
+        semantics=scenario.config.semantics,
+    )
+
+
+def _source(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
+    if spec.changelog_mode == "upsert" and scenario.config.changelog_normalize:
+        op = ChangelogNormalizeOperator(spec, emit_identical=scenario.config.ttl_for(spec.name) is not None)
+        return PlanNode(f"normalize[{spec.name}]", op, [spec.name],
+                        describe=f"ChangelogNormalize(key=[{', '.join(spec.unique_key or ())}])")
+    return spec.name
+
+
+def _join_description(spec: BinaryJoinSpec) -> str:
+    names = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin",
+             "semi": "LeftSemiJoin", "anti": "LeftAntiJoin"}
+    lk = ", ".join(spec.left.spec.column_names[i] for i in spec.left.key_indexes)
+    rk = ", ".join(spec.right.spec.column_names[i] for i in spec.right.key_indexes)
+    return (f"Join(joinType=[{names[spec.join_type]}], leftKeys=[{lk}], rightKeys=[{rk}], "
+            f"where=[{spec.residual_sql or 'true'}], leftInputSpec=[{spec.left.side.kind}], "
+            f"rightInputSpec=[{spec.right.side.kind}])")
+
+
+def plan_binary_chain(scenario: Scenario) -> Plan:
+    """Binary joins, left-deep, each keyed by its own join key (Flink's default plan)."""
+    if scenario.join.interval is not None:
+        raise BadInputError("interval joins are planned by the interval-join planner")
+    chain = scenario.chain
+    part = _Part((chain[0],))
+    current: PlanNode | str = _source(scenario, chain[0])
+    entry: dict[str, tuple[PlanNode, int]] = {}
+    for i, (right, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions)):
+        try:
+            spec = build_binary_join(scenario, part, right, jtype, cond)
+        except BadInputError as exc:
+            raise BadInputError(f"join.conditions[{i}]: {exc}") from None
+        op: Operator
+        if jtype in ("semi", "anti"):
+            op = StreamingSemiAntiJoinOperator(spec)
+        else:
+            op = StreamingJoinOperator(spec)
+        node = PlanNode(f"join[{i}]", op, [current, _source(scenario, right)], describe=_join_description(spec))
+        current = node
+        if jtype not in ("semi", "anti"):
+            part = _Part(part.inputs + (right,))
+    assert isinstance(current, PlanNode)
+    _link(current, entry)
+    cols = tuple(f"{s.name}.{c}" for s in part.inputs for c in s.column_names)
+    return Plan(current, scenario, entry, cols)
+
+
+def _link(node: PlanNode, entry: dict[str, tuple[PlanNode, int]]) -> None:
+    for idx, child in enumerate(node.inputs):
+        if isinstance(child, PlanNode):
+            child.parent = node
+            child.parent_index = idx
+            _link(child, entry)
+        else:
+            entry[child] = (node, idx)
+
+
+def plan(scenario: Scenario) -> Plan:
+    """The plan the scenario asks for: join.interval and config.multi_join decide."""
+    if scenario.join.interval is not None:
+        from engine.planner_interval import plan_interval_join
+
+        return plan_interval_join(scenario)
+    if scenario.config.multi_join == "on":
+        from engine.planner_multi import plan_multi_join
+
+        return plan_multi_join(scenario)
+    return plan_binary_chain(scenario)

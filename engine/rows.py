@@ -1,0 +1,116 @@
+"""Row validation at the edge of the engine: arity, types and allowed row kinds per input."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from engine.errors import BadInputError
+from engine.scenario import InputSpec
+
+_BIGINT_RANGE = (-(2**63), 2**63 - 1)
+_INTEGER_RANGE = (-(2**31), 2**31 - 1)
+
+
+def allowed_kinds(spec: InputSpec) -> frozenset[str]:
+    if spec.changelog_mode == "insert_only":
+        return frozenset({"+I"})
+    if spec.changelog_mode == "upsert":
+        return frozenset({"+I", "+U", "-D"})
+    return frozenset({"+I", "-U", "+U", "-D"})
+
+
+def _int_check(lo: int, hi: int, ctype: str) -> Callable[[object], object]:
+    def check(v: object) -> object:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"expected {ctype}, got {v!r}")
+        if not lo <= v <= hi:
+            raise TypeError(f"{v} is out of {ctype} range")
+        return v
+    return check
+
+
+def _double(v: object) -> object:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"expected DOUBLE, got {v!r}")
+    return float(v)
+
+
+def _varchar(v: object) -> object:
+    if not isinstance(v, str):
+        raise TypeError(f"expected VARCHAR, got {v!r}")
+    return v
+
+
+def _boolean(v: object) -> object:
+    if not isinstance(v, bool):
+        raise TypeError(f"expected BOOLEAN, got {v!r}")
+    return v
+
+
+_CHECKS: dict[str, Callable[[object], object]] = {
+    "BIGINT": _int_check(*_BIGINT_RANGE, "BIGINT"),
+    "INTEGER": _int_check(*_INTEGER_RANGE, "INTEGER"),
+    "DOUBLE": _double,
+    "VARCHAR": _varchar,
+    "BOOLEAN": _boolean,
+}
+
+
+_FAST_TEST = {
+    "BIGINT": "(type({v}) is int and -9223372036854775808 <= {v} <= 9223372036854775807 or {v} is None)",
+    "INTEGER": "(type({v}) is int and -2147483648 <= {v} <= 2147483647 or {v} is None)",
+    "DOUBLE": "(type({v}) is float or {v} is None)",
+    "VARCHAR": "(type({v}) is str or {v} is None)",
+    "BOOLEAN": "(type({v}) is bool or {v} is None)",
+}
+
+
+def _fast_check(types: tuple[str, ...]) -> Callable[[tuple], bool]:
+    """Generated code for the common case (a well-typed tuple); anything else takes the slow path."""
+    names = [f"v{i}" for i in range(len(types))]
+    tests = " and ".join(_FAST_TEST[t].format(v=n) for n, t in zip(names, types))
+    src = (f"def fast(row):\n    if type(row) is not tuple or len(row) != {len(types)}:\n        return False\n"
+           f"    {', '.join(names)}, = row\n    return {tests}\n")
+    scope: dict = {}
+    exec(compile(src, f"<row check {types}>", "exec"), scope)
+    return scope["fast"]
+
+
+class RowValidator:
+    """Checks a row against an input's schema and returns it as the engine stores it."""
+
+    def __init__(self, spec: InputSpec) -> None:
+        self.spec = spec
+        self._checks = tuple(_CHECKS[t] for t in spec.column_types)
+        self._names = spec.column_names
+        self._needs_conversion = "DOUBLE" in spec.column_types
+        self._fast = _fast_check(spec.column_types)
+
+    def validate(self, row: tuple | list) -> tuple:
+        if self._fast(row):
+            return row  # type: ignore[return-value]
+        return self._validate_slow(row)
+
+    def _validate_slow(self, row: tuple | list) -> tuple:
+        if len(row) != len(self._checks):
+            raise BadInputError(
+                f"row {list(row)} on input {self.spec.name!r} has {len(row)} values; "
+                f"the input has {len(self._checks)} columns {list(self._names)}")
+        try:
+            if self._needs_conversion:
+                return tuple(None if v is None else check(v) for v, check in zip(row, self._checks))
+            for v, check in zip(row, self._checks):
+                if v is not None:
+                    check(v)
+        except TypeError as exc:
+            col = next(n for n, v, c in zip(self._names, row, self._checks) if v is not None and _fails(c, v))
+            raise BadInputError(f"column {col!r} of input {self.spec.name!r}: {exc}") from None
+        return tuple(row)
+
+
+def _fails(check: Callable[[object], object], v: object) -> bool:
+    try:
+        check(v)
+    except TypeError:
+        return True
+    return False

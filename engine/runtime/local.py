@@ -1,0 +1,292 @@
+"""The embedded runtime: one process, keyed state in dicts, clocks driven by the events.
+
+It validates every event before any operator sees it, routes changes through
+the plan keyed by each operator's own key, advances processing time and
+watermarks as the event sequence says, fires timers in time order, and returns
+the output changelog event by event. A bad event raises BadInputError naming
+its index and leaves all state exactly as it was before that event.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from engine.changelog import Change, OutputWatermark
+from engine.errors import BadInputError
+from engine.operators.base import OperatorContext
+from engine.planner import Plan, PlanNode, plan as make_plan
+from engine.rows import RowValidator, allowed_kinds
+from engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from engine.state import KeyedStateBackend
+
+OutputItem = Change | OutputWatermark
+
+
+class LocalTimerService:
+    """Per-node event-time and processing-time timers, deduplicated per (time, key) as in Flink."""
+
+    def __init__(self, backend: KeyedStateBackend) -> None:
+        self._backend = backend
+        self.event: set[tuple[int, Any]] = set()
+        self.proc: set[tuple[int, Any]] = set()
+        self._event_heap: list = []
+        self._proc_heap: list = []
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        item = (timestamp, self._backend.current_key)
+        if item not in self.event:
+            self.event.add(item)
+            heapq.heappush(self._event_heap, (timestamp, repr(item[1]), item[1]))
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        item = (timestamp, self._backend.current_key)
+        if item not in self.proc:
+            self.proc.add(item)
+            heapq.heappush(self._proc_heap, (timestamp, repr(item[1]), item[1]))
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self.event.discard((timestamp, self._backend.current_key))
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self.proc.discard((timestamp, self._backend.current_key))
+
+    def pop_due(self, upto: int, *, event_time: bool) -> tuple[int, Any] | None:
+        heap, live = (self._event_heap, self.event) if event_time else (self._proc_heap, self.proc)
+        while heap and heap[0][0] <= upto:
+            ts, _, key = heapq.heappop(heap)
+            if (ts, key) in live:
+                live.discard((ts, key))
+                return ts, key
+        return None
+
+    def snapshot(self) -> dict:
+        return {"event": sorted(self.event, key=repr), "proc": sorted(self.proc, key=repr)}
+
+    def restore(self, snap: dict) -> None:
+        self.event = set(map(tuple, snap["event"]))
+        self.proc = set(map(tuple, snap["proc"]))
+        self._event_heap = [(ts, repr(k), k) for ts, k in self.event]
+        self._proc_heap = [(ts, repr(k), k) for ts, k in self.proc]
+        heapq.heapify(self._event_heap)
+        heapq.heapify(self._proc_heap)
+
+
+@dataclass
+class _NodeRuntime:
+    node: PlanNode
+    backend: KeyedStateBackend
+    ctx: OperatorContext
+    timers: LocalTimerService
+    input_wms: list[int | None]
+    idle: list[bool]
+    wm: int | None = None
+    keys: list = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    """What a run emitted: one list of output items per event."""
+
+    scenario: Scenario
+    per_event: list[list[OutputItem]] = field(default_factory=list)
+
+    @property
+    def changelog(self) -> list[OutputItem]:
+        return [item for items in self.per_event for item in items]
+
+    @property
+    def changes(self) -> list[Change]:
+        return [item for item in self.changelog if isinstance(item, Change)]
+
+
+class LocalRuntime:
+    """Drives a plan's operators over a scenario's events, one event at a time."""
+
+    def __init__(self, scenario: Scenario, plan: Plan | None = None, *, seed: int = 0) -> None:
+        self.scenario = scenario
+        self.plan = plan or make_plan(scenario)
+        self.processing_time = 0
+        self.event_index = 0
+        self._validators = {spec.name: RowValidator(spec) for spec in scenario.inputs}
+        self._kinds = {spec.name: allowed_kinds(spec) for spec in scenario.inputs}
+        self._nodes: dict[int, _NodeRuntime] = {}
+        for node in self.plan.nodes():
+            backend = KeyedStateBackend(scenario.config.map_state_order, seed=seed)
+            timers = LocalTimerService(backend)
+            ctx = OperatorContext(backend, timers)
+            n = len(node.inputs)
+            self._nodes[id(node)] = _NodeRuntime(node, backend, ctx, timers, [None] * n, [False] * n)
+            node.operator.open(ctx)
+        self._order = [self._nodes[id(n)] for n in self.plan.nodes()]  # children before parents
+        for rt in self._order:
+            rt.keys = [rt.node.operator.key_selector(i) for i in range(len(rt.node.inputs))]
+        # per scenario input: everything the hot path needs, looked up once
+        self._routes: dict[str, tuple] = {}
+        for spec in scenario.inputs:
+            if spec.name in self.plan.entry:
+                node, idx = self.plan.entry[spec.name]
+                rt = self._nodes[id(node)]
+                self._routes[spec.name] = (self._kinds[spec.name], self._validators[spec.name].validate, rt, idx)
+
+    # ---------------------------------------------------------------- events
+    def run(self, events: Iterable[Event] | None = None) -> RunResult:
+        result = RunResult(self.scenario)
+        for event in self.scenario.events if events is None else events:
+            result.per_event.append(self.process_event(event))
+        return result
+
+    def process_event(self, event: Event) -> list[OutputItem]:
+        index = self.event_index
+        try:
+            if type(event) is ChangeEvent:
+                out = self._on_change(event)
+            else:
+                out = self._dispatch(event)
+        except BadInputError as exc:
+            raise exc.at_event(index) from None
+        self.event_index += 1
+        return out
+
+    def _dispatch(self, event: Event) -> list[OutputItem]:
+        if isinstance(event, ChangeEvent):
+            return self._on_change(event)
+        if isinstance(event, ProcessingTimeEvent):
+            return self._on_processing_time(event.processing_time)
+        if isinstance(event, WatermarkEvent):
+            return self._on_input_watermark(event.input, event.watermark, idle=False)
+        if isinstance(event, IdleEvent):
+            return self._on_input_watermark(event.input, None, idle=True)
+        raise BadInputError(f"unknown event {event!r}")
+
+    def _on_change(self, event: ChangeEvent) -> list[OutputItem]:
+        route = self._routes.get(event.input)
+        if route is None:
+            raise BadInputError(f"input {event.input!r} is not part of the join")
+        kinds, validate, rt, idx = route
+        kind = event.kind
+        if kind not in kinds:
+            spec = self.scenario.input(event.input)
+            raise BadInputError(
+                f"{kind} on input {event.input!r}: a {spec.changelog_mode} input accepts only "
+                f"{', '.join(sorted(kinds))}")
+        row = validate(event.row)
+        if rt.idle[idx]:
+            rt.idle[idx] = False
+        rt.backend.current_key = rt.keys[idx](row)
+        emitted = rt.node.operator.process(idx, Change(kind, row), rt.ctx)
+        if rt.node.parent is None:
+            return emitted
+        out: list[OutputItem] = []
+        self._forward(rt.node, emitted, out)
+        return out
+
+    def _push(self, node: PlanNode, idx: int, change: Change, out: list[OutputItem]) -> None:
+        rt = self._nodes[id(node)]
+        rt.backend.current_key = rt.keys[idx](change.row)
+        emitted = node.operator.process(idx, change, rt.ctx)
+        self._forward(node, emitted, out)
+
+    def _forward(self, node: PlanNode, emitted: list, out: list[OutputItem]) -> None:
+        parent = node.parent
+        if parent is None:
+            out.extend(emitted)
+            return
+        for item in emitted:
+            if isinstance(item, Change):
+                self._push(parent, node.parent_index, item, out)
+
+    # ---------------------------------------------------------------- clocks
+    def _on_processing_time(self, t: int) -> list[OutputItem]:
+        if t < self.processing_time:
+            raise BadInputError(f"processing time goes backwards: {t} after {self.processing_time}")
+        self.processing_time = t
+        out: list[OutputItem] = []
+        for rt in self._order:
+            rt.backend.now = t
+        for rt in self._order:
+            while (due := rt.timers.pop_due(t, event_time=False)) is not None:
+                ts, key = due
+                rt.backend.current_key = key
+                self._forward(rt.node, rt.node.operator.on_timer(ts, rt.ctx, event_time=False), out)
+        return out
+
+    def _on_input_watermark(self, name: str, wm: int | None, *, idle: bool) -> list[OutputItem]:
+        node, idx = self.plan.entry[name]
+        out: list[OutputItem] = []
+        self._set_input_watermark(node, idx, wm, idle, out)
+        return out
+
+    def _set_input_watermark(self, node: PlanNode, idx: int, wm: int | None, idle: bool,
+                             out: list[OutputItem]) -> None:
+        rt = self._nodes[id(node)]
+        if idle:
+            rt.idle[idx] = True
+        else:
+            rt.idle[idx] = False
+            if wm is not None and (rt.input_wms[idx] is None or wm > rt.input_wms[idx]):
+                rt.input_wms[idx] = wm
+        active = [w for w, i in zip(rt.input_wms, rt.idle) if not i]
+        if not active:
+            if node.parent is not None and all(rt.idle):
+                self._set_input_watermark(node.parent, node.parent_index, None, True, out)
+            return
+        if any(w is None for w in active):
+            return
+        combined = min(active)  # a multi-input operator's watermark is the MIN of its inputs
+        if rt.wm is not None and combined <= rt.wm:
+            return
+        rt.wm = combined
+        rt.ctx.watermark = combined
+        emitted: list = []
+        while (due := rt.timers.pop_due(combined, event_time=True)) is not None:
+            ts, key = due
+            rt.backend.current_key = key
+            emitted.extend(rt.node.operator.on_timer(ts, rt.ctx, event_time=True))
+        emitted.extend(rt.node.operator.on_watermark(combined, rt.ctx))
+        self._forward(node, emitted, out)
+        downstream = [item.watermark for item in emitted if isinstance(item, OutputWatermark)]
+        if node.parent is not None:
+            forwarded = downstream[-1] if downstream else combined
+            self._set_input_watermark(node.parent, node.parent_index, forwarded, False, out)
+
+    # ---------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        """Everything needed to continue this run in a fresh runtime: state, timers, clocks."""
+        return {
+            "event_index": self.event_index,
+            "processing_time": self.processing_time,
+            "nodes": [
+                {"state": rt.backend.snapshot(), "timers": rt.timers.snapshot(), "input_wms": list(rt.input_wms),
+                 "idle": list(rt.idle), "wm": rt.wm}
+                for rt in self._order
+            ],
+        }
+
+    def restore(self, snap: dict) -> None:
+        self.event_index = snap["event_index"]
+        self.processing_time = snap["processing_time"]
+        for rt, saved in zip(self._order, snap["nodes"], strict=True):
+            rt.backend.restore(saved["state"])
+            rt.backend.now = self.processing_time
+            rt.timers.restore(saved["timers"])
+            rt.input_wms = list(saved["input_wms"])
+            rt.idle = list(saved["idle"])
+            rt.wm = saved["wm"]
+            rt.ctx.watermark = rt.wm
+
+    def state_entries(self) -> int:
+        """Live state entries over all operators (map entries count one each)."""
+        return sum(sum(rt.backend.live_entries().values()) for rt in self._order)
+
+    def node_backends(self) -> list[tuple[PlanNode, KeyedStateBackend]]:
+        return [(rt.node, rt.backend) for rt in self._order]
+
+    def pending_timers(self) -> int:
+        return sum(len(rt.timers.event) + len(rt.timers.proc) for rt in self._order)
+
+
+def run_scenario(scenario: Scenario, *, seed: int = 0) -> RunResult:
+    """Run every event of a scenario on the local runtime."""
+    return LocalRuntime(scenario, seed=seed).run()

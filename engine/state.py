@@ -1,0 +1,266 @@
+"""Keyed state with processing-time TTL and explicit MapState iteration order.
+
+State is scoped to the backend's `current_key`, as Flink's keyed state is.
+TTL follows Flink's StateTtlConfig with UpdateType.OnCreateAndWrite and
+StateVisibility.NeverReturnExpired: an entry written at t with TTL T is
+visible up to t+T-1 and gone at t+T. Reads never refresh it.
+
+MapState never iterates in dict order by accident: every entry carries an
+order key (serialized bytes for `rocksdb`, a seeded hash for `heap`, an
+arrival stamp for `arrival`) and iteration sorts by it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Iterator, Sequence
+
+from engine.keycodec import order_key_fn
+from engine.scenario import MapStateOrder
+
+_MISSING = object()
+
+
+class KeyedStateBackend:
+    """All keyed state of one operator instance, plus the clock TTL reads."""
+
+    def __init__(self, map_state_order: MapStateOrder = "rocksdb", *, seed: int = 0) -> None:
+        if map_state_order not in ("rocksdb", "heap", "arrival"):
+            raise ValueError(f"unknown map_state_order {map_state_order!r}")
+        self.map_state_order = map_state_order
+        self.seed = seed
+        self.current_key: Any = None
+        self.now = 0
+        self._tables: dict[str, dict] = {}
+        self._arrival = [0]
+
+    # -- registration -------------------------------------------------------
+    def value_state(self, name: str, ttl_ms: int | None = None) -> "ValueState":
+        table = self._tables.setdefault(name, {})
+        return ValueState(self, table) if ttl_ms is None else TtlValueState(self, table, ttl_ms)
+
+    def map_state(self, name: str, key_types: Sequence[str], ttl_ms: int | None = None) -> "MapState":
+        table = self._tables.setdefault(name, {})
+        return MapState(self, table, ttl_ms, order_key_fn(self.map_state_order, key_types, self.seed))
+
+    # -- whole-backend operations -------------------------------------------
+    def snapshot(self) -> dict:
+        """A deep copy of all state; restoring it gives back exactly this state."""
+        return {"tables": copy.deepcopy(self._tables), "arrival": self._arrival[0]}
+
+    def restore(self, snap: dict) -> None:
+        restored = copy.deepcopy(snap["tables"])
+        for name, table in self._tables.items():
+            table.clear()
+            table.update(restored.get(name, {}))
+        for name, table in restored.items():
+            if name not in self._tables:
+                self._tables[name] = table
+        self._arrival[0] = snap["arrival"]
+
+    def keys(self) -> set:
+        out: set = set()
+        for table in self._tables.values():
+            out.update(table)
+        return out
+
+    def live_entries(self, now: int | None = None) -> dict[str, int]:
+        """Entries per state name (map entries count one each), expired ones excluded."""
+        now = self.now if now is None else now
+        counts: dict[str, int] = {}
+        for name, table in self._tables.items():
+            n = 0
+            for value in table.values():
+                if isinstance(value, _MapBucket):
+                    n += sum(1 for e in value.entries.values() if e[1] > now)
+                elif isinstance(value, _Timed):
+                    n += value.expires > now
+                else:
+                    n += 1
+            counts[name] = n
+        return counts
+
+    def purge_expired(self) -> None:
+        """Drop what TTL has already made invisible (Flink's background cleanup)."""
+        now = self.now
+        for table in self._tables.values():
+            for key in list(table):
+                value = table[key]
+                if isinstance(value, _MapBucket):
+                    for mk in [k for k, e in value.entries.items() if e[1] <= now]:
+                        del value.entries[mk]
+                    if not value.entries:
+                        del table[key]
+                elif isinstance(value, _Timed) and value.expires <= now:
+                    del table[key]
+
+
+class _Timed:
+    """A TTL'd value: the value and the first processing time it is gone."""
+
+    __slots__ = ("value", "expires")
+
+    def __init__(self, value: Any, expires: int) -> None:
+        self.value = value
+        self.expires = expires
+
+    def __deepcopy__(self, memo: dict) -> "_Timed":
+        return _Timed(self.value, self.expires)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Timed) and (self.value, self.expires) == (other.value, other.expires)
+
+
+class ValueState:
+    """ValueState without TTL: the value itself is stored."""
+
+    __slots__ = ("_backend", "_table")
+
+    def __init__(self, backend: KeyedStateBackend, table: dict) -> None:
+        self._backend = backend
+        self._table = table
+
+    def get(self) -> Any:
+        return self._table.get(self._backend.current_key)
+
+    def update(self, value: Any) -> None:
+        self._table[self._backend.current_key] = value
+
+    def clear(self) -> None:
+        self._table.pop(self._backend.current_key, None)
+
+
+class TtlValueState(ValueState):
+    __slots__ = ("_ttl",)
+
+    def __init__(self, backend: KeyedStateBackend, table: dict, ttl_ms: int) -> None:
+        super().__init__(backend, table)
+        self._ttl = ttl_ms
+
+    def get(self) -> Any:
+        backend = self._backend
+        timed = self._table.get(backend.current_key)
+        if timed is None:
+            return None
+        if backend.now >= timed.expires:
+            del self._table[backend.current_key]
+            return None
+        return timed.value
+
+    def update(self, value: Any) -> None:
+        backend = self._backend
+        self._table[backend.current_key] = _Timed(value, backend.now + self._ttl)
+
+
+_NEVER = float("inf")
+
+
+class _MapBucket:
+    """One key's map: map key -> [value, expires, order]."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[Any, list] = {}
+
+    def __deepcopy__(self, memo: dict) -> "_MapBucket":
+        b = _MapBucket()
+        b.entries = {k: list(e) for k, e in self.entries.items()}
+        return b
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _MapBucket) and self.entries == other.entries
+
+
+class MapState:
+    """MapState whose iteration order is the configured one, with per-entry TTL."""
+
+    __slots__ = ("_backend", "_table", "_ttl", "_order_fn")
+
+    def __init__(self, backend: KeyedStateBackend, table: dict, ttl_ms: int | None, order_fn: Any) -> None:
+        self._backend = backend
+        self._table = table
+        self._ttl = ttl_ms
+        self._order_fn = order_fn
+
+    def _bucket(self) -> _MapBucket | None:
+        return self._table.get(self._backend.current_key)
+
+    def get(self, map_key: Any, default: Any = None) -> Any:
+        bucket = self._table.get(self._backend.current_key)
+        if bucket is None:
+            return default
+        entry = bucket.entries.get(map_key)
+        if entry is None:
+            return default
+        if entry[1] <= self._backend.now:
+            del bucket.entries[map_key]
+            return default
+        return entry[0]
+
+    def contains(self, map_key: Any) -> bool:
+        return self.get(map_key, _MISSING) is not _MISSING
+
+    def put(self, map_key: Any, value: Any, *, new_arrival: bool = True) -> None:
+        """Write an entry. `new_arrival=False` keeps its place in arrival order
+        (used for count and association updates, which are not new records)."""
+        backend = self._backend
+        bucket = self._table.get(backend.current_key)
+        if bucket is None:
+            bucket = self._table[backend.current_key] = _MapBucket()
+        expires = _NEVER if self._ttl is None else backend.now + self._ttl
+        entry = bucket.entries.get(map_key)
+        if entry is not None and entry[1] > backend.now:
+            entry[0] = value
+            entry[1] = expires
+            if new_arrival and self._order_fn is None:
+                entry[2] = self._stamp()
+            return
+        order = self._order_fn(map_key) if self._order_fn is not None else self._stamp()
+        bucket.entries[map_key] = [value, expires, order]
+
+    def _stamp(self) -> int:
+        arrival = self._backend._arrival
+        arrival[0] += 1
+        return arrival[0]
+
+    def remove(self, map_key: Any) -> None:
+        bucket = self._table.get(self._backend.current_key)
+        if bucket is not None:
+            bucket.entries.pop(map_key, None)
+            if not bucket.entries:
+                del self._table[self._backend.current_key]
+
+    def items(self) -> list[tuple[Any, Any]]:
+        """Live entries in iteration order (expired ones are dropped on the way)."""
+        backend = self._backend
+        bucket = self._table.get(backend.current_key)
+        if bucket is None:
+            return []
+        entries = bucket.entries
+        now = backend.now
+        if self._ttl is not None:
+            dead = [k for k, e in entries.items() if e[1] <= now]
+            for k in dead:
+                del entries[k]
+            if not entries:
+                del self._table[backend.current_key]
+                return []
+        if len(entries) == 1:
+            for k, e in entries.items():
+                return [(k, e[0])]
+        ordered = sorted(entries.items(), key=_order_of)
+        return [(k, e[0]) for k, e in ordered]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([k for k, _ in self.items()])
+
+    def is_empty(self) -> bool:
+        return not self.items()
+
+    def clear(self) -> None:
+        self._table.pop(self._backend.current_key, None)
+
+
+def _order_of(item: tuple[Any, list]) -> Any:
+    return item[1][2]

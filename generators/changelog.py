@@ -1,0 +1,199 @@
+"""Changelog streams built by construction from operations on a model table.
+
+Hypothesis draws abstract operations (which input, which action, which row,
+which values); `build_events` interprets them against a model of each input's
+current table, so every drawn (and every shrunk) list is a valid changelog:
+a retraction always names a row that is present, a unique key is never
+duplicated, an upsert delete may carry only the key. An operation that does
+not apply (a delete on an empty table) degrades to an insert or is skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from hypothesis import strategies as st
+
+from engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
+
+# Small domains so keys collide and joins match often. sampled_from shrinks
+# towards the first element, so counterexamples shrink to 0 / "a" / false.
+KEY_DOMAIN = (0, 1, 2, None)
+INT_DOMAIN = (0, 1, 2, 3, None)
+STR_DOMAIN = ("a", "b", "ab", "", None)
+DOUBLE_DOMAIN = (0.0, 1.5, -1.0, 2.0, None)
+BOOL_DOMAIN = (False, True, None)
+
+_DOMAINS = {"BIGINT": INT_DOMAIN, "INTEGER": INT_DOMAIN, "VARCHAR": STR_DOMAIN, "DOUBLE": DOUBLE_DOMAIN,
+            "BOOLEAN": BOOL_DOMAIN}
+
+INSERT, UPDATE, DELETE, ADVANCE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Op:
+    """One abstract operation: interpreted against the model table of `input`."""
+
+    input: int
+    action: int          # INSERT / UPDATE / DELETE / ADVANCE (processing time)
+    pick: int            # which existing row (modulo the table size)
+    values: tuple        # indexes into each column's domain
+    flag: bool = False   # upsert delete: send the key only
+
+
+def domain_for(spec: InputSpec, column: str, key_columns: Sequence[str]) -> tuple:
+    """The value domain of one column: key columns share a small domain; unique-key columns are non-null."""
+    ctype = dict(spec.columns)[column]
+    dom = KEY_DOMAIN if column in key_columns and ctype in ("BIGINT", "INTEGER") else _DOMAINS[ctype]
+    if spec.unique_key and column in spec.unique_key:
+        dom = tuple(v for v in dom if v is not None)
+    return dom
+
+
+def ops_strategy(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_advance: bool,
+                 min_ops: int = 1, actions: Sequence[int] = (INSERT, UPDATE, DELETE)) -> st.SearchStrategy[list[Op]]:
+    """Lists of abstract operations, two draws each (generation speed is the campaign's budget).
+
+    The first draw picks (action, input) with inserts on the first input first, so
+    operations shrink towards plain inserts; the second packs the column values,
+    the row pick and the key-only flag into one integer that shrinks towards zero.
+    """
+    acts = tuple(actions) + ((ADVANCE,) if allow_advance else ())
+    heads = tuple((a, i) for a in acts for i in range(num_inputs))
+    max_width = max(widths)
+    body_max = 6 ** max_width * 16 - 1
+
+    def decode(parts: tuple[tuple[int, int], int]) -> Op:
+        (action, i), body = parts
+        flag = bool(body & 1)
+        pick = (body >> 1) & 7
+        rest = body >> 4
+        values = []
+        for _ in range(max_width):
+            rest, v = divmod(rest, 6)
+            values.append(v)
+        return Op(i, action, pick, tuple(values), flag)
+
+    one = st.tuples(st.sampled_from(heads), st.integers(0, body_max)).map(decode)
+    return st.lists(one, min_size=min_ops, max_size=max(max_ops, min_ops))
+
+
+class ModelTable:
+    """The current contents of one input, as the stream has built it so far."""
+
+    def __init__(self, spec: InputSpec, key_columns: Sequence[str]) -> None:
+        self.spec = spec
+        self.rows: list[tuple] = []
+        self.domains = [domain_for(spec, c, key_columns) for c in spec.column_names]
+        self.uk_idx = [spec.index_of(c) for c in spec.unique_key] if spec.unique_key else None
+
+    def _uk(self, row: tuple) -> tuple | None:
+        return None if self.uk_idx is None else tuple(row[i] for i in self.uk_idx)
+
+    def make_row(self, values: tuple) -> tuple:
+        return tuple(dom[v % len(dom)] for dom, v in zip(self.domains, values))
+
+    def free_row(self, values: tuple) -> tuple | None:
+        """A row built from `values` whose unique key is not taken (None if the domain is exhausted)."""
+        row = self.make_row(values)
+        if self.uk_idx is None:
+            return row
+        taken = {self._uk(r) for r in self.rows}
+        if self._uk(row) not in taken:
+            return row
+        vals = list(values)
+        for _ in range(len(self.domains[self.uk_idx[0]])):
+            vals[self.uk_idx[0]] += 1
+            row = self.make_row(tuple(vals))
+            if self._uk(row) not in taken:
+                return row
+        return None
+
+    def updated(self, old: tuple, values: tuple) -> tuple:
+        """A new version of `old`: the unique key stays, the rest is redrawn."""
+        new = list(self.make_row(values))
+        if self.uk_idx is not None:
+            for i in self.uk_idx:
+                new[i] = old[i]
+        return tuple(new)
+
+    def key_only(self, row: tuple) -> tuple:
+        keep = set(self.uk_idx or ())
+        return tuple(v if i in keep else None for i, v in enumerate(row))
+
+
+def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]], ops: Sequence[Op],
+                 *, time_step: int = 1) -> list[Event]:
+    """Interpret operations against model tables; the result is always a valid changelog."""
+    tables = [ModelTable(s, k) for s, k in zip(specs, key_columns)]
+    events: list[Event] = []
+    now = 0
+    for op in ops:
+        if op.action == ADVANCE:
+            now += time_step * (1 + op.pick)
+            events.append(ProcessingTimeEvent(now))
+            continue
+        table = tables[op.input % len(tables)]
+        spec = table.spec
+        name = spec.name
+        action = op.action
+        if spec.changelog_mode == "insert_only" or not table.rows:
+            action = INSERT
+        if action == INSERT:
+            row = table.free_row(op.values)
+            if row is None:
+                continue
+            table.rows.append(row)
+            events.append(ChangeEvent(name, "+I", row))
+        elif action == UPDATE:
+            idx = op.pick % len(table.rows)
+            old = table.rows[idx]
+            new = table.updated(old, op.values)
+            if table.uk_idx is None and new in table.rows and new != old:
+                pass  # duplicates are fine without a unique key
+            table.rows[idx] = new
+            if spec.changelog_mode == "upsert":
+                events.append(ChangeEvent(name, "+U", new))
+            else:
+                events.append(ChangeEvent(name, "-U", old))
+                events.append(ChangeEvent(name, "+U", new))
+        else:
+            idx = op.pick % len(table.rows)
+            old = table.rows.pop(idx)
+            if spec.changelog_mode == "upsert" and op.flag:
+                events.append(ChangeEvent(name, "-D", table.key_only(old)))
+            else:
+                events.append(ChangeEvent(name, "-D", old))
+    return events
+
+
+def per_key_tokens(event: Event, specs: dict[str, InputSpec], key_idx: dict[str, Sequence[int]]) -> list:
+    """The ordering constraints of a change: its join key, and its unique key on upsert inputs."""
+    if not isinstance(event, ChangeEvent):
+        return [("time",)]
+    spec = specs[event.input]
+    tokens: list = [("key", tuple(event.row[i] for i in key_idx[event.input]))]
+    if spec.unique_key:
+        tokens.append(("uk", event.input, tuple(event.row[spec.index_of(c)] for c in spec.unique_key)))
+    return tokens
+
+
+def interleave(events: Sequence[Event], tokens: Sequence[list], choices: Sequence[int]) -> list[Event]:
+    """A reordering that keeps the relative order of events sharing a token (per-key order)."""
+    remaining = list(range(len(events)))
+    out: list[Event] = []
+    c = 0
+    while remaining:
+        ready = []
+        seen: set = set()
+        for i in remaining:
+            toks = tokens[i]
+            if not any(t in seen for t in toks):
+                ready.append(i)
+            seen.update(toks)
+        pick = ready[choices[c % len(choices)] % len(ready)] if choices else ready[0]
+        c += 1
+        remaining.remove(pick)
+        out.append(events[pick])
+    return out

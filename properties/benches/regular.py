@@ -1,0 +1,85 @@
+"""Regular-join benchmarks: engine events/s with and without unique keys, and prefix-property examples/s."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Callable
+
+from engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from properties.bench import bench
+
+
+def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scenario:
+    """An inner join with one match per key: per key +I on each side, then -U/+U updates, round-robin."""
+    a = InputSpec("a", (("k", "BIGINT"), ("x", "BIGINT")), ("k",) if unique_keys else None, "retract")
+    b = InputSpec("b", (("k", "BIGINT"), ("y", "BIGINT")), ("k",) if unique_keys else None, "retract")
+    events: list[ChangeEvent] = []
+    for k in range(n_keys):
+        events.append(ChangeEvent("a", "+I", (k, 0)))
+        events.append(ChangeEvent("b", "+I", (k, 0)))
+    version = 0
+    while len(events) < n_events:
+        side = "a" if version % 2 == 0 else "b"
+        old, new = version // 2, version // 2 + 1
+        for k in range(n_keys):
+            if len(events) + 2 > n_events:
+                break
+            events.append(ChangeEvent(side, "-U", (k, old)))
+            events.append(ChangeEvent(side, "+U", (k, new)))
+        version += 1
+    return Scenario("bench inner join", (a, b), JoinSpec(("a", "b"), ("inner",), ("a.k = b.k",)),
+                    Config(), tuple(events))
+
+
+def engine_events_per_second(scenario: Scenario) -> dict:
+    from engine.runtime.local import LocalRuntime
+
+    rt = LocalRuntime(scenario)
+    process = rt.process_event
+    emitted = 0
+    start = time.perf_counter()
+    for event in scenario.events:
+        emitted += len(process(event))
+    seconds = time.perf_counter() - start
+    return {"events": len(scenario.events), "seconds": round(seconds, 3),
+            "events_per_second": round(len(scenario.events) / seconds), "emitted": emitted,
+            "state_entries": rt.state_entries()}
+
+
+@bench("inner_join_unique_keys")
+def _bench_uk(args: argparse.Namespace) -> dict:
+    return engine_events_per_second(inner_join_stream(args.events, args.keys, unique_keys=True))
+
+
+@bench("inner_join_no_unique_keys")
+def _bench_no_uk(args: argparse.Namespace) -> dict:
+    return engine_events_per_second(inner_join_stream(args.events, args.keys, unique_keys=False))
+
+
+@bench("prefix_consistency_examples")
+def _bench_property(args: argparse.Namespace) -> dict:
+    from hypothesis import strategies as st
+
+    from generators.scenarios import regular_join_scenarios
+    from properties import regular
+    from properties.campaign import run_property
+    from properties.registry import PropertySpec
+
+    sizes: list[int] = []
+
+    def check(scenario: Scenario) -> None:
+        sizes.append(len(scenario.events))
+        regular.prefix_consistency(scenario)
+
+    strategy: Callable[[], st.SearchStrategy] = lambda: regular_join_scenarios(min_ops=14, max_ops=26).map(
+        lambda s: (s,))
+    spec = PropertySpec("regular", "prefix_consistency", strategy, check, args.examples)
+    regular.shared_oracle()  # connection set-up is not per example
+    result = run_property(spec, max_examples=args.examples, seed=1234)
+    return {"examples": result.examples, "seconds": round(result.seconds, 3),
+            "examples_per_second": round(result.examples_per_second, 1),
+            "mean_events_per_example": round(sum(sizes) / max(len(sizes), 1), 1),
+            "failures": result.failures}
+
+

@@ -1,0 +1,1 @@
+"""One module per property family; each defines PROPERTIES (a list of PropertySpec)."""

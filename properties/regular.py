@@ -1,0 +1,161 @@
+"""Properties of regular and SEMI/ANTI joins: each check raises PropertyFailure with evidence.
+
+Checks take a scenario (from a generator, a file, or a shrinker) and decide;
+they never skip their own hard cases. Where a check needs a precondition (no
+TTL, per-key order) the generator that feeds it guarantees it, and the check
+asserts it rather than silently passing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Sequence
+
+from engine.errors import BadInputError
+from engine.materialize import clean, fold, fold_history
+from engine.runtime.local import LocalRuntime, run_scenario
+from engine.scenario import ChangeEvent, Scenario
+from properties.divergence import Divergence, PropertyFailure
+from properties.ttl_model import TtlJoinModel
+
+_ORACLE = None
+
+
+def shared_oracle():
+    """One DuckDB oracle (one connection) per process, that is per xdist worker."""
+    global _ORACLE
+    if _ORACLE is None:
+        from oracle import DuckDBOracle
+
+        _ORACLE = DuckDBOracle()
+    return _ORACLE
+
+
+def _fail(prop: str, scenario: Scenario, message: str, **kw) -> None:
+    raise PropertyFailure(Divergence(prop, scenario, message, **kw))
+
+
+def _require(cond: bool, prop: str, scenario: Scenario, what: str) -> None:
+    if not cond:
+        raise BadInputError(f"property {prop} does not apply: {what}")
+
+
+def _no_ttl(scenario: Scenario) -> bool:
+    ttl = scenario.config.state_ttl_ms
+    return ttl is None or (isinstance(ttl, dict) and not ttl)
+
+
+def compare_histories(prop: str, scenario: Scenario, got: Sequence[Counter], want: Sequence[Counter],
+                      what: str) -> None:
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g != w:
+            _fail(prop, scenario, what, event_index=i, engine=g, expected=w)
+
+
+def prefix_consistency(scenario: Scenario) -> None:
+    """After every event the materialized output equals the batch answer on the input so far."""
+    prop = "prefix_consistency"
+    _require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop, scenario,
+             "needs no TTL and semantics=correct")
+    got = fold_history(run_scenario(scenario).per_event)
+    want = shared_oracle().history(scenario)
+    compare_histories(prop, scenario, got, want, "materialized output differs from the DuckDB answer")
+
+
+def final_convergence(scenario: Scenario) -> None:
+    """At the end the output equals the batch answer, and no row's count was ever negative."""
+    prop = "final_convergence"
+    _require(_no_ttl(scenario), prop, scenario, "needs no TTL")
+    result = run_scenario(scenario)
+    bag: Counter = Counter()
+    for i, items in enumerate(result.per_event):
+        fold([c for c in items if not hasattr(c, "watermark")], bag)
+        negative = {r: n for r, n in bag.items() if n < 0}
+        if negative:
+            _fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
+                  engine=clean(bag), expected=Counter())
+    want = shared_oracle().final(scenario)
+    if clean(bag) != want:
+        _fail(prop, scenario, "final output differs from the DuckDB answer",
+              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want)
+
+
+def interleaving_invariance(scenario: Scenario, reordered: Scenario) -> None:
+    """Any interleaving that keeps each key's own order gives the same final answer."""
+    prop = "interleaving_invariance"
+    base = clean(fold(run_scenario(scenario).changes))
+    other = clean(fold(run_scenario(reordered).changes))
+    if base != other:
+        _fail(prop, reordered, "a per-key-order-preserving reordering changed the final answer",
+              engine=other, expected=base, extra={"original": scenario})
+
+
+def unique_key_views_agree(scenario: Scenario, stripped: Scenario) -> None:
+    """Unique-key state views and no-unique-key views give the same answer at every prefix."""
+    prop = "unique_key_views_agree"
+    with_uk = fold_history(run_scenario(scenario).per_event)
+    without = fold_history(run_scenario(stripped).per_event)
+    compare_histories(prop, scenario, with_uk, without,
+                      "the unique-key views and the no-unique-key views disagree")
+
+
+def tlp_partition(scenario: Scenario, key_sql: str, residual: str) -> None:
+    """INNER joins: p, NOT p and p IS NULL partition the unconditioned result (ternary logic partitioning)."""
+    prop = "tlp_partition"
+    _require(scenario.join.types == ("inner",), prop, scenario, "TLP holds for INNER joins only")
+
+    def final_with(cond: str) -> Counter:
+        s = replace(scenario, join=replace(scenario.join, conditions=(cond,)))
+        return clean(fold(run_scenario(s).changes))
+
+    whole = final_with(key_sql)
+    parts = (final_with(f"{key_sql} AND ({residual})") + final_with(f"{key_sql} AND NOT ({residual})")
+             + final_with(f"{key_sql} AND (({residual}) IS NULL)"))
+    if parts != whole:
+        _fail(prop, scenario, f"p / NOT p / p IS NULL with p = {residual} do not add up to the join on the key",
+              engine=parts, expected=whole)
+
+
+def ttl_longer_than_stream(scenario: Scenario) -> None:
+    """A TTL longer than the stream's processing-time span changes nothing: the batch answer."""
+    prop = "ttl_longer_than_stream"
+    ttl = scenario.config.state_ttl_ms
+    span = max([getattr(e, "processing_time", 0) for e in scenario.events], default=0)
+    _require(isinstance(ttl, int) and ttl > span, prop, scenario, "needs a TTL longer than the stream")
+    got = fold_history(run_scenario(scenario).per_event)
+    want = shared_oracle().history(scenario)
+    compare_histories(prop, scenario, got, want, "with a TTL longer than the stream the answer changed")
+
+
+def ttl_matches_model(scenario: Scenario) -> None:
+    """With a short TTL the output is what the TTL-aware reference model emits, at every event."""
+    prop = "ttl_matches_model"
+    _require(scenario.config.state_ttl_ms is not None, prop, scenario, "needs a TTL")
+    _require(all(i.changelog_mode != "upsert" for i in scenario.inputs), prop, scenario,
+             "the model takes retract / insert-only inputs")
+    got = fold_history(run_scenario(scenario).per_event)
+    want = TtlJoinModel(scenario).run(scenario)
+    compare_histories(prop, scenario, got, want, "output differs from the TTL-aware model")
+
+
+def snapshot_restore(scenario: Scenario, cut: int) -> None:
+    """Snapshot after any event, restore into a fresh runtime, continue: the same output."""
+    prop = "snapshot_restore"
+    events = scenario.events
+    cut = min(cut, len(events))
+    whole = LocalRuntime(scenario).run().per_event
+    first = LocalRuntime(scenario)
+    head = [first.process_event(e) for e in events[:cut]]
+    snap = first.snapshot()
+    second = LocalRuntime(scenario)
+    second.restore(snap)
+    tail = [second.process_event(e) for e in events[cut:]]
+    for i, (a, b) in enumerate(zip(whole, head + tail)):
+        if a != b:
+            _fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
+                  f"uninterrupted {a}, restored {b}", event_index=i)
+
+
+def changes_only(scenario: Scenario) -> list[ChangeEvent]:
+    return [e for e in scenario.events if isinstance(e, ChangeEvent)]

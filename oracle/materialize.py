@@ -158,9 +158,9 @@ class _InputState:
             self.instances[current][1] = seq
             del self.open_upsert[uk]
 
-    def open_rows(self) -> Counter:
+    def open_rows(self) -> Counter[tuple]:
         """The table now, as a bag (equal rows share one Counter key, NaN included)."""
-        counts: Counter = Counter()
+        counts: Counter[tuple] = Counter()
         canon: dict[tuple, tuple] = {}
         for start, end, row in self.instances:
             if end is None:
@@ -185,7 +185,7 @@ def _replay(scenario: Scenario, stop: int) -> dict[str, _InputState]:
     return states
 
 
-def materialize_inputs(scenario: Scenario, upto: int | None = None) -> dict[str, Counter]:
+def materialize_inputs(scenario: Scenario, upto: int | None = None) -> dict[str, Counter[tuple]]:
     """Each input's table after events[0..upto] (``upto`` inclusive; all events when None).
 
     ``materialize_inputs(s, i)`` is the state that ``history(s)[i]`` joins.

@@ -1,0 +1,109 @@
+"""The batch interval join in DuckDB: `a.t BETWEEN b.t + L AND b.t + U`, both bounds inclusive.
+
+An interval join's inputs are append-only, so each input is simply its +I
+records. A record's time is its time attribute (event time) or the
+processing time at its arrival (processing time), which the query carries in
+an extra column. `include` restricts the batch to some records (by event
+position): the late-record properties compare the stream with the batch
+join of the non-late records and of all records.
+
+The time predicate is computed in HUGEINT so that `b.t + U` cannot overflow
+near the ends of BIGINT.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import AbstractSet
+
+from engine.errors import BadInputError
+from engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
+from oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
+
+__all__ = ["interval_records", "interval_final_sql", "batch_interval_join"]
+
+IntervalRecord = tuple[int, int, tuple]
+"""(event position, time, row)."""
+
+
+def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
+    """Every record of each joined input with its time, in stream order.
+
+    Bad input for an interval join (a kind other than +I, a NULL time) raises
+    BadInputError naming the event, as the engine does.
+    """
+    iv = scenario.join.interval
+    if iv is None:
+        raise BadInputError(f"scenario {scenario.name!r} is not an interval join")
+    chain = scenario.chain
+    time_index: dict[str, int | None] = {spec.name: None for spec in chain}
+    if iv.time == "event":
+        for spec, ref in zip(chain, (iv.left_time, iv.right_time)):
+            column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+            if column is None:
+                raise BadInputError(f"input {spec.name!r} has no time attribute")
+            time_index[spec.name] = spec.index_of(column)
+    out: dict[str, list[IntervalRecord]] = {spec.name: [] for spec in chain}
+    now = 0
+    for pos, event in enumerate(scenario.events):
+        if isinstance(event, ProcessingTimeEvent):
+            now = max(now, event.processing_time)
+            continue
+        if not isinstance(event, ChangeEvent) or event.input not in out:
+            continue
+        if event.kind != "+I":
+            raise BadInputError(f"{event.kind} on input {event.input!r}: interval join inputs are append-only",
+                                event_index=pos)
+        idx = time_index[event.input]
+        if idx is None:
+            time = now
+        else:
+            time = event.row[idx]
+            if time is None:
+                raise BadInputError(f"row {list(event.row)} on input {event.input!r} has a NULL time",
+                                    event_index=pos)
+        out[event.input].append((pos, time, tuple(event.row)))
+    return out
+
+
+def _time_column(spec: InputSpec) -> str:
+    taken = {c.lower() for c in spec.column_names}
+    name = "__time"
+    while name.lower() in taken:
+        name += "_"
+    return name
+
+
+def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = None) -> str:
+    """The batch interval join over the records (only those at positions in `include`, when given)."""
+    iv = scenario.join.interval
+    assert iv is not None
+    jtype = scenario.join.types[0]
+    if jtype not in ("inner", "left", "right", "full"):
+        raise BadInputError(f"an interval join cannot be {jtype!r}")
+    records = interval_records(scenario)
+    sources: dict[str, str] = {}
+    times: dict[str, str] = {}
+    for spec in scenario.chain:
+        tcol = _time_column(spec)
+        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),))
+        rows = [row + (time,) for pos, time, row in records[spec.name] if include is None or pos in include]
+        sources[spec.name] = render_source(wide, rows)
+        times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(tcol)}"
+    left, right = scenario.chain
+    la, ra = quote_ident(left.name), quote_ident(right.name)
+    lt, rt = times[left.name], times[right.name]
+    select = [f"{la}.{quote_ident(c)}" for c in left.column_names] + \
+             [f"{ra}.{quote_ident(c)}" for c in right.column_names]
+    on = (f"({scenario.join.conditions[0]}) AND {lt}::HUGEINT BETWEEN {rt}::HUGEINT + ({iv.lower_ms}) "
+          f"AND {rt}::HUGEINT + ({iv.upper_ms})")
+    return (f"SELECT {', '.join(select)}\nFROM {sources[left.name]} AS {la}\n"
+            f"{JOIN_KEYWORDS[jtype]} {sources[right.name]} AS {ra} ON {on}")
+
+
+def batch_interval_join(scenario: Scenario, include: AbstractSet[int] | None = None) -> Counter:
+    """The batch answer as a bag of output rows (the shared oracle connection)."""
+    from oracle.duckdb_oracle import DuckDBOracle
+
+    return Counter(DuckDBOracle()._run(interval_final_sql(scenario, include)))

@@ -1,0 +1,193 @@
+"""Rendering the join chain and its input data as DuckDB SQL.
+
+Data is inlined in the query (no CREATE TABLE / register per example). Each
+input becomes ``(SELECT unnest('[..]'::T[]) AS c1, unnest('[..]'::T[]) AS c2, ..)``:
+one string constant per column, cast to a typed list and unnested (the
+unnests zip row by row). Why not ``VALUES``: DuckDB binds and constant-folds
+every literal of a VALUES list separately (tens of microseconds each), which
+made the history query of a 25-event scenario several times slower; a typed
+list cast is parsed at once. The casts also give an empty input typed columns
+(``'[]'::BIGINT[]`` unnests to zero BIGINT rows).
+
+Value encodings round-trip exactly: integers as decimal text, doubles as
+Python's shortest repr (DuckDB parses the string with a correctly rounded
+parser; ``nan``/``inf``/``-inf`` included), booleans as ``True``/``False``,
+strings double-quoted with backslash escapes for ``\\`` and ``"`` (DuckDB's
+list-literal syntax; a bare NULL is NULL, a quoted "NULL" is the string).
+tests/test_oracle.py round-trips arbitrary text through it, so a DuckDB
+release that changes the list-literal rules fails there, not silently.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from engine.errors import OracleError
+from engine.scenario import InputSpec, Scenario
+
+__all__ = [
+    "JOIN_KEYWORDS",
+    "check_supported",
+    "quote_ident",
+    "quote_str",
+    "render_list",
+    "render_snapshot_source",
+    "render_source",
+    "render_join_sql",
+    "seq_column_name",
+]
+
+JOIN_KEYWORDS: dict[str, str] = {
+    "inner": "INNER JOIN",
+    "left": "LEFT JOIN",
+    "right": "RIGHT JOIN",
+    "full": "FULL JOIN",
+    # DuckDB's SEMI/ANTI JOIN have EXISTS / NOT EXISTS semantics: an ANTI
+    # left row whose key is NULL is emitted, and a NULL on the right never
+    # blocks a left row (checked in tests/test_oracle.py).
+    "semi": "SEMI JOIN",
+    "anti": "ANTI JOIN",
+}
+
+_NO_OUTPUT = ("semi", "anti")
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _varchar_item(v: object) -> str:
+    """A string inside DuckDB's list-literal syntax: double-quoted, backslash escapes; NULL bare."""
+    if v is None:
+        return "NULL"
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_LIST_TYPES = {"BIGINT", "INTEGER", "DOUBLE", "BOOLEAN"}
+
+
+def _items(values: Iterable[object], ctype: str) -> list[str]:
+    """Each value as an element of a list literal of ``ctype``.
+
+    Numbers and booleans are written with ``repr`` (``1``, ``0.1``, ``nan``,
+    ``-inf``, ``True``), which DuckDB's list cast reads back exactly.
+    """
+    if ctype == "VARCHAR":
+        return [_varchar_item(v) for v in values]
+    if ctype not in _LIST_TYPES:
+        raise OracleError(f"column type {ctype!r} is not supported by the oracle")
+    return ["NULL" if v is None else repr(v) for v in values]
+
+
+def _typed_list(items: Iterable[str], ctype: str, repeats: Sequence[int] | None = None) -> str:
+    """The list constant; with ``repeats``, item i appears repeats[i] times (formatted once)."""
+    if repeats is not None:
+        items = [", ".join([t] * m) if m != 1 else t for t, m in zip(items, repeats) if m > 0]
+    return quote_str("[" + ", ".join(items) + "]") + f"::{ctype}[]"
+
+
+def render_list(values: Sequence[object], ctype: str) -> str:
+    """A typed DuckDB list constant holding ``values`` exactly (NULLs as None)."""
+    return _typed_list(_items(values, ctype), ctype)
+
+
+def _select(spec: InputSpec, rows: Sequence[tuple], repeats: Sequence[int] | None,
+            seq_list: str | None, seq_column: str | None) -> str:
+    items = []
+    if seq_list is not None:
+        assert seq_column is not None
+        items.append(f"unnest({seq_list}) AS {quote_ident(seq_column)}")
+    columns: Iterable[Sequence[object]] = zip(*rows) if rows else [()] * len(spec.columns)
+    for (name, ctype), values in zip(spec.columns, columns):
+        items.append(f"unnest({_typed_list(_items(values, ctype), ctype, repeats)}) AS {quote_ident(name)}")
+    return "(SELECT " + ", ".join(items) + ")"
+
+
+def render_source(spec: InputSpec, rows: Sequence[tuple], counts: Sequence[int] | None = None) -> str:
+    """An input's table as a parenthesized subquery with typed, named columns.
+
+    ``counts[i]`` (default 1) is how many instances of ``rows[i]`` the bag holds.
+    """
+    return _select(spec, rows, counts, None, None)
+
+
+def render_snapshot_source(spec: InputSpec, intervals: Sequence[tuple[int, int, tuple]], seq_column: str) -> str:
+    """An input's snapshots: each (start, end, row) instance once per position start..end-1.
+
+    The first column, ``seq_column``, holds the position.
+    """
+    seqs = ", ".join(", ".join(map(str, range(start, end))) for start, end, _ in intervals if end > start)
+    return _select(spec, [row for _, _, row in intervals], [end - start for start, end, _ in intervals],
+                   quote_str("[" + seqs + "]") + "::BIGINT[]", seq_column)
+
+
+def seq_column_name(scenario: Scenario) -> str:
+    """A column name for the event position that no chained input already uses."""
+    taken = {c.lower() for spec in scenario.chain for c in spec.column_names}
+    name = "__seq"
+    while name.lower() in taken:
+        name += "_"
+    return name
+
+
+def check_supported(scenario: Scenario) -> None:
+    """Fail early (OracleError) on joins this oracle cannot answer yet, before any SQL runs."""
+    if scenario.join.interval is not None:
+        raise OracleError("interval joins are not supported by this oracle yet")
+    for jtype in scenario.join.types:
+        if jtype not in JOIN_KEYWORDS:
+            raise OracleError(f"join type {jtype!r} is not supported by the oracle")
+
+
+def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None, *,
+                    seq: str | None = None) -> str:
+    """The join chain as ONE left-deep DuckDB query over the chained inputs.
+
+    ``tables`` maps an input name to a FROM item (a table name or a
+    parenthesized subquery); an input missing from it is read from a table
+    of its own name. Every input is aliased by its name, so the conditions,
+    written qualified by input name, work verbatim. Output columns are the
+    chained inputs' columns in chain order, minus those of inputs joined by
+    SEMI/ANTI; padded sides are NULL.
+
+    With ``seq`` (the name of a position column every source carries), the
+    query joins snapshots: each ON clause also equates the positions, and the
+    output starts with the row's position. The position of the left side is
+    that of its first input, except after RIGHT (the right input's) and FULL
+    (``coalesce`` of both) joins, where the left side may be padded.
+    """
+    check_supported(scenario)
+    tables = tables or {}
+    chain = scenario.chain
+
+    def from_item(spec: InputSpec) -> str:
+        alias = quote_ident(spec.name)
+        return f"{tables.get(spec.name, alias)} AS {alias}"
+
+    def columns_of(spec: InputSpec) -> list[str]:
+        alias = quote_ident(spec.name)
+        return [f"{alias}.{quote_ident(c)}" for c in spec.column_names]
+
+    first = chain[0]
+    qseq = quote_ident(seq) if seq is not None else ""
+    seq_expr = f"{quote_ident(first.name)}.{qseq}"
+    output = columns_of(first)
+    lines = [f"FROM {from_item(first)}"]
+    for spec, jtype, cond in zip(chain[1:], scenario.join.types, scenario.join.conditions):
+        on = f"({cond}\n)" if "--" in cond else f"({cond})"  # a trailing comment must not swallow the ')'
+        if seq is not None:
+            right_seq = f"{quote_ident(spec.name)}.{qseq}"
+            on = f"{seq_expr} = {right_seq} AND {on}"
+            if jtype == "right":
+                seq_expr = right_seq
+            elif jtype == "full":
+                seq_expr = f"coalesce({seq_expr}, {right_seq})"
+        lines.append(f"{JOIN_KEYWORDS[jtype]} {from_item(spec)} ON {on}")
+        if jtype not in _NO_OUTPUT:
+            output.extend(columns_of(spec))
+    select = ([seq_expr] if seq is not None else []) + output
+    return "SELECT " + ", ".join(select) + "\n" + "\n".join(lines)

@@ -161,6 +161,8 @@ class StreamingJoinOperator(_JoinBase):
                         self._retract(input_index, "-U" if kind == "+U" else "-D", old, ctx, out)
             self._accumulate(input_index, kind, row, ctx, out)
         else:
+            if self._replace_retracts and self._sides[input_index].spec.changelog_mode == "upsert":
+                row = self.views[input_index].stored_for(row) or row  # a raw upsert -D may carry only the key
             self._check_retraction(input_index, kind, row)
             self._retract(input_index, kind, row, ctx, out)
         return out

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import random
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -23,6 +27,8 @@ class PropertyResult:
     failure: PropertyFailure | None = None
     error: BaseException | None = None
     reports: list[str] = field(default_factory=list)
+    seed: int | None = None                 # the Hypothesis seed of this run (always set by run_property)
+    failure_args: tuple | None = None       # the arguments of the shrunk failing call, for replay
 
     @property
     def examples_per_second(self) -> float:
@@ -33,11 +39,40 @@ class PropertyResult:
         return self.failure is None and self.error is None
 
 
+def reports_dir() -> Path:
+    """Where failure reports go when no folder is given: $CONVERGE_REPORTS_DIR, else ./converge-reports."""
+    return Path(os.environ.get("CONVERGE_REPORTS_DIR") or "converge-reports")
+
+
+def _default_reporter() -> Callable[[PropertyResult], None] | None:
+    """Under pytest, a failing property writes its report too (CONVERGE_REPORTS_DIR=off disables it).
+
+    Not while a seeded bug is applied (`converge mutants` and its tests): there a failure is the point.
+    """
+    if "PYTEST_CURRENT_TEST" not in os.environ or os.environ.get("CONVERGE_REPORTS_DIR") == "off":
+        return None
+    mutants = sys.modules.get("properties.mutant_catalog")
+    if mutants is not None and mutants.ACTIVE:
+        return None
+    from reports import failure_reporter
+
+    return failure_reporter(reports_dir())
+
+
 def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: int | None = None,
                  shrink: bool = True, on_failure: Callable[[PropertyResult], None] | None = None
                  ) -> PropertyResult:
-    """Run one property with Hypothesis; a failure comes back shrunk, with its evidence."""
-    result = PropertyResult(spec.family, spec.name)
+    """Run one property with Hypothesis; a failure comes back shrunk, with its evidence.
+
+    Without a seed one is drawn and recorded, so every failure report names the
+    seed that finds it again. Without `on_failure`, a failure under pytest is
+    written to `reports_dir()`.
+    """
+    if seed is None:
+        seed = random.SystemRandom().getrandbits(32)
+    if on_failure is None:
+        on_failure = _default_reporter()
+    result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
@@ -46,21 +81,38 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     @given(spec.strategy())
     def test(args: tuple) -> None:
         counter[0] += 1
-        spec.check(*args)
+        try:
+            spec.check(*args)
+        except Exception as exc:
+            exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
+            raise
 
-    if seed is not None:
-        test = hypothesis_seed(seed)(test)
+    test = hypothesis_seed(seed)(test)
     start = time.perf_counter()
     try:
         test()
     except PropertyFailure as exc:
         result.failure = exc
         result.failures = 1
+    except ExceptionGroup as group:  # several distinct failures: report the first property failure
+        found = group.subgroup(PropertyFailure)
+        if found is not None:
+            result.failure = _first_leaf(found)
+        else:
+            result.error = group
+        result.failures = 1
     except Exception as exc:  # a crash is a failure of the harness or the engine, never a pass
         result.error = exc
         result.failures = 1
+    result.failure_args = getattr(result.failure or result.error, "converge_args", None)
     result.seconds = time.perf_counter() - start
     result.examples = counter[0]
     if not result.ok and on_failure is not None:
         on_failure(result)
     return result
+
+
+def _first_leaf(group: BaseException) -> BaseException:
+    while isinstance(group, ExceptionGroup):
+        group = group.exceptions[0]
+    return group

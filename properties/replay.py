@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import inspect
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 from engine.errors import BadInputError, ConvergeError
-from engine.scenario import Scenario, load_scenario
-from properties.divergence import PropertyFailure
+from engine.scenario import Scenario, load_scenario, scenario_from_dict
+from properties.divergence import Divergence, PropertyFailure
 from properties.expectations import check_expectations
 
 RuntimeName = Literal["local", "spark"]
@@ -20,6 +21,7 @@ class ReplayOutcome:
     scenario: Scenario | None
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    divergences: list[Divergence] = field(default_factory=list)  # property failures seen on this replay
 
     @property
     def ok(self) -> bool:
@@ -73,9 +75,72 @@ def _final_on_runtime(scenario: Scenario, runtime: RuntimeName) -> None:
                                              engine=got, expected=expected))
 
 
+def failure_info(scenario: Scenario) -> dict | None:
+    """The `converge_failure` meta a failure report writes (None for other scenario files)."""
+    info = scenario.meta.get("converge_failure")
+    return info if isinstance(info, dict) and isinstance(info.get("property"), str) else None
+
+
+def _find_spec(family: str | None, name: str):
+    from properties.registry import select
+
+    found = select(family, name) if family else []
+    return (found or select(None, name) or [None])[0]
+
+
+def _decode_args(encoded: list | None, base: Scenario, check: Callable) -> tuple | None:
+    """The recorded call arguments; without a record, a one-argument property takes the scenario itself."""
+    if encoded is None:
+        params = [p for p in inspect.signature(check).parameters.values()
+                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return (base,) if len(params) == 1 else None
+    out: list[Any] = []
+    for a in encoded:
+        if isinstance(a, dict) and "$scenario" in a:
+            out.append(base if a["$scenario"] == "self" else scenario_from_dict(a["$scenario"]))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
+    """Rerun the property a failure report names, with its recorded arguments; False if it cannot be rerun."""
+    info = failure_info(scenario)
+    if info is None:
+        return False
+    name = info.get("spec") or info["property"]  # the registered property that ran (it names its check)
+    spec = _find_spec(info.get("family"), name)
+    if spec is None:
+        outcome.checked.append(f"{name} (unknown property: not rerun)")
+        return False
+    base = replace(scenario, expect_final=None, expect_changelog=None,
+                   meta={k: v for k, v in scenario.meta.items() if k != "converge_failure"})
+    args = _decode_args(info.get("args"), base, spec.check)
+    if args is None:
+        outcome.checked.append(f"{name} (arguments not recorded: not rerun)")
+        return False
+    outcome.checked.append(name)
+    try:
+        spec.check(*args)
+    except PropertyFailure as exc:
+        d = exc.divergence
+        outcome.divergences.append(d)
+        same = d.property == info["property"] and d.event_index == info.get("event_index")
+        outcome.problems.append(("reproduces the recorded failure: " if same else
+                                 "fails, differently from the record: ") + str(exc))
+    except Exception as exc:  # noqa: BLE001 - a crash of the engine or the check is a failure to show
+        outcome.problems.append(f"{name} crashed: {type(exc).__name__}: {exc}")
+    return True
+
+
 def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
     outcome = ReplayOutcome(path, scenario)
     try:
+        if runtime == "local" and failure_info(scenario) is not None and rerun_recorded_property(scenario, outcome):
+            if scenario.has_expectations():
+                outcome.checked.append("expectations")
+                outcome.problems.extend(check_expectations(scenario, run_on(scenario, runtime)))
+            return outcome
         if scenario.has_expectations():
             result = run_on(scenario, runtime)
             outcome.checked.append("expectations")

@@ -1,83 +1,319 @@
-"""A failed property becomes a scenario file that replays it and a Markdown report that explains it."""
+"""A failed property becomes a scenario file that replays it, a Markdown report that explains it, and a picture.
+
+The scenario file is the shrunk counterexample in the public format, with
+two optional additions: ``expect_final`` (the oracle's answer, when one
+exists for the scenario) and a ``converge_failure`` meta key naming the
+property, the arguments it was called with and where it diverged. `converge
+replay FILE` reruns exactly that property with those arguments, without
+Hypothesis, and checks the expectations.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 import hypothesis
 
-from engine.scenario import Scenario, dump_scenario, event_to_json
-from properties.divergence import Divergence, format_bag_diff
+from engine.scenario import ChangeEvent, Scenario, dump_scenario, event_to_json, scenario_to_dict
+from properties.divergence import Divergence, PropertyFailure, bag_diff
+
+SELF = "self"  # an argument that is the file's own scenario
+
+# Where no batch answer exists, the TTL model's answer after the last event is the expectation.
+_MODEL_EXPECTED = frozenset({"ttl_matches_model"})
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
 
 
-def _with_oracle_expectations(d: Divergence) -> Scenario:
-    """The counterexample, annotated with the property that failed and the expected final table."""
+# ---------------------------------------------------------------- arguments
+
+
+def encode_args(args: Sequence[Any] | None, scenario: Scenario) -> list | None:
+    """The property's call arguments as JSON; the counterexample itself is written as "self"."""
+    if args is None:
+        return None
+    out: list = []
+    for a in args:
+        if isinstance(a, Scenario):
+            out.append({"$scenario": SELF} if _same_run(a, scenario) else {"$scenario": scenario_to_dict(a)})
+        elif a is None or isinstance(a, (bool, int, float, str)):
+            out.append(a)
+        elif isinstance(a, (list, tuple)) and all(x is None or isinstance(x, (bool, int, float, str)) for x in a):
+            out.append(list(a))
+        else:
+            return None  # cannot be written down; replay falls back to what the scenario alone allows
+    return out
+
+
+def _same_run(a: Scenario, b: Scenario) -> bool:
+    return (a.inputs, a.join, a.config, a.events) == (b.inputs, b.join, b.config, b.events)
+
+
+# ---------------------------------------------------------------- expectations
+
+
+def _oracle_final(s: Scenario) -> Counter | None:
+    """DuckDB's final answer, when the scenario is one whose answer is the batch answer."""
+    ttl = s.config.state_ttl_ms
+    span = max([getattr(e, "processing_time", 0) for e in s.events], default=0)
+    if s.join.interval is not None or s.config.semantics != "correct":
+        return None
+    if ttl is not None and not (isinstance(ttl, int) and ttl > span):
+        return None
+    if not s.config.changelog_normalize and any(i.changelog_mode == "upsert" for i in s.inputs):
+        return None  # the output is then an upsert stream, not a bag
+    try:
+        from properties.regular import shared_oracle
+
+        return shared_oracle().final(s)
+    except Exception:  # noqa: BLE001 - no oracle for this shape: write no expectation rather than none at all
+        return None
+
+
+def expected_final(d: Divergence) -> Counter | None:
+    """The answer the scenario must end with, from an oracle, never from the engine (None: unknown)."""
+    if d.property in _MODEL_EXPECTED and d.expected is not None and d.event_index == len(d.scenario.events) - 1:
+        return d.expected
+    return _oracle_final(d.scenario)
+
+
+def _active_mutants() -> list[str]:
+    module = sys.modules.get("properties.mutant_catalog")
+    return list(module.ACTIVE) if module is not None else []
+
+
+def _with_failure_meta(d: Divergence, args: Sequence[Any] | None, info: dict[str, Any]) -> Scenario:
     meta = dict(d.scenario.meta)
-    meta["converge_failure"] = {"property": d.property, "message": d.message, "event_index": d.event_index,
-                                "hypothesis_version": hypothesis.__version__, **d.extra_json()}
+    failure = {"property": d.property, "message": d.message, "event_index": d.event_index,
+               "hypothesis_version": hypothesis.__version__, **info}
+    mutants = _active_mutants()
+    if mutants:
+        failure["mutants"] = mutants  # written under `converge mutants`: the seeded bug it shows
+    encoded = encode_args(args, d.scenario)
+    if encoded is not None:
+        failure["args"] = encoded
+    failure.update({k: v for k, v in d.extra_json().items() if k not in failure})
+    meta["converge_failure"] = failure
     scenario = replace(d.scenario, meta=meta)
-    if d.expected is not None and d.event_index is not None and d.event_index == len(scenario.events) - 1:
-        scenario = replace(scenario, expect_final=tuple(d.expected.elements()))
+    final = expected_final(d)
+    if final is not None:
+        scenario = replace(scenario, expect_final=tuple(sorted(final.elements(), key=repr)))
     return scenario
 
 
-def _markdown(d: Divergence, scenario_path: Path, runtime: str) -> str:
-    s = d.scenario
-    cfg = s.config
-    lines = [f"# {d.property} failed", "", d.message, "",
-             f"Replay: `converge replay {scenario_path}`", "",
-             "## Join", "", "```sql", _join_sql(s), "```", "",
-             "## Config", "",
-             f"state TTL: {cfg.state_ttl_ms}, MapState order: {cfg.map_state_order}, semantics: {cfg.semantics}, "
-             f"normalize: {cfg.changelog_normalize}, runtime: {runtime}, hypothesis {hypothesis.__version__}", "",
-             "## Input changelog", "", "| # | input | event |", "|---:|---|---|"]
-    for i, e in enumerate(s.events):
-        j = event_to_json(e)
-        marker = " **<- diverges here**" if i == d.event_index else ""
-        desc = (f"{j['kind']} {j['row']}" if "kind" in j else
-                f"processing time {j['processing_time']}" if "processing_time" in j else
-                f"watermark {j.get('watermark')}" if "watermark" in j else "idle")
-        lines.append(f"| {i} | {j.get('input', '')} | {desc}{marker} |")
-    if d.engine is not None and d.expected is not None:
-        lines += ["", f"## Engine vs expected after event {d.event_index}", "", "(+ engine only, - expected only)",
-                  "", "```", format_bag_diff(d.engine, d.expected, limit=50), "```"]
-    return "\n".join(lines) + "\n"
+# ---------------------------------------------------------------- Markdown
+
+
+def _cell(v: object) -> str:
+    return "NULL" if v is None else str(v).replace("|", "\\|")
+
+
+def _input_tables(s: Scenario, event_index: int | None) -> list[str]:
+    lines: list[str] = []
+    for spec in s.inputs:
+        uk = f", unique key ({', '.join(spec.unique_key)})" if spec.unique_key else ""
+        lines += ["", f"### {spec.name} ({spec.changelog_mode}{uk})", "",
+                  "| # | kind | " + " | ".join(spec.column_names) + " |",
+                  "|---:|---|" + "---|" * len(spec.columns)]
+        for i, e in enumerate(s.events):
+            if isinstance(e, ChangeEvent) and e.input == spec.name:
+                mark = " ◀" if i == event_index else ""
+                lines.append(f"| {i}{mark} | {e.kind} | " + " | ".join(_cell(v) for v in e.row) + " |")
+    clocks = [(i, event_to_json(e)) for i, e in enumerate(s.events) if not isinstance(e, ChangeEvent)]
+    if clocks:
+        lines += ["", "### clocks", "", "| # | event |", "|---:|---|"]
+        for i, j in clocks:
+            what = (f"processing time → {j['processing_time']}" if "processing_time" in j else
+                    f"watermark {j['input']} → {j['watermark']}" if "watermark" in j else f"{j['input']} idle")
+            lines.append(f"| {i} | {what} |")
+    return lines
+
+
+def _diff_block(engine: Counter, expected: Counter, limit: int = 60) -> list[str]:
+    diff = bag_diff(engine, expected)
+    same = sum((engine & expected).values())
+    lines = ["```diff"]
+    for sign, row, n in diff[:limit]:
+        lines.append(f"{sign} {list(row)}" + (f"  ×{n}" if n > 1 else ""))
+    if len(diff) > limit:
+        lines.append(f"… {len(diff) - limit} more")
+    lines += ["```", f"`+` only in the engine's output, `-` only in the expected answer; {same} row(s) agree."]
+    return lines
 
 
 def _join_sql(s: Scenario) -> str:
+    iv = s.join.interval
     try:
         from oracle import render_join_sql
-        return render_join_sql(s)
-    except Exception as exc:  # the report must still be written when the SQL cannot be rendered
+
+        if iv is None:
+            return render_join_sql(s)
+    except Exception as exc:  # noqa: BLE001 - the report must still be written
         return f"-- could not render: {exc}"
+    a, b = s.join.inputs
+    cond = s.join.conditions[0]
+    if iv.time == "processing":
+        bound = (f"proctime({a}) BETWEEN proctime({b}) + INTERVAL '{iv.lower_ms}' MILLISECOND "
+                 f"AND proctime({b}) + INTERVAL '{iv.upper_ms}' MILLISECOND")
+    else:
+        bound = f"{iv.left_time} BETWEEN {iv.right_time} + {iv.lower_ms} AND {iv.right_time} + {iv.upper_ms}"
+    kw = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}.get(s.join.types[0],
+                                                                                               s.join.types[0])
+    return f"SELECT *\nFROM {a}\n{kw} {b} ON ({cond}) AND {bound}"
 
 
-def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local") -> tuple[Path, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    base = f"{_slug(d.property)}-{_slug(d.scenario.name)}"
+def _emitted(s: Scenario) -> list | None:
+    try:
+        from engine.runtime.local import run_scenario
+
+        return run_scenario(s).per_event
+    except Exception:  # noqa: BLE001 - a crashing engine is part of what the report shows
+        return None
+
+
+def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[str, Any],
+              per_event: list | None, args: list | None, description: str) -> str:
+    s = d.scenario
+    cfg = s.config
+    where = f"event {d.event_index}" if d.event_index is not None else "the final answer"
+    seed = info.get("seed")
+    title = f"{info.get('family') or '?'}/{info.get('spec') or d.property}"
+    lines = [f"# {title} failed", "", description and f"*{description}*", "",
+             "```", d.message, "```", "",
+             "| | |", "|---|---|",
+             f"| replay | `converge replay {scenario_path}` |",
+             f"| diverges at | {where} of {len(s.events)} |",
+             f"| Hypothesis | {hypothesis.__version__}, seed {seed if seed is not None else 'unknown'} |",
+             f"| runtime | {info.get('runtime', 'local')} |"]
+    if png is not None:
+        lines += ["", f"![timeline]({png.name})"]
+    lines += ["", "## Join", "", "```sql", _join_sql(s), "```", "",
+              "## Config", "", "| state TTL | MapState order | semantics | changelog normalize | multi-way join |"
+              " runtime |", "|---|---|---|---|---|---|",
+              f"| {cfg.state_ttl_ms if cfg.state_ttl_ms is not None else 'none'} | {cfg.map_state_order} | "
+              f"{cfg.semantics} | {cfg.changelog_normalize} | {cfg.multi_join} | {info.get('runtime', 'local')} |",
+              "", "## Input changelog"]
+    lines += _input_tables(s, d.event_index)
+    if d.engine is not None and d.expected is not None:
+        lines += ["", f"## Output after {where}: engine vs expected", ""] + _diff_block(d.engine, d.expected)
+    if per_event is not None and d.event_index is not None and d.event_index < len(per_event):
+        emitted = per_event[d.event_index]
+        lines += ["", f"The engine emitted at event {d.event_index}: "
+                  + (", ".join(f"`{c.kind} {list(c.row)}`" if hasattr(c, "kind") else f"`WM {c.watermark}`"
+                               for c in emitted) or "nothing")]
+    if args:
+        shown = [a if not (isinstance(a, dict) and "$scenario" in a) else
+                 ("the counterexample" if a["$scenario"] == SELF else "a second scenario (in the file)")
+                 for a in args]
+        lines += ["", "## Property arguments", "", ", ".join(f"`{a}`" for a in shown)]
+    return "\n".join(line for line in lines if line is not None) + "\n"
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _spec_description(family: str | None, prop: str) -> str:
+    try:
+        from properties.registry import select
+
+        found = select(family, prop)
+        return found[0].description if found else ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _claim(folder: Path, base: str) -> Path:
+    """A fresh <base>-<n> stem; the .json is created exclusively, so parallel workers never share one."""
     n = 1
-    while (folder / f"{base}-{n}.json").exists():
-        n += 1
-    scenario_path = dump_scenario(_with_oracle_expectations(d), folder / f"{base}-{n}.json")
-    md_path = folder / f"{base}-{n}.md"
-    md_path.write_text(_markdown(d, scenario_path, runtime))
-    return scenario_path, md_path
+    while True:
+        stem = folder / f"{base}-{n}"
+        try:
+            with open(stem.with_suffix(".json"), "x"):
+                return stem
+        except FileExistsError:
+            n += 1
 
 
-def failure_reporter(folder: Path) -> Callable:
+def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local", seed: int | None = None,
+                         family: str | None = None, args: Sequence[Any] | None = None, spec: str | None = None,
+                         timeline: bool = True) -> tuple[Path, ...]:
+    """Write <name>.json (replayable), <name>.md and <name>.png into `folder`; return their paths.
+
+    `spec` is the registry name of the property that ran, when it differs from the check's own name
+    (several registered properties share one check with different generators)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = _claim(folder, f"{_slug(spec or d.property)}-{_slug(d.scenario.name)}")
+    info: dict[str, Any] = {"family": family, "seed": seed, "runtime": runtime}
+    if spec is not None and spec != d.property:
+        info["spec"] = spec
+    scenario = _with_failure_meta(d, args, info)
+    scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
+    per_event = _emitted(d.scenario)
+    png: Path | None = None
+    if timeline:
+        from reports.timeline import draw_timeline
+
+        try:
+            png = draw_timeline(d.scenario, stem.with_suffix(".png"), event_index=d.event_index,
+                                output_per_event=per_event)
+        except Exception:  # noqa: BLE001 - a picture is a bonus; the replayable file is what matters
+            png = None
+    md_path = stem.with_suffix(".md")
+    args_json = scenario.meta["converge_failure"].get("args")
+    md_path.write_text(_markdown(d, scenario_path, png, info, per_event, args_json,
+                                 _spec_description(family, spec or d.property)))
+    return (scenario_path, md_path) + ((png,) if png is not None else ())
+
+
+def crash_divergence(prop: str, exc: BaseException, args: Sequence[Any] | None) -> Divergence | None:
+    """A crash (not a divergence) still gets a report when the failing call's scenario is known."""
+    scenario = next((a for a in args or () if isinstance(a, Scenario)), None)
+    if scenario is None:
+        return None
+    return Divergence(prop, scenario, f"the check crashed: {type(exc).__name__}: {exc}")
+
+
+def failure_reporter(folder: Path, *, runtime: str = "local") -> Callable:
     """A callback for run_property: writes the report of a failed property into `folder`."""
 
     def report(result) -> None:
-        if result.failure is None:
+        if result.failure is not None:
+            d: Divergence | None = result.failure.divergence
+        elif result.error is not None:
+            d = crash_divergence(result.name, result.error, result.failure_args)
+        else:
             return
-        paths = write_failure_report(result.failure.divergence, folder)
+        if d is None:
+            return
+        paths = write_failure_report(d, Path(folder), runtime=runtime, seed=result.seed, family=result.family,
+                                     args=result.failure_args, spec=result.name)
         result.reports.extend(str(p) for p in paths)
 
     return report
+
+
+def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None) -> list[Path]:
+    """Reports for every PropertyFailure inside `exc` (pytest tests that call properties directly)."""
+    found: list[PropertyFailure] = []
+
+    def walk(e: BaseException) -> None:
+        if isinstance(e, PropertyFailure):
+            found.append(e)
+        elif isinstance(e, BaseExceptionGroup):
+            for sub in e.exceptions:
+                walk(sub)
+
+    walk(exc)
+    paths: list[Path] = []
+    for f in found:
+        paths.extend(write_failure_report(f.divergence, folder, seed=seed,
+                                          args=getattr(f, "converge_args", None)))
+    return paths

@@ -1,34 +1,82 @@
-"""Campaign summaries: summary.md for people, summary.json for tools."""
+"""Campaign summaries: summary.md for people, summary.json for tools.
+
+Per property: examples, failures, time, examples/s, the Hypothesis seed and
+links to its failure reports; per family: the same totals.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Sequence
 
+import hypothesis
+
+
+def _link(path: str, folder: Path) -> str:
+    p = Path(path)
+    try:
+        rel = os.path.relpath(p.resolve(), folder.resolve())
+    except ValueError:  # another drive
+        rel = str(p)
+    return f"[{p.suffix.lstrip('.') or p.name}]({rel})"
+
+
+def _families(rows: list[dict]) -> list[dict]:
+    out: dict[str, dict] = {}
+    for r in rows:
+        f = out.setdefault(r["family"], {"family": r["family"], "properties": 0, "examples": 0, "failures": 0,
+                                         "seconds": 0.0})
+        f["properties"] += 1
+        f["examples"] += r["examples"]
+        f["failures"] += r["failures"]
+        f["seconds"] += r["seconds"]
+    for f in out.values():
+        f["seconds"] = round(f["seconds"], 3)
+        f["examples_per_second"] = round(f["examples"] / f["seconds"], 1) if f["seconds"] > 0 else 0.0
+    return list(out.values())
+
 
 def write_summary(results: Sequence, folder: Path) -> tuple[Path, Path]:
+    """Write summary.md and summary.json for a list of PropertyResult into `folder`."""
+    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [
         {"family": r.family, "property": r.name, "examples": r.examples, "failures": r.failures,
          "seconds": round(r.seconds, 3), "examples_per_second": round(r.examples_per_second, 1),
-         "reports": list(r.reports),
+         "seed": getattr(r, "seed", None), "reports": list(r.reports),
          "error": None if r.ok else str(r.failure or f"{type(r.error).__name__}: {r.error}")}
         for r in results
     ]
-    data = {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "properties": rows,
-            "passed": sum(1 for r in results if r.ok), "failed": sum(1 for r in results if not r.ok)}
+    families = _families(rows)
+    data = {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "hypothesis_version": hypothesis.__version__,
+            "passed": sum(1 for r in results if r.ok), "failed": sum(1 for r in results if not r.ok),
+            "examples": sum(r["examples"] for r in rows), "seconds": round(sum(r["seconds"] for r in rows), 3),
+            "families": families, "properties": rows}
     js = folder / "summary.json"
     js.write_text(json.dumps(data, indent=1) + "\n")
-    lines = ["# converge campaign summary", "", f"{data['passed']} passed, {data['failed']} failed", "",
-             "| family | property | examples | failures | seconds | examples/s | reports |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    lines = ["# converge campaign summary", "",
+             f"{data['passed']} passed, {data['failed']} failed; {data['examples']} examples in "
+             f"{data['seconds']:.1f} s (Hypothesis {hypothesis.__version__})", "",
+             "## Families", "", "| family | properties | examples | failures | seconds | examples/s |",
+             "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {f['family']} | {f['properties']} | {f['examples']} | {f['failures']} | {f['seconds']} "
+              f"| {f['examples_per_second']} |" for f in families]
+    lines += ["", "## Properties", "",
+              "| family | property | examples | failures | seconds | examples/s | seed | reports |",
+              "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        links = ", ".join(f"[{Path(p).name}]({Path(p).relative_to(folder) if Path(p).is_relative_to(folder) else p})"
-                          for p in r["reports"])
+        links = " ".join(_link(p, folder) for p in r["reports"])
         lines.append(f"| {r['family']} | {r['property']} | {r['examples']} | {r['failures']} | {r['seconds']} "
-                     f"| {r['examples_per_second']} | {links} |")
+                     f"| {r['examples_per_second']} | {r['seed'] if r['seed'] is not None else ''} | {links} |")
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        lines += ["", "## Failures", ""]
+        for r in failed:
+            first = r["error"].splitlines()[0] if r["error"] else ""
+            lines.append(f"* **{r['family']}/{r['property']}**: {first}")
     md = folder / "summary.md"
     md.write_text("\n".join(lines) + "\n")
     return md, js

@@ -1,0 +1,222 @@
+"""The seeded-bug campaign: does the harness catch each known bug, how fast, and how small is the evidence?
+
+For every mutant of `properties.mutant_catalog`, the engine gets that one bug
+and the property campaign runs against it: the mutant's hinted properties
+first, then the rest of its family, until one fails (killed) or none does
+(survived). A crash of the engine counts as a kill too: it is a failure the
+harness shows. Recorded per mutant: the killing property, examples and time
+until the first failing example, time including shrinking, and the size of
+the shrunk counterexample in events. Results go to a table on the terminal,
+JSON (`--out`) and a Markdown table beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Literal, Sequence
+
+from engine.scenario import Scenario, scenario_to_dict
+from properties.campaign import run_property
+from properties.divergence import Divergence, PropertyFailure
+from properties.mutant_catalog import Mutant, StaleMutantError, applied, by_name
+from properties.registry import PropertySpec, select
+
+Status = Literal["killed", "survived", "unavailable", "stale"]
+
+
+@dataclass
+class MutantOutcome:
+    name: str
+    bug: str
+    family: str
+    status: Status
+    killed_by: str | None = None
+    examples: int = 0                          # examples run until the first failing one (all properties)
+    seconds_to_kill: float | None = None       # time until the first failing example
+    seconds: float = 0.0                       # everything, shrinking included
+    shrunk_events: int | None = None           # events in the shrunk counterexample
+    shrunk_changes: int | None = None          # of which row changes
+    message: str = ""
+    counterexample: dict | None = None         # the shrunk scenario, in the public format
+    tried: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Probe:
+    calls: int = 0
+    first_failure: int | None = None
+    first_failure_at: float | None = None
+
+
+def _instrumented(spec: PropertySpec, probe: _Probe) -> PropertySpec:
+    """The spec with its check counted, and a crash turned into a failure Hypothesis can shrink."""
+    check = spec.check
+
+    def counted(*args):
+        probe.calls += 1
+        try:
+            check(*args)
+        except PropertyFailure:
+            _first(probe)
+            raise
+        except Exception as exc:  # noqa: BLE001 - the mutated engine crashed: detected, and shrinkable
+            _first(probe)
+            scenario = next((a for a in args if isinstance(a, Scenario)), None)
+            if scenario is None:
+                raise
+            raise PropertyFailure(Divergence(spec.name, scenario,
+                                             f"the engine crashed: {type(exc).__name__}: {exc}")) from exc
+
+    return replace(spec, check=counted)
+
+
+def _first(probe: _Probe) -> None:
+    if probe.first_failure is None:
+        probe.first_failure = probe.calls
+        probe.first_failure_at = time.perf_counter()
+
+
+def properties_for(mutant: Mutant) -> list[PropertySpec]:
+    """The mutant's hinted properties first, then the rest of its family in registry order."""
+    family = select(mutant.family)
+    by = {s.name: s for s in family}
+    first = [by[n] for n in mutant.properties if n in by]
+    return first + [s for s in family if s.name not in mutant.properties]
+
+
+def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence[PropertySpec] | None = None,
+               shrink: bool = True) -> MutantOutcome:
+    """Run the campaign against one mutant; stop at the first property that kills it.
+
+    `properties` replaces the mutant's own list; `shrink=False` only asks whether it is killed.
+    """
+    outcome = MutantOutcome(mutant.name, mutant.bug, mutant.family, "survived")
+    if not mutant.available():
+        outcome.status = "unavailable"
+        outcome.message = f"needs {', '.join(mutant.requires)}, which does not exist yet"
+        return outcome
+    specs = list(properties) if properties is not None else properties_for(mutant)
+    if not specs:
+        outcome.status = "unavailable"
+        outcome.message = f"the {mutant.family} family has no properties yet"
+        return outcome
+    start = time.perf_counter()
+    try:
+        with applied(mutant):
+            for spec in specs:
+                probe = _Probe()
+                outcome.tried.append(spec.name)
+                result = run_property(_instrumented(spec, probe), max_examples=examples, seed=seed,
+                                      shrink=shrink, on_failure=_no_report)
+                if result.ok:
+                    outcome.examples += probe.calls
+                    continue
+                outcome.status = "killed"
+                outcome.killed_by = spec.name
+                outcome.examples += probe.first_failure or probe.calls
+                if probe.first_failure_at is not None:
+                    outcome.seconds_to_kill = round(probe.first_failure_at - start, 3)
+                _record_evidence(outcome, result)
+                break
+    except StaleMutantError as exc:
+        outcome.status = "stale"
+        outcome.message = str(exc)
+    outcome.seconds = round(time.perf_counter() - start, 3)
+    return outcome
+
+
+def _no_report(result) -> None:
+    """Mutant kills are the expected outcome: they are recorded in the campaign's JSON, not as reports."""
+
+
+def _record_evidence(outcome: MutantOutcome, result) -> None:
+    if result.failure is None:
+        outcome.message = f"{type(result.error).__name__}: {result.error}"
+        return
+    d = result.failure.divergence
+    outcome.message = d.describe()
+    outcome.shrunk_events = len(d.scenario.events)
+    outcome.shrunk_changes = sum(1 for e in d.scenario.events if hasattr(e, "kind"))
+    outcome.counterexample = scenario_to_dict(d.scenario)
+
+
+def run_campaign(mutants: Sequence[Mutant], *, examples: int, seed: int,
+                 progress: Callable[[int, int, str], None] | None = None) -> list[MutantOutcome]:
+    outcomes = []
+    for i, m in enumerate(mutants):
+        if progress:
+            progress(i, len(mutants), m.name)
+        outcomes.append(run_mutant(m, examples=examples, seed=seed))
+    if progress:
+        progress(len(mutants), len(mutants), "done")
+    return outcomes
+
+
+# ---------------------------------------------------------------- output
+
+_HEADERS = ("mutant", "status", "killed by", "examples", "time to kill s", "with shrink s", "shrunk events")
+
+
+def _row(o: MutantOutcome) -> tuple:
+    def num(v: object) -> str:
+        return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    return (o.name, o.status, o.killed_by or "-", o.examples if o.status in ("killed", "survived") else "-",
+            num(o.seconds_to_kill), num(o.seconds) if o.status in ("killed", "survived") else "-",
+            num(o.shrunk_events))
+
+
+def markdown_table(outcomes: Sequence[MutantOutcome]) -> str:
+    lines = ["| " + " | ".join(_HEADERS) + " |", "|---|---|---|---:|---:|---:|---:|"]
+    lines += ["| " + " | ".join(str(c) for c in _row(o)) + " |" for o in outcomes]
+    return "\n".join(lines)
+
+
+def to_json(outcomes: Sequence[MutantOutcome], *, examples: int, seed: int) -> dict:
+    killed = sum(o.status == "killed" for o in outcomes)
+    return {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "examples_per_property": examples, "seed": seed,
+            "killed": killed, "survived": sum(o.status == "survived" for o in outcomes),
+            "unavailable": sum(o.status == "unavailable" for o in outcomes),
+            "stale": sum(o.status == "stale" for o in outcomes),
+            "mutants": [asdict(o) for o in outcomes]}
+
+
+def write_results(outcomes: Sequence[MutantOutcome], out: Path, *, examples: int, seed: int) -> tuple[Path, Path]:
+    data = to_json(outcomes, examples=examples, seed=seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    md = out.with_suffix(".md")
+    lines = ["# converge seeded-bug campaign", "",
+             f"{data['killed']} killed, {data['survived']} survived, {data['unavailable']} unavailable, "
+             f"{data['stale']} stale; {examples} examples per property, seed {seed}.", "",
+             markdown_table(outcomes), "", "## The bugs", ""]
+    lines += [f"* `{o.name}` ({o.family}): {o.bug}" + (f" — {o.message}" if o.status in ("unavailable", "stale")
+                                                      else "") for o in outcomes]
+    md.write_text("\n".join(lines) + "\n")
+    return out, md
+
+
+def run_mutants(args: argparse.Namespace) -> int:
+    """`converge mutants`: exit 1 if any available mutant survives (or no longer applies)."""
+    from properties.cli import _progress, format_table
+
+    mutants = by_name(args.only)
+    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
+    outcomes = run_campaign(mutants, examples=args.examples, seed=seed, progress=_progress)
+    print(format_table(_HEADERS, [_row(o) for o in outcomes]))
+    js, md = write_results(outcomes, Path(args.out), examples=args.examples, seed=seed)
+    for o in outcomes:
+        if o.status in ("unavailable", "stale"):
+            print(f"{o.status}: {o.name}: {o.message}", file=sys.stderr)
+    bad = [o for o in outcomes if o.status in ("survived", "stale")]
+    killed = sum(o.status == "killed" for o in outcomes)
+    print(f"\n{killed} killed, {len(bad)} survived or stale, "
+          f"{sum(o.status == 'unavailable' for o in outcomes)} unavailable (seed {seed})")
+    print(f"results: {js} and {md}")
+    return 1 if bad else 0

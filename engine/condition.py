@@ -624,7 +624,9 @@ def split_condition(sql: str, left_inputs: Sequence[InputSpec], right_input: Inp
     The whole condition is type-checked first, so every column reference is validated.
     Results are cached: planning runs once per generated example.
     """
-    return _split_cached(sql, tuple(left_inputs), right_input)
+    # The split depends only on names and columns, not on unique keys or changelog modes.
+    return _split_cached(sql, tuple(InputSpec(s.name, s.columns) for s in left_inputs),
+                         InputSpec(right_input.name, right_input.columns))
 
 
 @functools.lru_cache(maxsize=4096)

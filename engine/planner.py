@@ -16,6 +16,7 @@ from engine.operators.base import Operator
 from engine.operators.normalize import ChangelogNormalizeOperator
 from engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
 from engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
+from engine.pipeline_options import dedupe_source, join_inputs, per_key_order, pipeline_options
 from engine.scenario import InputSpec, Scenario
 from engine.views import JoinInputSideSpec, analyze_join_input
 
@@ -88,6 +89,8 @@ class _Part:
 
 
 def _source_side_validates(spec: InputSpec, scenario: Scenario) -> bool:
+    if per_key_order(scenario) == "disordered":
+        return False  # swapped changes of one key reach Flink's state views unchecked
     return spec.changelog_mode != "upsert" or scenario.config.changelog_normalize
 
 
@@ -131,6 +134,9 @@ def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_ty
 
 
 def _source(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
+    spec = scenario.input(spec.name)  # as declared: the join may see it with another unique key
+    if (dedupe := dedupe_source(scenario, spec)) is not None:
+        return PlanNode(f"dedupe[{spec.name}]", dedupe, [spec.name], describe=dedupe.describe())
     if spec.changelog_mode == "upsert" and scenario.config.changelog_normalize:
         op = ChangelogNormalizeOperator(spec, emit_identical=scenario.config.ttl_for(spec.name) is not None)
         return PlanNode(f"normalize[{spec.name}]", op, [spec.name],
@@ -152,7 +158,7 @@ def plan_binary_chain(scenario: Scenario) -> Plan:
     """Binary joins, left-deep, each keyed by its own join key (Flink's default plan)."""
     if scenario.join.interval is not None:
         raise BadInputError("interval joins are planned by the interval-join planner")
-    chain = scenario.chain
+    chain = join_inputs(scenario)  # engine/pipeline_options.py: dedupe_before_join, unique_key_lost
     part = _Part((chain[0],))
     current: PlanNode | str = _source(scenario, chain[0])
     entry: dict[str, tuple[PlanNode, int]] = {}
@@ -188,6 +194,7 @@ def _link(node: PlanNode, entry: dict[str, tuple[PlanNode, int]]) -> None:
 
 def plan(scenario: Scenario) -> Plan:
     """The plan the scenario asks for: join.interval and config.multi_join decide."""
+    pipeline_options(scenario)  # validates dedupe_before_join / unique_key_lost / per_key_order, for every planner
     if scenario.join.interval is not None:
         from engine.planner_interval import plan_interval_join
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from engine.errors import BadInputError
@@ -65,6 +66,7 @@ _FAST_TEST = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _fast_check(types: tuple[str, ...]) -> Callable[[tuple], bool]:
     """Generated code for the common case (a well-typed tuple); anything else takes the slow path."""
     names = [f"v{i}" for i in range(len(types))]

@@ -42,10 +42,10 @@ class Op:
     flag: bool = False   # upsert delete: send the key only
 
 
-def domain_for(spec: InputSpec, column: str, key_columns: Sequence[str]) -> tuple:
+def domain_for(spec: InputSpec, column: str, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN) -> tuple:
     """The value domain of one column: key columns share a small domain; unique-key columns are non-null."""
     ctype = dict(spec.columns)[column]
-    dom = KEY_DOMAIN if column in key_columns and ctype in ("BIGINT", "INTEGER") else _DOMAINS[ctype]
+    dom = key_domain if column in key_columns and ctype in ("BIGINT", "INTEGER") else _DOMAINS[ctype]
     if spec.unique_key and column in spec.unique_key:
         dom = tuple(v for v in dom if v is not None)
     return dom
@@ -79,13 +79,45 @@ def ops_strategy(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_
     return st.lists(one, min_size=min_ops, max_size=max(max_ops, min_ops))
 
 
+def packed_ops(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_advance: bool, min_ops: int = 1,
+               actions: Sequence[int] = (INSERT, UPDATE, DELETE), header: int = 0
+               ) -> st.SearchStrategy[tuple[bytes, list[Op]]]:
+    """(header bytes, operations) decoded from a single byte string: 3 bytes per operation.
+
+    Byte 0 of an operation picks (action, input) as ops_strategy's first draw does,
+    bytes 1-2 are its packed body; all-zero bytes decode to a plain insert on the
+    first input, so Hypothesis's byte shrinking (delete, zero, lower) shrinks the
+    stream towards fewer and plainer operations, and every byte string is valid.
+    """
+    acts = tuple(actions) + ((ADVANCE,) if allow_advance else ())
+    heads = tuple((a, i) for a in acts for i in range(num_inputs))
+    max_width = max(widths)
+    body_max = 6 ** max_width * 16
+
+    def decode(data: bytes) -> tuple[bytes, list[Op]]:
+        head, rest = data[:header], data[header:]
+        ops = []
+        for j in range(0, min(len(rest) // 3, max_ops) * 3, 3):
+            action, i = heads[rest[j] % len(heads)]
+            body = (rest[j + 1] | rest[j + 2] << 8) % body_max
+            values = []
+            v = body >> 4
+            for _ in range(max_width):
+                v, d = divmod(v, 6)
+                values.append(d)
+            ops.append(Op(i, action, (body >> 1) & 7, tuple(values), bool(body & 1)))
+        return head, ops
+
+    return st.binary(min_size=header + 3 * min_ops, max_size=header + 3 * max(max_ops, min_ops)).map(decode)
+
+
 class ModelTable:
     """The current contents of one input, as the stream has built it so far."""
 
-    def __init__(self, spec: InputSpec, key_columns: Sequence[str]) -> None:
+    def __init__(self, spec: InputSpec, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN) -> None:
         self.spec = spec
         self.rows: list[tuple] = []
-        self.domains = [domain_for(spec, c, key_columns) for c in spec.column_names]
+        self.domains = [domain_for(spec, c, key_columns, key_domain) for c in spec.column_names]
         self.uk_idx = [spec.index_of(c) for c in spec.unique_key] if spec.unique_key else None
 
     def _uk(self, row: tuple) -> tuple | None:
@@ -124,9 +156,9 @@ class ModelTable:
 
 
 def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]], ops: Sequence[Op],
-                 *, time_step: int = 1) -> list[Event]:
+                 *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN) -> list[Event]:
     """Interpret operations against model tables; the result is always a valid changelog."""
-    tables = [ModelTable(s, k) for s, k in zip(specs, key_columns)]
+    tables = [ModelTable(s, k, key_domain) for s, k in zip(specs, key_columns)]
     events: list[Event] = []
     now = 0
     for op in ops:

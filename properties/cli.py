@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -32,6 +33,13 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     return "\n".join(lines)
 
 
+def verdict_of(spec, result) -> str:
+    """A property's verdict label: its spec's `verdict` when it holds, "NOT <verdict>" when it fails."""
+    if not spec.verdict:
+        return ""
+    return spec.verdict if result.ok else f"NOT {spec.verdict}"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from properties.campaign import run_property
     from properties.registry import families, select
@@ -45,6 +53,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not specs:
         raise BadInputError(f"no property matches family={args.family!r} property={args.property!r}")
     reporter = None
+    if args.reports_dir == "off":  # CONVERGE_REPORTS_DIR=off
+        args.no_reports = True
     if not args.no_reports:
         from reports import failure_reporter
         reporter = failure_reporter(Path(args.reports_dir))
@@ -56,15 +66,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     _progress(len(specs), len(specs), "done")
     rows = [(r.family, r.name, r.examples, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.0f}")
             for r in results]
-    print(format_table(("family", "property", "examples", "failures", "seconds", "examples/s"), rows))
+    headers: tuple[str, ...] = ("family", "property", "examples", "failures", "seconds", "examples/s")
+    verdicts = [verdict_of(s, r) for s, r in zip(specs, results)]
+    if any(verdicts):  # the anomalies family: "reproduced" / "fixed", or "NOT ..." when its property fails
+        headers += ("verdict",)
+        rows = [row + (v,) for row, v in zip(rows, verdicts)]
+    print(format_table(headers, rows))
     failed = [r for r in results if not r.ok]
     if not args.no_reports:
         from reports.summary import write_summary
         paths = write_summary(results, Path(args.reports_dir))
         print(f"summary: {paths[0]}")
     for r in failed:
-        print(f"\nFAILED {r.family}/{r.name}")
-        print(str(r.failure or f"{type(r.error).__name__}: {r.error}"))
+        print(f"\nFAILED {r.family}/{r.name} (seed {r.seed})")
+        text = str(r.failure or f"{type(r.error).__name__}: {r.error}").splitlines()
+        more = f"\n  ... ({len(text) - 12} more lines in the report)" if len(text) > 12 else ""
+        print("\n".join(text[:12]) + more)
         for path in r.reports:
             print(f"  report: {path}")
     total = sum(r.examples for r in results)
@@ -121,7 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--family", default=None, help="only this property family")
     run.add_argument("--property", default=None, help="only this property")
     run.add_argument("--runtime", choices=("local", "spark"), default="local")
-    run.add_argument("--reports-dir", default="converge-reports", help="where failure reports and summaries go")
+    run.add_argument("--reports-dir", default=os.environ.get("CONVERGE_REPORTS_DIR") or "converge-reports",
+                     help="where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
+                          "./converge-reports)")
     run.add_argument("--no-reports", action="store_true", help="write no report files")
     run.set_defaults(func=cmd_run)
 

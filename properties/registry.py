@@ -24,6 +24,7 @@ class PropertySpec:
     examples: int = 100          # default examples per run in `converge run`
     description: str = ""
     suite_examples: int = 40     # examples per run in the default pytest suite
+    verdict: str | None = None   # shown by `converge run` when the property holds: "reproduced" / "fixed"
 
 
 def _load() -> list[PropertySpec]:

@@ -12,6 +12,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run tests marked slow (long campaigns, the full Spark set)")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # `pytest -n auto` distributes with "load"; Spark tests must share one JVM, so keep
+    # xdist_group members on one worker ("loadgroup"). Without xdist nothing changes.
+    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+    # A worker re-parses the command line (dist "load"), so it must be told to tag its tests
+    # with their group, or the controller's loadgroup scheduler sees no groups at all.
+    if getattr(config, "workerinput", {}).get("converge_loadgroup"):
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist, controller side: tell each worker whether tests are grouped (see pytest_configure)."""
+    node.workerinput["converge_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--run-slow") or os.environ.get("CONVERGE_RUN_SLOW") == "1":
         return

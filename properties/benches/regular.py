@@ -57,8 +57,7 @@ def _bench_no_uk(args: argparse.Namespace) -> dict:
     return engine_events_per_second(inner_join_stream(args.events, args.keys, unique_keys=False))
 
 
-@bench("prefix_consistency_examples")
-def _bench_property(args: argparse.Namespace) -> dict:
+def _prefix_property_speed(args: argparse.Namespace, encoding: str) -> dict:
     from hypothesis import strategies as st
 
     from generators.scenarios import regular_join_scenarios
@@ -72,8 +71,8 @@ def _bench_property(args: argparse.Namespace) -> dict:
         sizes.append(len(scenario.events))
         regular.prefix_consistency(scenario)
 
-    strategy: Callable[[], st.SearchStrategy] = lambda: regular_join_scenarios(min_ops=14, max_ops=26).map(
-        lambda s: (s,))
+    strategy: Callable[[], st.SearchStrategy] = lambda: regular_join_scenarios(
+        min_ops=16, max_ops=30, encoding=encoding).map(lambda s: (s,))  # type: ignore[arg-type]
     spec = PropertySpec("regular", "prefix_consistency", strategy, check, args.examples)
     regular.shared_oracle()  # connection set-up is not per example
     result = run_property(spec, max_examples=args.examples, seed=1234)
@@ -83,3 +82,13 @@ def _bench_property(args: argparse.Namespace) -> dict:
             "failures": result.failures}
 
 
+@bench("prefix_consistency_examples")
+def _bench_property(args: argparse.Namespace) -> dict:
+    """The default (list-of-operations) generator: the one the registered properties use."""
+    return _prefix_property_speed(args, "ops")
+
+
+@bench("prefix_consistency_examples_packed")
+def _bench_property_packed(args: argparse.Namespace) -> dict:
+    """The packed generator (one byte-string draw per scenario)."""
+    return _prefix_property_speed(args, "packed")

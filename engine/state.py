@@ -58,6 +58,23 @@ class KeyedStateBackend:
                 self._tables[name] = table
         self._arrival[0] = snap["arrival"]
 
+    # -- per-key slices (for runtimes that keep each key's state elsewhere) --
+    def take_key_slice(self, key: Any) -> tuple[dict, int] | None:
+        """Remove and return everything stored under `key`: ({state name: entry}, arrival counter).
+
+        None when nothing is stored. The counter travels with the slice so a
+        slice put into another backend keeps its arrival order."""
+        entries = {name: table.pop(key) for name, table in self._tables.items() if key in table}
+        return (entries, self._arrival[0]) if entries else None
+
+    def put_key_slice(self, key: Any, key_slice: tuple[dict, int]) -> None:
+        """Put back a slice taken by `take_key_slice` (the states must be registered already)."""
+        entries, arrival = key_slice
+        for name, entry in entries.items():
+            self._tables[name][key] = entry
+        if arrival > self._arrival[0]:
+            self._arrival[0] = arrival
+
     def keys(self) -> set:
         out: set = set()
         for table in self._tables.values():

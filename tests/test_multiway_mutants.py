@@ -38,8 +38,10 @@ def test_padding_not_retracted_on_first_match_is_caught(monkeypatch, tmp_path: P
     assert result.failure is not None, "the broken association count went unnoticed"
     d = result.failure.divergence
     changes = _changes(d.scenario)
-    # shrunk to a few inserts, the last one being the first partner on a LEFT-joined input
-    assert len(changes) <= 3 and all(e.kind == "+I" for e in changes)
+    # shrunk to a few inserts (the bound: at most 6 events), the last one being the first partner on
+    # a LEFT-joined input. How few depends on the chain length Hypothesis settles on, which varies with the
+    # constants Hypothesis collects from the modules loaded in the process (2-3 alone, 4 under xdist).
+    assert len(changes) <= 6 and all(e.kind == "+I" for e in changes)
     left_inputs = {n for n, t in zip(d.scenario.join.inputs[1:], d.scenario.join.types) if t == "left"}
     assert changes[-1].input in left_inputs | {d.scenario.join.inputs[0]}
     extra = d.engine - d.expected

@@ -1,0 +1,356 @@
+"""Scenarios as one Spark Structured Streaming query: one transformWithState operator per plan stage.
+
+    source files (one per micro-batch)
+      -> stage 0: groupBy("node|key").transformWithState(StageProcessor)   [RocksDB state, checkpointed]
+      -> stage 1: union(its source rows, stage 0's output) -> groupBy("node|key").transformWithState ...
+      -> last stage's output (roots' changes) -> foreachBatch: Parquet, one folder per batch id
+
+A stage holds every plan node of that height, of every scenario in the job,
+so a chain (ChangelogNormalize -> join, or join -> join) is one stateful
+operator per level, and many small scenarios share one query (Spark's cost
+is per query and per micro-batch, not per scenario). The sink is idempotent
+per batch id: a batch that Spark re-runs after a crash replaces its own
+output, so nothing is lost and nothing duplicated. The output is read back
+as one list of changes per scenario event, like the local runtime's.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from engine.changelog import Change, OutputWatermark
+from engine.errors import BadInputError, ConvergeError
+from engine.operators.base import Operator
+from engine.planner import PlanNode, plan as make_plan
+from engine.runtime.local import RunResult
+from engine.runtime.spark.clocks import Clocks, node_clocks
+from engine.runtime.spark.processor import ERROR_KIND, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
+from engine.runtime.spark.session import ROCKSDB_PROVIDER, get_spark
+from engine.runtime.spark.source import (SOURCE_SCHEMA, batch_bounds, batch_columns, encode_events, mtime_base,
+                                         write_batch_file)
+from engine.scenario import Scenario, scenario_to_dict
+
+
+class UnsupportedOnSpark(ConvergeError):
+    """The scenario needs something the Spark runtime does not run yet (docs/spark.md says what)."""
+
+
+def uses_time(op: Operator) -> bool:
+    """Whether an operator reacts to timers or watermarks (it overrides on_timer / on_watermark)."""
+    cls = type(op)
+    return cls.on_timer is not Operator.on_timer or cls.on_watermark is not Operator.on_watermark
+
+
+def time_driven(scenario: Scenario, nodes: Sequence[PlanNode]) -> bool:
+    """Whether the plan is time-driven; refuses the time-driven shapes the Spark runtime cannot run.
+
+    A time-driven operator must be the plan's only node (it reads the
+    scenario's inputs directly, as an interval join does), so its watermark
+    is computed from the events alone; and `semantics=flink` is refused for
+    it, because Flink's interval join shares a field across all keys, which a
+    partitioned runtime cannot reproduce."""
+    timed = [n for n in nodes if uses_time(n.operator)]
+    if not timed:
+        return False
+    name = timed[0].describe or timed[0].name
+    if len(nodes) != 1:
+        raise UnsupportedOnSpark(f"{name}: a time-driven operator runs on Spark only as the plan's single node")
+    if scenario.config.semantics != "correct":
+        raise UnsupportedOnSpark(f"{name}: semantics={scenario.config.semantics!r} shares operator state across "
+                                 f"keys, which the Spark runtime cannot reproduce; use semantics=correct")
+    return True
+
+
+def check_supported(scenario: Scenario, nodes: Sequence[PlanNode]) -> None:
+    """Raise UnsupportedOnSpark if the Spark runtime cannot run this plan."""
+    time_driven(scenario, nodes)
+
+
+def _height(node: PlanNode) -> int:
+    children = [c for c in node.inputs if isinstance(c, PlanNode)]
+    return 0 if not children else 1 + max(_height(c) for c in children)
+
+
+def add_output_watermarks(scenario: Scenario, clocks: Clocks, per_event: list[list]) -> None:
+    """Append what the node's on_watermark emits at each watermark rise, after that event's timer output.
+
+    on_watermark is not keyed, so the driver calls it on its own copy of the
+    operator, in event order, as the local runtime does after firing timers."""
+    from engine.operators.base import OperatorContext
+    from engine.state import KeyedStateBackend
+
+    (node,) = make_plan(scenario).nodes()
+    ctx = OperatorContext(KeyedStateBackend(scenario.config.map_state_order))
+    node.operator.open(ctx)
+    for seq, wm in zip(clocks.wm_seq, clocks.wm_value):
+        ctx.watermark = wm
+        ctx.state.now = clocks.processing_time_at(seq)
+        for item in node.operator.on_watermark(wm, ctx):
+            if not isinstance(item, OutputWatermark):
+                raise UnsupportedOnSpark(f"on_watermark emitted {item!r}; on Spark it may emit watermarks only")
+            per_event[seq].append(item)
+
+
+class IdempotentParquetSink:
+    """foreachBatch target: each batch's rows go to their own folder, overwritten if the batch runs again."""
+
+    def __init__(self, path: Path, *, columns: Sequence[str] = ("key", "data"), fail_marker: str | None = None,
+                 fail_after_batch: int | None = None) -> None:
+        self.path = path
+        self.columns = list(columns)
+        self.fail_marker = fail_marker
+        self.fail_after_batch = fail_after_batch
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        df.select(*self.columns).write.mode("overwrite").parquet(str(self.path / f"batch_id={batch_id:06d}"))
+        if (self.fail_after_batch == batch_id and self.fail_marker is not None
+                and os.path.exists(self.fail_marker)):
+            raise RuntimeError(f"injected crash after the sink wrote batch {batch_id}, before Spark committed it")
+
+
+def read_sink_rows(path: Path) -> list[tuple[str, bytes]]:
+    """Every (key, data) row the sink holds, batch folder by batch folder."""
+    import pyarrow.parquet as pq
+
+    rows: list[tuple[str, bytes]] = []
+    for part in sorted(path.glob("batch_id=*/*.parquet")):
+        table = pq.read_table(part, columns=["key", "data"])
+        rows.extend(zip(table.column("key").to_pylist(), table.column("data").to_pylist()))
+    return rows
+
+
+def decode_changelog(rows: Iterable[tuple[str, bytes]], sizes: Sequence[int]
+                     ) -> tuple[list[list[list[Change]]], list[list[tuple[int, str]]]]:
+    """Sink rows as, per scenario, one list of changes per event in the local runtime's order, and
+    per scenario the bad-input errors the processors reported as (event index, message)."""
+    items: list[list[tuple]] = [[] for _ in sizes]
+    for key, blob in rows:
+        items[-node_of(key) - 1].extend(pickle.loads(blob))
+    per_event: list[list[list[Change]]] = []
+    errors: list[list[tuple[int, str]]] = []
+    for n, found in zip(sizes, items):
+        found.sort(key=lambda it: (it[0], it[1]))
+        events: list[list[Change]] = [[] for _ in range(n)]
+        errs: list[tuple[int, str]] = []
+        for seq, _pos, kind, row in found:
+            if kind == ERROR_KIND:
+                errs.append((seq, row))
+            else:
+                events[seq].append(Change(kind, tuple(row)))
+        per_event.append(events)
+        errors.append(errs)
+    return per_event, errors
+
+
+class SparkJoinJob:
+    """Scenarios on Spark in one streaming query: source files, checkpoint and sink under one work folder.
+
+    `write_batches` and `run` are separate so tests can stop the query between
+    micro-batches and restart it from its checkpoint with more input. Every
+    scenario's events are split into the same number of micro-batches.
+    """
+
+    def __init__(self, scenarios: Sequence[Scenario], *, spark: Any = None, work_dir: str | Path | None = None,
+                 batches: int | None = None, bounds: Sequence[int] | None = None, seed: int = 0,
+                 fail_marker: str | None = None, fail_event: tuple[int, int] | None = None,
+                 fail_after_batch: int | None = None) -> None:
+        if not scenarios:
+            raise BadInputError("a Spark job needs at least one scenario")
+        if bounds is not None and len(scenarios) != 1:
+            raise BadInputError("explicit batch bounds need exactly one scenario")
+        self.scenarios = list(scenarios)
+        count = batches if batches is not None else 1
+        self.bounds = [batch_bounds(len(s.events), batches=count, bounds=bounds) for s in self.scenarios]
+        self.n_batches = max(len(b) for b in self.bounds)
+        refs: list[NodeRef] = []
+        self.rows = []
+        self.clocks: list[Clocks | None] = []
+        for s_index, scenario in enumerate(self.scenarios):
+            plan = make_plan(scenario)
+            nodes = plan.nodes()
+            clocks = None
+            if time_driven(scenario, nodes):
+                entry = {name: idx for name, (_node, idx) in plan.entry.items()}
+                clocks = node_clocks(scenario, entry, len(nodes[0].inputs), self.bounds[s_index])
+            self.clocks.append(clocks)
+            first = len(refs)
+            numbers = {id(n): (first + i, _height(n)) for i, n in enumerate(nodes)}
+            for i, n in enumerate(nodes):
+                parent = None if n.parent is None else numbers[id(n.parent)][0]
+                refs.append(NodeRef(s_index, i, numbers[id(n)][1], parent))
+            self.rows.append(encode_events(scenario, plan, numbers, s_index, clocks))
+        self.stages = 1 + max(ref.stage for ref in refs)
+        self.time_driven = any(c is not None for c in self.clocks)
+        if self.time_driven and self.stages > 1:
+            raise UnsupportedOnSpark("a job with a time-driven scenario must have single-node plans only "
+                                     "(run_scenarios_on_spark runs them in a job of their own)")
+        self.spec = JobSpec(tuple(scenario_to_dict(s.with_events(())) for s in self.scenarios), tuple(refs),
+                            uuid.uuid4().hex, tuple(self.clocks) if self.time_driven else (), seed, fail_marker,
+                            fail_event)
+        self.spark = spark
+        self.owns_dir = work_dir is None
+        self._root = Path(work_dir) if work_dir is not None else None
+        self.fail_marker = fail_marker
+        self.fail_after_batch = fail_after_batch
+        self.batches_written = 0
+        self.files_written = 0
+        self._mtime = mtime_base()
+        self.progress: list[dict] = []
+
+    # ----------------------------------------------------------- folders
+    @property
+    def root(self) -> Path:
+        """The work folder (made on first use; a temporary one unless work_dir was given)."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="converge-spark-"))
+        return self._root
+
+    @property
+    def source_dir(self) -> Path:
+        return self.root / "source"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.root / "checkpoint"
+
+    @property
+    def sink_dir(self) -> Path:
+        return self.root / "sink"
+
+    # ----------------------------------------------------------- input
+    def write_batches(self, upto: int | None = None) -> int:
+        """Write the source files of batches [written so far, upto); returns how many files were added."""
+        upto = self.n_batches if upto is None else min(upto, self.n_batches)
+        added = 0
+        for b in range(self.batches_written, upto):
+            if write_batch_file(self.batch_columns(b), self.source_dir / f"batch-{b:06d}.parquet", self._mtime + b):
+                added += 1
+        self.batches_written = max(self.batches_written, upto)
+        self.files_written += added
+        return added
+
+    def batch_columns(self, b: int) -> dict[str, list]:
+        """Source columns of micro-batch b (scenario, seq, stage, node, key, data, etime)."""
+        parts = [(rows, *bounds[b]) for rows, bounds in zip(self.rows, self.bounds) if b < len(bounds)]
+        return batch_columns(parts, b, tick=self.time_driven)
+
+    # ----------------------------------------------------------- query
+    def build_query(self, source: Any) -> Any:
+        """The streaming DataFrame of the last stage's output (roots' changes).
+
+        A time-driven job runs in EventTime mode with the micro-batch number as
+        event time (watermark delay 0): Spark's watermark then says which
+        micro-batches are done, which is what a timer needs to be woken."""
+        from pyspark.sql import functions as F
+
+        columns = ["key", "data"]
+        mode = "None"
+        if self.time_driven:
+            source = source.withWatermark("etime", "0 seconds")
+            columns.append("etime")
+            mode = "EventTime"
+        df = None
+        for stage in range(self.stages):
+            entering = source.filter(F.col("stage") == stage).select(*columns)
+            df = entering if df is None else df.unionByName(entering)
+            df = df.groupBy("key").transformWithState(StageProcessor(self.spec, stage), ROW_SCHEMA, "Append", mode)
+        return df
+
+    def run(self) -> None:
+        """Process every source file written so far (availableNow), continuing from the checkpoint."""
+        spark = self.spark or get_spark()
+        self.spark = spark
+        if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB_PROVIDER:
+            spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+        if self.files_written == 0 and not self.checkpoint_dir.exists():
+            return                                   # no change event at all: nothing for Spark to do
+        source = (spark.readStream.schema(SOURCE_SCHEMA).option("maxFilesPerTrigger", 1)
+                  .parquet(str(self.source_dir)))
+        sink = IdempotentParquetSink(self.sink_dir, fail_marker=self.fail_marker,
+                                     fail_after_batch=self.fail_after_batch)
+        query = (self.build_query(source).writeStream.foreachBatch(sink)
+                 .option("checkpointLocation", str(self.checkpoint_dir)).trigger(availableNow=True).start())
+        try:
+            query.awaitTermination()
+        finally:
+            self.progress.extend(query.recentProgress)
+            if query.isActive:
+                query.stop()
+
+    # ----------------------------------------------------------- output
+    def results(self, sink_rows: Iterable[tuple[str, bytes]] | None = None) -> list[RunResult | BadInputError]:
+        """Per scenario: its RunResult, or the bad-input error of its first bad event."""
+        rows = read_sink_rows(self.sink_dir) if sink_rows is None else sink_rows
+        per_event, errors = decode_changelog(rows, [len(s.events) for s in self.scenarios])
+        out: list[RunResult | BadInputError] = []
+        for scenario, events, errs, clocks in zip(self.scenarios, per_event, errors, self.clocks):
+            if errs:
+                seq, message = min(errs)
+                out.append(BadInputError(message, event_index=seq))
+                continue
+            if clocks is not None:
+                add_output_watermarks(scenario, clocks, events)
+            out.append(RunResult(scenario, events))
+        return out
+
+    def result(self, index: int = 0) -> RunResult:
+        outcome = self.results()[index]
+        if isinstance(outcome, BadInputError):
+            raise outcome
+        return outcome
+
+    def cleanup(self) -> None:
+        if self.owns_dir and self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+
+
+def split_by_time(scenarios: Sequence[Scenario]) -> dict[bool, list[int]]:
+    """Indexes of the scenarios without and with a time-driven plan (they need separate queries)."""
+    groups: dict[bool, list[int]] = {False: [], True: []}
+    for i, scenario in enumerate(scenarios):
+        groups[time_driven(scenario, make_plan(scenario).nodes())].append(i)
+    return groups
+
+
+def run_scenarios_on_spark(scenarios: Sequence[Scenario], *, work_dir: str | Path | None = None,
+                           **options: Any) -> list[RunResult | BadInputError]:
+    """Run several scenarios on Spark; per scenario a RunResult or its bad-input error.
+
+    Scenarios without time-driven operators share one query; time-driven ones
+    (interval joins) run in a second query, in EventTime mode."""
+    out: list[Any] = [None] * len(scenarios)
+    for timed, indexes in split_by_time(scenarios).items():
+        if not indexes:
+            continue
+        folder = None if work_dir is None else Path(work_dir) / ("time" if timed else "plain")
+        job = SparkJoinJob([scenarios[i] for i in indexes], work_dir=folder, **options)
+        try:
+            job.write_batches()
+            job.run()
+            for i, result in zip(indexes, job.results()):
+                out[i] = result
+        finally:
+            job.cleanup()
+    return out
+
+
+def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int | None = None,
+                          bounds: Sequence[int] | None = None, work_dir: str | Path | None = None,
+                          seed: int = 0) -> RunResult:
+    """Run every event of a scenario on Spark: one list of output changes per event, like the local runtime.
+
+    `batches` splits the events evenly into that many micro-batches, `bounds`
+    names the first event of each later batch; by default the whole scenario
+    is one micro-batch.
+    """
+    (outcome,) = run_scenarios_on_spark([scenario], spark=spark, batches=batches, bounds=bounds,
+                                        work_dir=work_dir, seed=seed)
+    if isinstance(outcome, BadInputError):
+        raise outcome
+    return outcome

@@ -1,0 +1,301 @@
+"""Plan nodes as a Spark `StatefulProcessor`: the same operator objects, our state layer inside Spark's.
+
+A job runs one or more scenarios. Their plan nodes are numbered globally and
+put in stages by height (leaves are stage 0); each stage is one
+`transformWithState` operator grouped by "node|key", so a node's keyed state
+lives in Spark's RocksDB state store under its own node number. (One string
+column, not two: Spark's Python worker converts every cell of every row.)
+
+Each key group of a micro-batch is one call of `handleInputRows`. The key's
+whole KeyedStateBackend slice (and its pending timers, engine/runtime/spark/
+timers.py) is one ValueState blob: it is read once, put into a local
+KeyedStateBackend, the operator processes the key's changes in (event seq,
+position) order through an ordinary OperatorContext, and the slice is taken
+out and written back once. Every state call is a round trip to the JVM
+(~100 µs measured), so this costs two calls per key per batch however many
+records the key holds. TTL and MapState order stay in our layer, so both
+runtimes agree exactly; processing time and watermark arrive in-band on
+every change.
+
+Rows are `key string, data binary`, the key being "node|repr(key)". `data`
+pickles a list of items `(seq, pos, input index, kind, row, processing time,
+watermark)` for that node and key, so a key group emits one row per
+destination key, not one per change. `pos` is the path of output positions
+from the source event to this change: sorting by (seq, pos) gives exactly
+the local runtime's order. A negative node -(s+1) marks the output of
+scenario s's root; those rows pass through later stages untouched, with
+items `(seq, pos, kind, row)`.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from pyspark.sql import Row
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+
+from engine.changelog import Change
+from engine.errors import BadInputError
+from engine.runtime.spark.clocks import Clocks
+from engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
+
+ROW_SCHEMA = "key string, data binary"
+SLICE_SCHEMA = "slice binary"
+ERROR_KIND = "!error"      # an item kind no change has: a bad-input error for the driver to raise
+
+_UNREAD = object()         # the blob was not read yet
+
+_dumps = pickle.dumps
+_loads = pickle.loads
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+def group_key(node: int, key: tuple) -> str:
+    """The grouping column of a node's key: repr is canonical for the tuples of ints, strings,
+    booleans and NULLs that keys are made of (pickle is not: it memoizes shared objects)."""
+    return f"{node}|{key!r}"
+
+
+def sink_key(scenario_index: int) -> str:
+    """The grouping column of a scenario's output: node -(s+1), no key."""
+    return f"{-(scenario_index + 1)}|"
+
+
+def node_of(grouping: str) -> int:
+    return int(grouping[:grouping.index("|")])
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    scenario: int       # index into JobSpec.scenarios
+    index: int          # position in that scenario's plan.nodes() (children before parents)
+    stage: int
+    parent: int | None  # global node number of the parent; None for a root
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What workers need to rebuild the plan nodes: small and picklable (no events, no compiled code)."""
+
+    scenarios: tuple[dict, ...]      # scenario_to_dict without events
+    nodes: tuple[NodeRef, ...]       # global node number -> where it is
+    token: str                       # unique per job, so workers never mix two jobs' cached nodes
+    clocks: tuple[Clocks | None, ...] = ()   # per scenario: its time-driven node's clocks, or None
+    seed: int = 0
+    fail_marker: str | None = None   # failure injection for restart tests: raise while this file exists
+    fail_event: tuple[int, int] | None = None   # ... in the key group holding (scenario, event seq)
+
+
+class NoTimers:
+    """Timer service of a node the job did not find time-driven: any call is a bug worth a clear error."""
+
+    def _refuse(self, timestamp: int) -> None:
+        raise BadInputError("an operator the Spark job did not plan as time-driven registered a timer")
+
+    register_event_time_timer = register_processing_time_timer = _refuse
+    delete_event_time_timer = delete_processing_time_timer = _refuse
+
+
+class BuiltNode:
+    """A node's operator, opened on a local backend that holds one key at a time."""
+
+    def __init__(self, job: JobSpec, number: int) -> None:
+        from engine.operators.base import OperatorContext
+        from engine.planner import plan as make_plan
+        from engine.scenario import scenario_from_dict
+        from engine.state import KeyedStateBackend
+
+        ref = job.nodes[number]
+        scenario = scenario_from_dict(job.scenarios[ref.scenario])
+        node = make_plan(scenario).nodes()[ref.index]
+        self.operator = node.operator
+        self.backend = KeyedStateBackend(scenario.config.map_state_order, seed=job.seed)
+        self.clocks = job.clocks[ref.scenario] if job.clocks else None
+        self.timers = KeyTimers() if self.clocks is not None else None
+        self.ctx = OperatorContext(self.backend, self.timers or NoTimers())
+        self.operator.open(self.ctx)
+        self.keys = [self.operator.key_selector(i) for i in range(len(node.inputs))]
+        self.stage = ref.stage
+        self.scenario = ref.scenario
+        self.parent = ref.parent
+        self.parent_index = node.parent_index
+        self.parent_key = None if node.parent is None else node.parent.operator.key_selector(node.parent_index)
+        self.has_ttl = scenario.config.state_ttl_ms is not None
+
+
+_BUILT: OrderedDict[tuple[str, int], BuiltNode] = OrderedDict()
+_BUILT_LIMIT = 1024      # nodes are small; a campaign job holds a few hundred
+
+
+def built_node(job: JobSpec, number: int) -> BuiltNode:
+    """Node `number` of `job`, built once per Python worker (init() runs per batch and partition)."""
+    cache_key = (job.token, number)
+    node = _BUILT.get(cache_key)
+    if node is None:
+        node = _BUILT[cache_key] = BuiltNode(job, number)
+        while len(_BUILT) > _BUILT_LIMIT:
+            _BUILT.popitem(last=False)
+    return node
+
+
+def _order(item: tuple) -> tuple:
+    return item[0], item[1]
+
+
+class StageProcessor(StatefulProcessor):
+    """Runs the operators of one stage, one node|key group at a time, state read and written once.
+
+    The ValueState blob is (key, state slice, pending timers): the key, so a
+    Spark timer that wakes a group without rows knows it; the timers, so they
+    live in our layer with the state they guard.
+    """
+
+    def __init__(self, job: JobSpec, stage: int) -> None:
+        self.job = job
+        self.stage = stage
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.slice_state = handle.getValueState("slice", SLICE_SCHEMA)
+
+    # ------------------------------------------------------------ Spark's calls
+    def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        (grouping,) = key
+        number = node_of(grouping)
+        if number < 0 or self.job.nodes[number].stage != self.stage:
+            for row in rows:                 # a root's output, or rows for a later stage: pass on
+                yield Row(key=grouping, data=row[1])
+            return
+        items: list = []
+        for row in rows:
+            items.extend(_loads(row[1]))
+        if len(items) > 1:
+            items.sort(key=_order)
+        node = built_node(self.job, number)
+        self._maybe_fail(node, items)
+        first = items[0]
+        if first[3] == ERROR_KIND:           # a child's bad-input error: pass it to the root
+            seq, pos, _tag, kind, message, pt, wm = first
+            yield from self._emit(node, [(seq, pos, kind, message, pt, wm)])
+            return
+        yield from self._run(node, node.keys[first[2]](first[4]), items, None)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
+        """A Spark timer woke a key of a time-driven node: fire what is due up to the finished batches."""
+        node = built_node(self.job, node_of(key[0]))
+        stored = self.slice_state.get()
+        if stored is None or node.clocks is None:
+            return
+        k = _loads(stored[0])[0]
+        before = completed_before(node.clocks, timerValues.getCurrentWatermarkInMs())
+        yield from self._run(node, k, [], before, stored)
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------ one key
+    def _run(self, node: BuiltNode, k: Any, items: list, fire_before: int | None,
+             stored: Any = _UNREAD) -> Iterator[Row]:
+        """Load the key's slice, fire due timers and process its changes in order, save the slice once."""
+        backend = node.backend
+        timers = node.timers
+        backend.take_key_slice(k)          # leftovers of a batch aborted in this worker, if any
+        if stored is _UNREAD:
+            stored = self.slice_state.get()
+        if stored is not None:
+            _k, state_slice, pending = _loads(stored[0])
+            if state_slice is not None:
+                backend.put_key_slice(k, state_slice)
+            if timers is not None:
+                timers.pending = dict(pending or {})
+        elif timers is not None:
+            timers.pending = {}
+        backend.current_key = k
+        process = node.operator.process
+        ctx = node.ctx
+        out: list = []
+        append = out.append
+        for seq, pos, tag, kind, row, pt, wm in items:
+            if timers is not None:
+                self._fire(node, k, seq, out)
+                timers.seq = seq
+                ctx.watermark = wm
+            if kind == ERROR_KIND:           # a child's bad-input error: pass it to the root
+                backend.take_key_slice(k)
+                yield from self._emit(node, [(seq, pos, kind, row, pt, wm)])
+                return
+            backend.now = pt
+            try:
+                emitted = process(tag, Change(kind, row), ctx)
+            except BadInputError as exc:
+                backend.take_key_slice(k)
+                yield from self._emit(node, [(seq, pos, ERROR_KIND, exc.detail, pt, wm)])
+                return                       # the driver raises it; the key's state stays as it was
+            for j, change in enumerate(emitted):
+                append((seq, pos + (j,), change.kind, change.row, pt, wm))
+        if fire_before is not None:
+            self._fire(node, k, fire_before, out)
+        self._save(node, k, stored)
+        if out:
+            yield from self._emit(node, out)
+
+    def _fire(self, node: BuiltNode, k: Any, before: int, out: list) -> None:
+        """Fire the key's timers that fire before event `before`, in firing order, as the local runtime does."""
+        timers, clocks, ctx = node.timers, node.clocks, node.ctx
+        assert timers is not None and clocks is not None
+        fired = 0
+        while (due := timers.next_due(clocks, before)) is not None:
+            at, ts, event_time = due
+            del timers.pending[(ts, event_time)]
+            pt, wm = clocks.processing_time_at(at), clocks.watermark_at(at)
+            node.backend.now = pt
+            ctx.watermark = wm
+            timers.seq = at
+            for j, change in enumerate(node.operator.on_timer(ts, ctx, event_time=event_time)):
+                if isinstance(change, Change):
+                    out.append((at, (0, ts, repr(k), fired, j), change.kind, change.row, pt, wm))
+            fired += 1
+
+    def _save(self, node: BuiltNode, k: Any, stored: Any) -> None:
+        backend = node.backend
+        if node.has_ttl:
+            backend.purge_expired()          # expired entries are invisible: do not carry them along
+        state_slice = backend.take_key_slice(k)
+        pending = node.timers.pending if node.timers is not None else None
+        if state_slice is None and not pending:
+            if stored is not None:
+                self.slice_state.clear()
+            return
+        self.slice_state.update((_dumps((k, state_slice, pending), _PROTOCOL),))
+        if pending:
+            first = node.timers.first_firing(node.clocks)  # type: ignore[union-attr]
+            if first is not None:
+                self.handle.registerTimer(spark_timer_for(node.clocks, first))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ output
+    def _emit(self, node: BuiltNode, items: list) -> Iterator[Row]:
+        """A root emits one row per key group; an inner node one row per destination key."""
+        if node.parent is None or items[0][2] == ERROR_KIND:
+            data = [(s, p, kd, r) for s, p, kd, r, _, _ in items]
+            yield Row(key=sink_key(node.scenario), data=_dumps(data, _PROTOCOL))
+            return
+        parent_key = node.parent_key
+        parent = node.parent
+        tag = node.parent_index
+        groups: dict[str, list] = {}
+        for seq, pos, kind, row, pt, wm in items:
+            groups.setdefault(group_key(parent, parent_key(row)), []).append((seq, pos, tag, kind, row, pt, wm))
+        for dest, group in groups.items():
+            yield Row(key=dest, data=_dumps(group, _PROTOCOL))
+
+    def _maybe_fail(self, node: BuiltNode, items: list) -> None:
+        job = self.job
+        if job.fail_marker is None or job.fail_event is None or not os.path.exists(job.fail_marker):
+            return
+        scenario, seq = job.fail_event
+        if node.scenario == scenario and any(item[0] == seq for item in items):
+            raise RuntimeError(f"injected failure while processing event {seq} of scenario {scenario}")

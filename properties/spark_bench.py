@@ -1,0 +1,198 @@
+"""`converge bench --runtime spark`: rows/s of our Spark runtime and of Spark's native join, on the same data.
+
+Both queries run in the same SparkSession, read the same events from Parquet
+files in the same micro-batches (one file per batch, `maxFilesPerTrigger=1`)
+and write their output through the same kind of sink (`foreachBatch` into
+Parquet, one folder per batch id). The time measured is the query's wall
+time from start to termination (query planning, the Python workers, state
+store commits and the sink included); preparing the input files is timed
+separately and not counted.
+
+* ours: the inner-join benchmark stream (properties.benches.regular,
+  unique keys: JoinKeyContainsUniqueKey views) through the Spark runtime,
+  with its -U/+U retractions; checked against the local runtime's answer.
+* native: Spark's stream-stream inner join on the same events, each side
+  with a watermark on the event's time (its position, in ms) and a time
+  range of one update round, so state can be dropped; the ratio is against
+  this one. For context also the plain equi-join without watermark (state
+  kept forever), the variant shared/notes/spark-measured.md measured.
+  Native joins cannot retract, so every -U/+U row is just another row to
+  them: the work is comparable, the answers are not.
+
+Both run after an untimed warm-up of each on a small stream, so neither pays
+for the JVM's first queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+NATIVE_SCHEMA = "k long, v long, side int, seq long, ts timestamp"
+
+
+def _spark() -> Any:
+    from engine.runtime.spark.session import get_spark
+
+    spark = get_spark(cores=2, shuffle_partitions=2, driver_memory="2g")
+    spark.conf.set("spark.sql.shuffle.partitions", "2")   # also when a session was already active
+    return spark
+
+
+def run_ours(spark: Any, scenario: Any, batches: int, work: Path, *, verify: bool) -> dict:
+    from engine.materialize import clean, fold
+    from engine.runtime.spark.job import SparkJoinJob
+
+    t0 = time.perf_counter()
+    job = SparkJoinJob([scenario], spark=spark, work_dir=work, batches=batches)
+    job.write_batches()
+    prepared = time.perf_counter()
+    job.run()
+    ran = time.perf_counter()
+    result = job.result()
+    read = time.perf_counter()
+    seconds = ran - prepared
+    out = {"events": len(scenario.events), "micro_batches": job.files_written, "seconds": round(seconds, 2),
+           "rows_per_second": round(len(scenario.events) / seconds), "prepare_seconds": round(prepared - t0, 2),
+           "read_back_seconds": round(read - ran, 2), "output_changes": len(result.changes),
+           "batch_ms": [p["durationMs"].get("triggerExecution") for p in job.progress]}
+    if verify:
+        from engine.runtime.local import run_scenario
+
+        out["matches_local_runtime"] = clean(fold(result.changes)) == clean(fold(run_scenario(scenario).changes))
+    return out
+
+
+def _native_files(scenario: Any, batches: int, folder: Path) -> int:
+    """The same events as typed rows (k, v, side, seq, ts = seq ms), one Parquet file per micro-batch."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.runtime.spark.source import batch_bounds, mtime_base
+
+    events = scenario.events
+    side = {"a": 0, "b": 1}
+    epoch = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    base = mtime_base()
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / "native-staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    bounds = batch_bounds(len(events), batches=batches)
+    for b, (start, end) in enumerate(bounds):
+        chunk = events[start:end]
+        table = pa.table({
+            "k": pa.array([e.row[0] for e in chunk], pa.int64()),
+            "v": pa.array([e.row[1] for e in chunk], pa.int64()),
+            "side": pa.array([side[e.input] for e in chunk], pa.int32()),
+            "seq": pa.array(range(start, end), pa.int64()),
+            "ts": pa.array([epoch + dt.timedelta(milliseconds=i) for i in range(start, end)],
+                           pa.timestamp("us", tz="UTC")),
+        })
+        path = staging / f"batch-{b:06d}.parquet"
+        pq.write_table(table, path)
+        os.utime(path, (base + b, base + b))
+        os.replace(path, folder / path.name)
+    return len(bounds)
+
+
+def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: int | None) -> dict:
+    """Spark's stream-stream inner join on k; with `round_ms`, watermarks and a time range of that size."""
+    from pyspark.sql import functions as F
+
+    from engine.runtime.spark.job import IdempotentParquetSink
+
+    t0 = time.perf_counter()
+    files = _native_files(scenario, batches, work / "source")
+    prepared = time.perf_counter()
+    src = spark.readStream.schema(NATIVE_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(work / "source"))
+    left = src.filter(F.col("side") == 0).select(F.col("k").alias("lk"), F.col("v").alias("lv"),
+                                                 F.col("ts").alias("lt"))
+    right = src.filter(F.col("side") == 1).select(F.col("k").alias("rk"), F.col("v").alias("rv"),
+                                                  F.col("ts").alias("rt"))
+    if round_ms is None:
+        cond = F.expr("lk = rk")
+    else:
+        delay = f"{round_ms} milliseconds"
+        left, right = left.withWatermark("lt", delay), right.withWatermark("rt", delay)
+        cond = F.expr(f"lk = rk AND rt BETWEEN lt - INTERVAL {round_ms} MILLISECONDS "
+                      f"AND lt + INTERVAL {round_ms} MILLISECONDS")
+    sink = IdempotentParquetSink(work / "sink", columns=("lk", "lv", "lt", "rv", "rt"))
+    query = (left.join(right, cond, "inner").writeStream.foreachBatch(sink)
+             .option("checkpointLocation", str(work / "checkpoint")).trigger(availableNow=True).start())
+    query.awaitTermination()
+    seconds = time.perf_counter() - prepared
+    import pyarrow.parquet as pq
+
+    counted = [pq.read_metadata(part).num_rows for part in (work / "sink").glob("batch_id=*/*.parquet")]
+    return {"events": len(scenario.events), "micro_batches": files, "seconds": round(seconds, 2),
+            "rows_per_second": round(len(scenario.events) / seconds), "prepare_seconds": round(prepared - t0, 2),
+            "output_rows": sum(counted), "watermark_and_time_range_ms": round_ms,
+            "batch_ms": [p["durationMs"].get("triggerExecution") for p in query.recentProgress]}
+
+
+def warm_up(spark: Any, keys: int, work: Path) -> float:
+    """Both kinds of query once on a small stream, untimed: JIT, Python workers and RocksDB start warm."""
+    from properties.benches.regular import inner_join_stream
+
+    start = time.perf_counter()
+    small = inner_join_stream(min(20_000, 10 * keys), max(1, min(keys, 2_000)), unique_keys=True)
+    run_ours(spark, small, 1, work / "warm-ours", verify=False)
+    run_native(spark, small, 1, work / "warm-native", round_ms=4_000)
+    return time.perf_counter() - start
+
+
+def run_spark_bench(args: argparse.Namespace) -> int:
+    """Measure both on the same data; print them and their ratio; write JSON to args.out."""
+    from properties.benches.regular import inner_join_stream
+
+    batches = int(getattr(args, "batches", None) or 1)
+    verify = not getattr(args, "no_verify", False)
+    print(f"building the inner-join stream: {args.events} events, {args.keys} keys ...", flush=True)
+    scenario = inner_join_stream(args.events, args.keys, unique_keys=True)
+    spark = _spark()
+    work = Path(tempfile.mkdtemp(prefix="converge-spark-bench-"))
+    try:
+        print("warming up (both queries on a small stream, untimed) ...", flush=True)
+        warm = warm_up(spark, args.keys, work)
+        print(f"our runtime on Spark ({batches} micro-batch(es)) ...", flush=True)
+        ours = run_ours(spark, scenario, batches, work / "ours", verify=verify)
+        print(f"  {json.dumps(ours)}", flush=True)
+        print("Spark's native stream-stream inner join, with watermarks ...", flush=True)
+        native = run_native(spark, scenario, batches, work / "native", round_ms=2 * args.keys)
+        print(f"  {json.dumps(native)}", flush=True)
+        print("Spark's native stream-stream inner join, equi-join only (no watermark, state kept) ...", flush=True)
+        plain = run_native(spark, scenario, batches, work / "native-plain", round_ms=None)
+        print(f"  {json.dumps(plain)}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ratio = ours["rows_per_second"] / native["rows_per_second"]
+    ratio_plain = ours["rows_per_second"] / plain["rows_per_second"]
+    load = os.getloadavg()
+    doc = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                       "load_average_after": [round(x, 2) for x in load]},
+           "args": {"events": args.events, "keys": args.keys, "micro_batches": batches},
+           "warm_up_seconds": round(warm, 1),
+           "results": {"spark_runtime_inner_join": ours, "spark_native_inner_join": native,
+                       "spark_native_equi_join_no_watermark": plain,
+                       "ratio_ours_to_native": round(ratio, 3),
+                       "ratio_ours_to_native_no_watermark": round(ratio_plain, 3)}}
+    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+    from properties.cli import format_table
+
+    rows = [("converge on Spark", ours["events"], ours["seconds"], ours["rows_per_second"]),
+            ("Spark native join, watermarks", native["events"], native["seconds"], native["rows_per_second"]),
+            ("Spark native equi-join", plain["events"], plain["seconds"], plain["rows_per_second"])]
+    print(format_table(("query", "events", "seconds", "rows/s"), rows))
+    print(f"ratio ours / native with watermarks: {ratio:.2f}; ours / native equi-join: {ratio_plain:.2f}   "
+          f"(load average {load[0]:.1f}: other jobs on the cores skew all three)")
+    print(f"written: {args.out}")
+    return 0

@@ -1,0 +1,218 @@
+"""`converge run --runtime spark`: generated scenarios on Spark, compared with the local runtime and DuckDB.
+
+Spark's cost is per query and per micro-batch, not per scenario, so a
+family's examples are drawn first (Hypothesis, seeded) and run together in
+one streaming query (time-driven ones, interval joins, in a second), cut
+into a few micro-batches. Each scenario is then checked by two properties:
+
+* `spark_equals_local`: the output of every event is exactly the local
+  runtime's (changes, kinds and order). The Spark runtime reproduces it in
+  full, not only at micro-batch boundaries, because every change carries its
+  event's position and each key's changes run in event order.
+* `spark_final_equals_oracle`: where DuckDB decides (regular and multi-way
+  joins with no state TTL, `semantics=correct`, no raw upsert input), the
+  materialized final answer equals DuckDB's.
+
+A failure is not shrunk on Spark (every try would be a query); the smallest
+failing scenario is reported, replayable with `converge replay --runtime spark`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from engine.errors import BadInputError
+from engine.materialize import clean, fold, fold_history
+from engine.runtime.local import RunResult, run_scenario
+from engine.scenario import Scenario
+from properties.campaign import PropertyResult
+from properties.divergence import Divergence, PropertyFailure
+
+PROPERTIES = ("spark_equals_local", "spark_final_equals_oracle")
+DEFAULT_EXAMPLES = 60
+
+
+def family_strategies() -> dict[str, Callable[[], st.SearchStrategy[Scenario]]]:
+    """The families the Spark runtime runs, as scenario strategies."""
+    from generators.anomalies import dedupe_scenarios, order_item_scenarios
+    from generators.interval import interval_join_scenarios
+    from generators.multiway import multiway_scenarios
+    from generators.scenarios import regular_join_scenarios
+
+    return {
+        "regular": lambda: st.one_of(regular_join_scenarios(), regular_join_scenarios(ttl="long"),
+                                     regular_join_scenarios(ttl="short", modes=("insert_only", "retract"))),
+        "multiway": lambda: st.one_of(multiway_scenarios(multi_join="on"), multiway_scenarios(multi_join="off")),
+        "anomalies": lambda: st.one_of(order_item_scenarios(), dedupe_scenarios()),
+        "interval": lambda: st.one_of(interval_join_scenarios(), interval_join_scenarios(late_share=(10, 40)),
+                                      interval_join_scenarios(time="processing", late_share=(0, 30))),
+    }
+
+
+def draw_scenarios(strategy: st.SearchStrategy[Scenario], n: int, seed: int | None) -> list[Scenario]:
+    """n examples of a strategy, as Hypothesis generates them (no checks run while drawing)."""
+    drawn: list[Scenario] = []
+
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(scenario: Scenario) -> None:
+        drawn.append(scenario)
+
+    if seed is not None:
+        collect = hypothesis_seed(seed)(collect)
+    collect()
+    return drawn[:n]
+
+
+def oracle_decides(scenario: Scenario) -> bool:
+    """DuckDB's answer is the expected one: a regular or multi-way join with no TTL, `semantics=correct`,
+    no raw upsert input and no pipeline option (those answers, and interval joins', are decided by their
+    own models, which the local runtime is checked against)."""
+    if scenario.join.interval is not None:
+        return False
+    cfg = scenario.config
+    ttl = cfg.state_ttl_ms
+    raw_upsert = not cfg.changelog_normalize and any(i.changelog_mode == "upsert" for i in scenario.inputs)
+    return ((ttl is None or (isinstance(ttl, dict) and not ttl)) and cfg.semantics == "correct"
+            and not raw_upsert and not cfg.extra)
+
+
+def spark_equals_local(scenario: Scenario, got: RunResult | BadInputError) -> bool:
+    """Spark's output equals the local runtime's at every event (or both name the same bad event)."""
+    try:
+        want: RunResult | BadInputError = run_scenario(scenario)
+    except BadInputError as exc:
+        want = exc
+    if isinstance(want, BadInputError) or isinstance(got, BadInputError):
+        if str(got) != str(want):
+            raise PropertyFailure(Divergence("spark_equals_local", scenario,
+                                             f"Spark: {got!r}; local runtime: {want!r}"))
+        return True
+    for i, (a, b) in enumerate(zip(got.per_event, want.per_event, strict=True)):
+        if a != b:
+            raise PropertyFailure(Divergence(
+                "spark_equals_local", scenario,
+                f"event {i} emitted {[tuple(c) for c in a]} on Spark, {[tuple(c) for c in b]} locally",
+                event_index=i, engine=fold_history(got.per_event)[i], expected=fold_history(want.per_event)[i]))
+    return True
+
+
+def spark_final_equals_oracle(scenario: Scenario, got: RunResult | BadInputError) -> bool:
+    """Where DuckDB decides (see oracle_decides): the materialized final answer on Spark equals DuckDB's.
+    False when DuckDB does not decide this scenario (it was not checked)."""
+    if isinstance(got, BadInputError) or not oracle_decides(scenario):
+        return False
+    from properties.regular import shared_oracle
+
+    engine = clean(fold(got.changes))
+    expected: Counter = shared_oracle().final(scenario)
+    if engine != expected:
+        raise PropertyFailure(Divergence("spark_final_equals_oracle", scenario,
+                                         "the final answer on Spark differs from DuckDB's",
+                                         event_index=len(scenario.events) - 1, engine=engine, expected=expected))
+    return True
+
+
+CHECKS: dict[str, Callable[[Scenario, Any], bool]] = {
+    "spark_equals_local": spark_equals_local,
+    "spark_final_equals_oracle": spark_final_equals_oracle,
+}
+
+
+@dataclass
+class SparkCheck:
+    """One property over a batch of scenarios: how many it decided, the failures (smallest scenario first)."""
+
+    name: str
+    checked: int
+    failures: list[PropertyFailure]
+
+
+def check_results(scenarios: Sequence[Scenario], results: Sequence[RunResult | BadInputError], *,
+                  properties: Sequence[str] = PROPERTIES) -> list[SparkCheck]:
+    """Check each scenario's Spark outcome with every named property."""
+    out = []
+    for name in properties:
+        failures = []
+        checked = 0
+        for scenario, got in zip(scenarios, results, strict=True):
+            try:
+                checked += CHECKS[name](scenario, got)
+            except PropertyFailure as exc:
+                failures.append(exc)
+                checked += 1
+        failures.sort(key=lambda f: len(f.divergence.scenario.events))
+        out.append(SparkCheck(name, checked, failures))
+    return out
+
+
+def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] = PROPERTIES,
+                   batches: int = 3, spark: Any = None, work_dir: str | Path | None = None) -> list[SparkCheck]:
+    """Run the scenarios in one Spark query and check each with every named property."""
+    from engine.runtime.spark.job import run_scenarios_on_spark
+
+    results = run_scenarios_on_spark(scenarios, spark=spark, batches=batches, work_dir=work_dir)
+    return check_results(scenarios, results, properties=properties)
+
+
+def run_spark_campaign(args: argparse.Namespace) -> int:
+    """Draw each family's examples, run them on Spark in one query per family, print a table; 1 on failure."""
+    from properties.cli import format_table
+
+    strategies = family_strategies()
+    if args.family and args.family not in strategies:
+        raise BadInputError(f"--family {args.family!r}: the Spark campaign runs {', '.join(strategies)}")
+    if args.property and args.property not in CHECKS:
+        raise BadInputError(f"--property {args.property!r}: on Spark the properties are {', '.join(CHECKS)}")
+    families = [args.family] if args.family else list(strategies)
+    props = [args.property] if args.property else list(PROPERTIES)
+    n = args.examples if args.examples is not None else DEFAULT_EXAMPLES
+    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
+    print(f"seed {seed} (--seed {seed} draws the same scenarios again)", flush=True)
+    results: list[PropertyResult] = []
+    for family in families:
+        start = time.perf_counter()
+        scenarios = draw_scenarios(strategies[family](), n, seed)
+        print(f"{family}: {len(scenarios)} scenarios on Spark ...", flush=True)
+        checks = check_on_spark(scenarios, properties=props)
+        seconds = time.perf_counter() - start
+        for check in checks:
+            r = PropertyResult(family, check.name, examples=check.checked, failures=len(check.failures),
+                               seconds=seconds, seed=seed)
+            if check.failures:
+                r.failure = check.failures[0]
+                if not args.no_reports:
+                    from reports import write_failure_report
+
+                    paths = write_failure_report(r.failure.divergence, Path(args.reports_dir), runtime="spark",
+                                                 seed=seed, family=family)
+                    r.reports.extend(str(p) for p in paths)
+            results.append(r)
+    rows = [(r.family, r.name, r.examples, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.1f}")
+            for r in results]
+    print(format_table(("family", "property", "examples", "failures", "seconds", "examples/s"), rows))
+    print("(seconds: the family's Spark queries, shared by its properties)")
+    if not args.no_reports:
+        from reports.summary import write_summary
+
+        print(f"summary: {write_summary(results, Path(args.reports_dir))[0]}")
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        print(f"\nFAILED {r.family}/{r.name} ({r.failures} of {r.examples} scenarios; the smallest:)")
+        print(str(r.failure))
+        for path in r.reports:
+            print(f"  report: {path}")
+    print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed ({n * len(families)} scenarios on Spark; "
+          f"examples = the scenarios a property decides)")
+    return 1 if failed else 0

@@ -90,6 +90,7 @@ class _JoinBase(Operator):
         self._never_matches = _null_filter(spec.filter_nulls)
         self._residual = spec.residual
         self._sides = (spec.left, spec.right)
+        self._replace_retracts = spec.semantics == "correct"
 
     def key_of(self, input_index: int, row: tuple) -> tuple:
         return self._keys[input_index](row)
@@ -128,6 +129,25 @@ class _JoinBase(Operator):
             return [r for r in recs if cond(row, r)]
         return [r for r in recs if cond(r, row)]
 
+    def _replacement(self, index: int, change: Change) -> tuple[Change | None, Change]:
+        """Under semantics=correct, for a unique-key input: the retraction of the record `change`
+        replaces (a bare +U or a duplicate +I), and the change with the stored full image when a
+        raw upsert -D carries only the key. Under semantics=flink: (None, change) unchanged."""
+        if not self._replace_retracts:
+            return None, change
+        view = self.views[index]
+        if not view.side_spec.has_unique_key:
+            return None, change
+        kind, row = change
+        old = view.stored_for(row)
+        if old is None:
+            return None, change
+        if kind == "+I" or kind == "+U":
+            return Change("-U" if kind == "+U" else "-D", old), change
+        if self._sides[index].spec.changelog_mode == "upsert":
+            return None, Change(kind, old)
+        return None, change
+
     def _check_retraction(self, index: int, kind: str, row: tuple) -> None:
         side = self._sides[index]
         if side.validate_retractions and side.ttl_ms is None and not self.views[index].contains(row):
@@ -147,22 +167,16 @@ class StreamingJoinOperator(_JoinBase):
         self.right_outer = spec.join_type in ("right", "full")
         self._left_nulls = (None,) * len(spec.left.spec.columns)
         self._right_nulls = (None,) * len(spec.right.spec.columns)
-        self._replace_retracts = spec.semantics == "correct"
 
     def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
+        replaced, change = self._replacement(input_index, change)
         kind, row = change
         out: list[Change] = []
+        if replaced is not None:
+            self._retract(input_index, replaced.kind, replaced.row, ctx, out)
         if kind == "+I" or kind == "+U":
-            if self._replace_retracts:
-                view = self.views[input_index]
-                if view.side_spec.has_unique_key:
-                    old = view.stored_for(row)
-                    if old is not None:
-                        self._retract(input_index, "-U" if kind == "+U" else "-D", old, ctx, out)
             self._accumulate(input_index, kind, row, ctx, out)
         else:
-            if self._replace_retracts and self._sides[input_index].spec.changelog_mode == "upsert":
-                row = self.views[input_index].stored_for(row) or row  # a raw upsert -D may carry only the key
             self._check_retraction(input_index, kind, row)
             self._retract(input_index, kind, row, ctx, out)
         return out

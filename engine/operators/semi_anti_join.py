@@ -25,19 +25,12 @@ class StreamingSemiAntiJoinOperator(_JoinBase):
             raise BadInputError(f"StreamingSemiAntiJoinOperator does not run {spec.join_type!r} joins")
         super().__init__(spec)
         self.is_anti = spec.join_type == "anti"
-        self._replace_retracts = spec.semantics == "correct"
 
     def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
-        kind, row = change
-        view = self.views[input_index]
-        if self._replace_retracts and view.side_spec.has_unique_key:  # as StreamingJoinOperator does
-            old = view.stored_for(row)
-            if old is not None and kind in ("+I", "+U"):  # a replaced record is retracted first
-                return self._process(input_index, Change("-U" if kind == "+U" else "-D", old), ctx) + \
-                    self._process(input_index, change, ctx)
-            if old is not None and self._sides[input_index].spec.changelog_mode == "upsert":
-                change = Change(kind, old)  # a raw upsert -D may carry only the key
-        return self._process(input_index, change, ctx)
+        replaced, change = self._replacement(input_index, change)  # semantics=correct, as the regular join
+        if replaced is None:
+            return self._process(input_index, change, ctx)
+        return self._process(input_index, replaced, ctx) + self._process(input_index, change, ctx)
 
     def _process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
         kind, row = change

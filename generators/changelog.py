@@ -6,15 +6,22 @@ current table, so every drawn (and every shrunk) list is a valid changelog:
 a retraction always names a row that is present, a unique key is never
 duplicated, an upsert delete may carry only the key. An operation that does
 not apply (a delete on an empty table) degrades to an insert or is skipped.
+
+Operations come from bytes (`_OpDecoder`) in one of two encodings: a list
+with one draw per operation (`ops_strategy`), or one fixed-size byte string
+per stream (`packed_ops`, the default of the regular-join scenarios).
+Hypothesis's cost is per draw, so the packed encoding generates several
+times faster; docs/generators.md says how each shrinks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
+from engine.errors import BadInputError
 from engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
 
 # Small domains so keys collide and joins match often. sampled_from shrinks
@@ -51,64 +58,90 @@ def domain_for(spec: InputSpec, column: str, key_columns: Sequence[str], key_dom
     return dom
 
 
+class _OpDecoder:
+    """Decodes one operation from bytes: byte 0 is the head, the rest is the body.
+
+    The head picks (action, input); the body packs the key-only flag (bit 0),
+    the row pick (bits 1-3) and one base-6 digit per column value. Every byte
+    string decodes to a valid operation (or, with `skip_zero_head`, to
+    nothing), and Hypothesis shrinks bytes towards zero: a body towards the
+    first value of every domain, a head towards an insert on the first input.
+    With `skip_zero_head`, head 0 means "no operation" and 1 is that insert,
+    so a head byte falling to zero drops its operation in place.
+    """
+
+    def __init__(self, num_inputs: int, widths: Sequence[int], actions: Sequence[int], allow_advance: bool,
+                 *, skip_zero_head: bool = False) -> None:
+        acts = tuple(actions) + ((ADVANCE,) if allow_advance else ())
+        self.heads = tuple((a, i) for a in acts for i in range(num_inputs))
+        self.width = max(widths)
+        self.body_max = 6 ** self.width * 16
+        self.body_bytes = max(1, ((self.body_max - 1).bit_length() + 7) // 8)
+        self.size = 1 + self.body_bytes
+        self.skip = 1 if skip_zero_head else 0
+
+    def decode(self, data: bytes, at: int = 0) -> Op | None:
+        head = data[at] - self.skip
+        if head < 0:
+            return None
+        action, i = self.heads[head % len(self.heads)]
+        body = int.from_bytes(data[at + 1:at + self.size], "little") % self.body_max
+        values = []
+        v = body >> 4
+        for _ in range(self.width):
+            v, d = divmod(v, 6)
+            values.append(d)
+        return Op(i, action, (body >> 1) & 7, tuple(values), bool(body & 1))
+
+
 def ops_strategy(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_advance: bool,
                  min_ops: int = 1, actions: Sequence[int] = (INSERT, UPDATE, DELETE)) -> st.SearchStrategy[list[Op]]:
-    """Lists of abstract operations, two draws each (generation speed is the campaign's budget).
+    """Lists of abstract operations, one fixed-size byte-string draw each (see `_OpDecoder`).
 
-    The first draw picks (action, input) with inserts on the first input first, so
-    operations shrink towards plain inserts; the second packs the column values,
-    the row pick and the key-only flag into one integer that shrinks towards zero.
+    Hypothesis's cost is per draw, so an operation is one draw; the list
+    shrinks by deleting whole operations.
     """
-    acts = tuple(actions) + ((ADVANCE,) if allow_advance else ())
-    heads = tuple((a, i) for a in acts for i in range(num_inputs))
-    max_width = max(widths)
-    body_max = 6 ** max_width * 16 - 1
-
-    def decode(parts: tuple[tuple[int, int], int]) -> Op:
-        (action, i), body = parts
-        flag = bool(body & 1)
-        pick = (body >> 1) & 7
-        rest = body >> 4
-        values = []
-        for _ in range(max_width):
-            rest, v = divmod(rest, 6)
-            values.append(v)
-        return Op(i, action, pick, tuple(values), flag)
-
-    one = st.tuples(st.sampled_from(heads), st.integers(0, body_max)).map(decode)
+    dec = _OpDecoder(num_inputs, widths, actions, allow_advance)
+    one = st.binary(min_size=dec.size, max_size=dec.size).map(dec.decode)
     return st.lists(one, min_size=min_ops, max_size=max(max_ops, min_ops))
+
+
+def packed_decoder(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_advance: bool, min_ops: int = 1,
+                   actions: Sequence[int] = (INSERT, UPDATE, DELETE), header: int = 0
+                   ) -> tuple[int, Callable[[bytes], tuple[bytes, list[Op]]]]:
+    """(size, decode) of the packed layout: `header` bytes, a count byte, max_ops operation slots.
+
+    The count byte maps uniformly onto min_ops..max_ops; that many slots are
+    read, and a slot whose head byte is zero is no operation (`_OpDecoder`).
+    """
+    if not 0 <= min_ops <= max_ops:
+        raise BadInputError(f"need 0 <= min_ops <= max_ops, got min_ops={min_ops}, max_ops={max_ops}")
+    dec = _OpDecoder(num_inputs, widths, actions, allow_advance, skip_zero_head=True)
+    span = max_ops - min_ops + 1
+
+    def decode(data: bytes) -> tuple[bytes, list[Op]]:
+        n = min_ops + data[header] * span // 256
+        ops = (dec.decode(data, header + 1 + j * dec.size) for j in range(n))
+        return data[:header], [op for op in ops if op is not None]
+
+    return header + 1 + dec.size * max_ops, decode
 
 
 def packed_ops(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_advance: bool, min_ops: int = 1,
                actions: Sequence[int] = (INSERT, UPDATE, DELETE), header: int = 0
                ) -> st.SearchStrategy[tuple[bytes, list[Op]]]:
-    """(header bytes, operations) decoded from a single byte string: 3 bytes per operation.
+    """(header, operations) decoded from ONE fixed-size byte string (layout: `packed_decoder`).
 
-    Byte 0 of an operation picks (action, input) as ops_strategy's first draw does,
-    bytes 1-2 are its packed body; all-zero bytes decode to a plain insert on the
-    first input, so Hypothesis's byte shrinking (delete, zero, lower) shrinks the
-    stream towards fewer and plainer operations, and every byte string is valid.
+    One draw per stream is the fastest to generate (Hypothesis's cost is per
+    draw; with the header as a second draw, Hypothesis filled about a quarter
+    of the streams with zero bytes). The string never changes length, so no
+    byte deletion can shift operations against their slots: the stream
+    shrinks by the count byte falling (dropping operations from the end) and
+    by head bytes falling to zero (dropping one operation in place).
     """
-    acts = tuple(actions) + ((ADVANCE,) if allow_advance else ())
-    heads = tuple((a, i) for a in acts for i in range(num_inputs))
-    max_width = max(widths)
-    body_max = 6 ** max_width * 16
-
-    def decode(data: bytes) -> tuple[bytes, list[Op]]:
-        head, rest = data[:header], data[header:]
-        ops = []
-        for j in range(0, min(len(rest) // 3, max_ops) * 3, 3):
-            action, i = heads[rest[j] % len(heads)]
-            body = (rest[j + 1] | rest[j + 2] << 8) % body_max
-            values = []
-            v = body >> 4
-            for _ in range(max_width):
-                v, d = divmod(v, 6)
-                values.append(d)
-            ops.append(Op(i, action, (body >> 1) & 7, tuple(values), bool(body & 1)))
-        return head, ops
-
-    return st.binary(min_size=header + 3 * min_ops, max_size=header + 3 * max(max_ops, min_ops)).map(decode)
+    size, decode = packed_decoder(num_inputs, widths, max_ops=max_ops, allow_advance=allow_advance,
+                                  min_ops=min_ops, actions=actions, header=header)
+    return st.binary(min_size=size, max_size=size).map(decode)
 
 
 class ModelTable:

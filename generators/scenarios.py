@@ -14,6 +14,7 @@ from typing import Callable, Literal, Sequence
 
 from hypothesis import strategies as st
 
+from engine.errors import BadInputError
 from engine.scenario import Config, InputSpec, JoinSpec, Scenario
 from generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
 
@@ -68,7 +69,7 @@ def regular_join_scenarios(
     map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"),
     semantics: str = "correct",
     actions: Sequence[int] = (INSERT, 1, 2),
-    encoding: Literal["ops", "packed"] = "ops",
+    encoding: Literal["ops", "packed"] = "packed",
 ) -> st.SearchStrategy[Scenario]:
     """A binary join scenario with a valid changelog on each input.
 
@@ -76,16 +77,26 @@ def regular_join_scenarios(
     `ttl="short"` a TTL the stream's time advances can exceed. Sub-strategies are
     built once here, not per example: generation speed is the campaign's budget.
 
-    `encoding="packed"` draws the whole scenario as ONE byte string (see
-    generators.changelog.packed_ops): about three times faster to generate,
-    since Hypothesis's cost is per draw, and it still shrinks by deleting and
-    zeroing bytes, each of which decodes to a smaller valid scenario.
+    Every choice is one byte of a header (byte 0 = the first option). The
+    default `encoding="packed"` draws header and stream as ONE fixed-size byte
+    string (generators.changelog.packed_ops): Hypothesis's cost is per draw,
+    so this is several times faster to generate than `"ops"` (one draw per
+    operation), and it shrinks as well: a counterexample loses operations in
+    place, never by shifting the others (docs/generators.md has the measurements;
+    tests/quality holds the registered properties to small counterexamples).
     """
+    if encoding not in ("ops", "packed"):
+        raise BadInputError(f"encoding must be 'ops' or 'packed', got {encoding!r}")
+    if ttl not in ("none", "long", "short"):
+        raise BadInputError(f"ttl must be 'none', 'long' or 'short', got {ttl!r}")
     choices: dict[str, tuple] = {
         "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
         "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),
         "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)),
     }
+    empty = [name for name, options in choices.items() if not options]
+    if empty:
+        raise BadInputError(f"regular_join_scenarios: no options to choose from for {', '.join(empty)}")
 
     def assemble(pick: Callable[[str], object], ops: Sequence[Op]) -> Scenario:
         jtype = pick("jtype")
@@ -108,32 +119,35 @@ def regular_join_scenarios(
 
     if encoding == "packed":
         return packed_ops(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
-                          actions=actions, header=len(choices)).map(
+                          actions=actions, header=len(_PICKS)).map(
             lambda packed: assemble(_byte_picker(choices, packed[0]), packed[1]))
-
-    drawn = {name: st.sampled_from(options) for name, options in choices.items()}
+    heads = st.binary(min_size=len(_PICKS), max_size=len(_PICKS))
     ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
                           actions=actions)
+    return st.tuples(heads, ops_st).map(lambda drawn: assemble(_byte_picker(choices, drawn[0]), drawn[1]))
 
-    @st.composite
-    def scenarios(draw: st.DrawFn) -> Scenario:
-        return assemble(lambda name: draw(drawn[name]), draw(ops_st))
 
-    return scenarios()
+# The order in which `assemble` picks its choices (shape and mode once per input):
+# one header byte each.
+_PICKS = ("jtype", "key", "residual", "shape", "mode", "shape", "mode", "order", "long_extra", "short_ttl")
 
 
 def _byte_picker(choices: dict[str, tuple], header: bytes) -> Callable[[str], object]:
-    """Choices from the packed header: one byte per choice, in a fixed order (0 = the first option)."""
-    order = {name: i for i, name in enumerate(choices)}
+    """Choices from the header: the n-th use of a name reads the byte of its n-th slot in _PICKS.
+
+    Byte 0 means the first option, so header bytes shrink towards the first option of every choice.
+    """
+    slots: dict[str, list[int]] = {}
+    for i, name in enumerate(_PICKS):
+        slots.setdefault(name, []).append(i)
     used: dict[str, int] = {}
 
     def pick(name: str) -> object:
         n = used.get(name, 0)
         used[name] = n + 1
-        idx = order[name] + len(choices) * n
-        byte = header[idx] if idx < len(header) else 0
+        idx = slots[name][n]
         options = choices[name]
-        return options[byte % len(options)]
+        return options[header[idx] % len(options)]
 
     return pick
 

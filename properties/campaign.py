@@ -24,6 +24,7 @@ class PropertyResult:
     examples: int = 0
     failures: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0                # this process's CPU time (waiting excluded)
     failure: PropertyFailure | None = None
     error: BaseException | None = None
     reports: list[str] = field(default_factory=list)
@@ -33,6 +34,10 @@ class PropertyResult:
     @property
     def examples_per_second(self) -> float:
         return self.examples / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def examples_per_cpu_second(self) -> float:
+        return self.examples / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
 
     @property
     def ok(self) -> bool:
@@ -88,7 +93,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             raise
 
     test = hypothesis_seed(seed)(test)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         test()
     except PropertyFailure as exc:
@@ -106,6 +111,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.failures = 1
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
     result.seconds = time.perf_counter() - start
+    result.cpu_seconds = time.process_time() - cpu_start
     result.examples = counter[0]
     if not result.ok and on_failure is not None:
         on_failure(result)

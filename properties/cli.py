@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--events", type=int, default=1_000_000)
     b.add_argument("--keys", type=int, default=100_000)
     b.add_argument("--examples", type=int, default=300)
+    b.add_argument("--rounds", type=int, default=3,
+                   help="repeat the property benchmarks (same seed, same examples); median and best are reported")
     b.add_argument("--runtime", choices=("local", "spark"), default="local")
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
     b.add_argument("--out", default="converge-bench.json", help="where the JSON results go")

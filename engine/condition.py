@@ -6,7 +6,8 @@ parser gives the AST (`json_serialize_sql`), a small static type inference rejec
 DuckDB would reject (or what we cannot match exactly), and each expression becomes one
 Python function whose source is generated text, so the hot loop pays for no interpretation.
 
-Semantics follow DuckDB 2.0 (checked against it, see tests/test_condition.py):
+Semantics follow DuckDB (1.5, the version the project pins, and 2.0; both AST formats are
+read, see engine/duckdb_ast.py; checked against the installed DuckDB in tests/test_condition.py):
 three-valued logic; NaN equals NaN and sorts above +inf; BIGINT vs DOUBLE compares as
 DOUBLE; `/` is always DOUBLE division (x/0 -> +-inf or NaN); `//` truncates for integers
 and is plain division for DOUBLE; integer `%` truncates; `//` by zero, integer `%` by zero
@@ -26,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 import duckdb
 
+from engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
 from engine.errors import BadInputError
 from engine.scenario import InputSpec
 
@@ -113,7 +115,9 @@ def _reference_node() -> Any:
 def _parse(sql: str) -> tuple[dict, dict]:
     """(whole document, where_clause) — a fresh copy the caller may edit."""
     doc = json.loads(_parse_text(sql))
-    return doc, doc["statements"][0]["node"]["where_clause"]
+    node = doc["statements"][0]["node"]
+    node["where_clause"] = unfold_not_in(node["where_clause"])
+    return doc, node["where_clause"]
 
 
 def _render(doc: dict, node: dict) -> str:
@@ -288,7 +292,8 @@ class _Compiler:
 
     def guarded(self, binds: Sequence[str | None], body: str) -> str:
         fails = [f"{b} is None" for b in binds if b]
-        return f"(None if {' or '.join(fails)} else {body})" if fails else body
+        # parenthesized either way: a bare `x == y` inside `... is None` would chain (x == y and y is None)
+        return f"(None if {' or '.join(fails)} else {body})" if fails else f"({body})"
 
     def need_boolean(self, v: _V, node: dict) -> None:
         if v.type not in ("BOOLEAN", "NULL"):
@@ -313,7 +318,7 @@ class _Compiler:
         raise self.error(f"unsupported {str(cls).lower()} expression", node)
 
     def constant(self, node: dict) -> _V:
-        kind, text = node["literal"]["kind"], node["literal"]["text"]
+        kind, text = literal(node)
         if kind == "INTEGER":
             value = int(text)
             if not _RANGE["BIGINT"][0] <= value <= _RANGE["BIGINT"][1]:
@@ -327,9 +332,9 @@ class _Compiler:
         raise self.error(f"unsupported {kind} literal", node)
 
     def cast(self, node: dict) -> _V:
-        texpr = node["type_expr"]
-        target = _TYPE_ALIASES.get(str(texpr.get("type_name", "")).upper())
-        if node.get("try_cast") or target is None or (texpr.get("children") and target != "VARCHAR"):
+        name, modified = cast_target(node)
+        target = _TYPE_ALIASES.get(name.upper())
+        if node.get("try_cast") or target is None or (modified and target != "VARCHAR"):
             raise self.error("unsupported cast", node)
         v = self.value(node["child"])
         if v.type in (target, "NULL") or (v.type, target) == ("INTEGER", "BIGINT"):
@@ -382,7 +387,7 @@ class _Compiler:
         if node.get("distinct") or node.get("filter") or (node.get("order_bys") or {}).get("orders") \
                 or node.get("schema") or node.get("catalog") or name not in _FUNCTIONS:
             raise self.error(f"unsupported function {name!r}", node)
-        vals = [self.value(a["expression"]) for a in node.get("arguments", [])]
+        vals = [self.value(a) for a in function_arguments(node)]
         types = [v.type for v in vals]
         arity, kinds = _FUNCTIONS[name]
         if len(vals) not in arity or not all(t == "NULL" or t in kinds for t in types):

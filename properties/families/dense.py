@@ -39,7 +39,7 @@ from properties import regular
 from properties.registry import PropertySpec
 
 REGULAR = "regular"
-_FEW_RESIDUALS = (None, None, "a.x <> b.y", "NOT (a.x < b.y)", "a.x IS NULL OR b.y > 1")
+_FEW_RESIDUALS = (None, None, "a.x <> b.y", "NOT (a.x < b.y OR a.s > b.s)", "a.x IS NULL OR b.y > 1")
 
 
 def one_join_key(scenario: Scenario, column: str = "k") -> Scenario:

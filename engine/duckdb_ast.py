@@ -1,0 +1,71 @@
+"""Reading DuckDB's serialized SQL AST (`json_serialize_sql`) the same way across versions.
+
+DuckDB 1.x and 2.x write some nodes differently. The condition compiler
+(engine/condition.py) reads nodes through these functions only, so it runs on
+the pinned 1.5 line and on 2.x alike.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+# json_serialize_sql writes constants, casts and function arguments differently in DuckDB 1.x
+# (typed values; TRUE as CAST('t' AS BOOLEAN); DECIMAL as a scaled integer; type
+# names already resolved) and 2.x (the literal's kind and text; type names as
+# written; arguments wrapped with their names). These readers give the compiler one
+# view of both.
+_INTEGER_IDS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                "UBIGINT", "UHUGEINT")
+
+
+def literal(node: dict) -> tuple[str, str]:
+    """(kind, text) of a CONSTANT node, in DuckDB 2's terms (INTEGER, NUMERIC, STRING, BOOLEAN, NULL_LITERAL)."""
+    if "literal" in node:
+        return node["literal"]["kind"], node["literal"]["text"]
+    value = node["value"]
+    tid = value["type"]["id"]
+    if value.get("is_null"):
+        return "NULL_LITERAL", ""
+    raw = value["value"]
+    if tid in _INTEGER_IDS:
+        number = raw["upper"] * 2**64 + raw["lower"] if isinstance(raw, dict) else raw
+        return "INTEGER", str(number)
+    if tid == "DECIMAL":
+        return "NUMERIC", str(Decimal(raw).scaleb(-value["type"]["type_info"]["scale"]))
+    if tid in ("DOUBLE", "FLOAT"):
+        return "NUMERIC", repr(float(raw))
+    if tid == "VARCHAR":
+        return "STRING", raw
+    if tid == "BOOLEAN":
+        return "BOOLEAN", "true" if raw else "false"
+    return tid, str(raw)
+
+
+def function_arguments(node: dict) -> list[dict]:
+    """A FUNCTION node's argument expressions (2.x wraps each in {"name", "expression"})."""
+    if "arguments" in node:
+        return [a["expression"] for a in node["arguments"]]
+    return list(node.get("children", []))
+
+
+def cast_target(node: dict) -> tuple[str, bool]:
+    """(type name, whether it carries modifiers or children) of a CAST node's target."""
+    if "type_expr" in node:
+        texpr = node["type_expr"]
+        return str(texpr.get("type_name", "")), bool(texpr.get("children"))
+    ctype = node["cast_type"]
+    return str(ctype.get("id", "")), ctype.get("type_info") is not None
+
+
+def unfold_not_in(node: Any) -> Any:
+    """DuckDB 1.x parses `x NOT IN (..)` as one COMPARE_NOT_IN node; 2.x as NOT over COMPARE_IN, which we compile."""
+    if isinstance(node, list):
+        return [unfold_not_in(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: unfold_not_in(v) for k, v in node.items()}
+    if node.get("type") == "COMPARE_NOT_IN":
+        inner = dict(node, type="COMPARE_IN")
+        return {"class": "OPERATOR", "type": "OPERATOR_NOT", "alias": "", "children": [inner]}
+    return node

@@ -1,0 +1,88 @@
+"""Reading json_serialize_sql nodes of DuckDB 1.x and 2.x the same way.
+
+CI installs one DuckDB (the pinned 1.5 line), so the other version's shapes
+are written out here by hand, as DuckDB 1.5.6 and 2.0.0 printed them; the
+live test reads whatever the installed DuckDB prints.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+
+
+def _v1_constant(type_id: str, value, type_info=None, is_null: bool = False) -> dict:
+    body = {"type": {"id": type_id, "type_info": type_info}, "is_null": is_null}
+    if not is_null:
+        body["value"] = value
+    return {"class": "CONSTANT", "type": "VALUE_CONSTANT", "value": body}
+
+
+def _v2_constant(kind: str, text: str) -> dict:
+    return {"class": "CONSTANT", "type": "VALUE_CONSTANT", "literal": {"kind": kind, "text": text}}
+
+
+COLUMN = {"class": "COLUMN_REF", "type": "COLUMN_REF", "column_names": ["x"]}
+
+
+@pytest.mark.parametrize(("node", "expected"), [
+    (_v1_constant("INTEGER", -5), ("INTEGER", "-5")),
+    (_v1_constant("BIGINT", 2**40), ("INTEGER", str(2**40))),
+    (_v1_constant("HUGEINT", {"upper": 5, "lower": 7766279631452241919}), ("INTEGER", "99999999999999999999")),
+    (_v1_constant("DECIMAL", 15, {"type": "DECIMAL_TYPE_INFO", "width": 2, "scale": 1}), ("NUMERIC", "1.5")),
+    (_v1_constant("DECIMAL", -250, {"type": "DECIMAL_TYPE_INFO", "width": 3, "scale": 2}), ("NUMERIC", "-2.50")),
+    (_v1_constant("DOUBLE", 1000.0), ("NUMERIC", "1000.0")),
+    (_v1_constant("VARCHAR", "it's"), ("STRING", "it's")),
+    (_v1_constant("BOOLEAN", True), ("BOOLEAN", "true")),
+    (_v1_constant("NULL", None, is_null=True), ("NULL_LITERAL", "")),
+    (_v2_constant("NUMERIC", "1.5"), ("NUMERIC", "1.5")),
+    (_v2_constant("NULL_LITERAL", ""), ("NULL_LITERAL", "")),
+])
+def test_constants_of_both_versions_read_alike(node: dict, expected: tuple[str, str]) -> None:
+    assert literal(node) == expected
+
+
+def test_function_arguments_of_both_versions() -> None:
+    one = _v1_constant("INTEGER", 1)
+    v1 = {"class": "FUNCTION", "function_name": "+", "children": [COLUMN, one]}
+    v2 = {"class": "FUNCTION", "function_name": "+",
+          "arguments": [{"name": "", "expression": COLUMN}, {"name": "", "expression": one}]}
+    assert function_arguments(v1) == function_arguments(v2) == [COLUMN, one]
+
+
+@pytest.mark.parametrize(("node", "expected"), [
+    ({"class": "CAST", "child": COLUMN, "cast_type": {"id": "BIGINT", "type_info": None}}, ("BIGINT", False)),
+    ({"class": "CAST", "child": COLUMN,
+      "cast_type": {"id": "DECIMAL", "type_info": {"type": "DECIMAL_TYPE_INFO", "width": 10, "scale": 2}}},
+     ("DECIMAL", True)),
+    ({"class": "CAST", "child": COLUMN, "type_expr": {"type_name": "int8"}}, ("int8", False)),
+    ({"class": "CAST", "child": COLUMN, "type_expr": {"type_name": "VARCHAR", "children": [{"x": 1}]}},
+     ("VARCHAR", True)),
+])
+def test_cast_targets_of_both_versions(node: dict, expected: tuple[str, bool]) -> None:
+    assert cast_target(node) == expected
+
+
+def test_not_in_becomes_not_over_in_at_any_depth() -> None:
+    not_in = {"class": "OPERATOR", "type": "COMPARE_NOT_IN", "children": [COLUMN, _v2_constant("INTEGER", "1")]}
+    tree = {"class": "CONJUNCTION", "type": "CONJUNCTION_AND", "children": [not_in, COLUMN]}
+    out = unfold_not_in(tree)
+    negated = out["children"][0]
+    assert negated["type"] == "OPERATOR_NOT"
+    assert negated["children"][0]["type"] == "COMPARE_IN"
+    assert negated["children"][0]["children"] == not_in["children"]
+    assert tree["children"][0]["type"] == "COMPARE_NOT_IN"  # the input is not modified
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("42", ("INTEGER", "42")),
+    ("'a''b'", ("STRING", "a'b")),
+    ("NULL", ("NULL_LITERAL", "")),
+])
+def test_the_installed_duckdb_reads_through(sql: str, expected: tuple[str, str]) -> None:
+    doc = json.loads(duckdb.connect().execute("SELECT json_serialize_sql(?)", [f"SELECT {sql}"]).fetchone()[0])
+    assert literal(doc["statements"][0]["node"]["select_list"][0]) == expected

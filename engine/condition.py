@@ -12,7 +12,8 @@ three-valued logic; NaN equals NaN and sorts above +inf; BIGINT vs DOUBLE compar
 DOUBLE; `/` is always DOUBLE division (x/0 -> +-inf or NaN); `//` truncates for integers
 and is plain division for DOUBLE; integer `%` truncates; `//` by zero, integer `%` by zero
 and integer overflow are errors (raised here as BadInputError); DOUBLE `%` by zero is NaN.
-Known gap: decimal literals (1.5) are DOUBLE here, DECIMAL in DuckDB.
+Known gap: decimal literals (1.5) are DOUBLE values here, DECIMAL in DuckDB; where the type
+shows (DECIMAL arithmetic with an untyped NULL is an untyped NULL) DuckDB's rule is followed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import functools
 import json
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import duckdb
@@ -186,6 +187,12 @@ class _V:
     type: str  # BIGINT INTEGER DOUBLE VARCHAR BOOLEAN, or NULL for an untyped NULL
     nullable: bool = True
     const: Any = _NC
+    decimal: bool = False  # a DOUBLE here that DuckDB types DECIMAL (a decimal literal and arithmetic on it)
+
+
+def _decimal_result(vals: Sequence[_V]) -> bool:
+    """DuckDB keeps DECIMAL when every operand is DECIMAL, an integer or an untyped NULL (and one is DECIMAL)."""
+    return any(v.decimal for v in vals) and all(v.decimal or v.type in ("INTEGER", "BIGINT", "NULL") for v in vals)
 
 
 def _div0(x: float, y: float) -> float:
@@ -269,7 +276,7 @@ class _Compiler:
         if v.const is not _NC or any(p.const is _NC for p in parts):
             return v
         try:
-            return self.const(eval(v.src, self.ns), v.type)  # noqa: S307 - our own generated code
+            return replace(self.const(eval(v.src, self.ns), v.type), decimal=v.decimal)  # noqa: S307
         except BadInputError:
             return v  # keep it a runtime error
 
@@ -325,7 +332,7 @@ class _Compiler:
                 raise self.error("unsupported integer literal outside BIGINT", node)
             return self.const(value, "INTEGER" if -(2**31) <= value < 2**31 else "BIGINT")
         if kind == "NUMERIC":  # DECIMAL or DOUBLE in DuckDB; DOUBLE here
-            return self.const(float(text), "DOUBLE")
+            return replace(self.const(float(text), "DOUBLE"), decimal="e" not in text.lower())
         if kind in ("STRING", "BOOLEAN", "NULL_LITERAL"):
             value = text if kind == "STRING" else None if kind == "NULL_LITERAL" else text.lower() == "true"
             return self.const(value, {"STRING": "VARCHAR", "BOOLEAN": "BOOLEAN"}.get(kind, "NULL"))
@@ -372,6 +379,13 @@ class _Compiler:
     def coalesce(self, node: dict) -> _V:
         vals = [self.value(c) for c in node["children"]]
         rtype = self.common(vals, node, "COALESCE")
+        decimal = _decimal_result(vals)
+        for v in vals:  # decided at compile time when a non-NULL constant comes before any column
+            if v.const is _NC:
+                break
+            if v.const is not None:
+                conv = rtype == "DOUBLE" and v.type in ("INTEGER", "BIGINT")
+                return replace(self.const(float(v.const) if conv else v.const, rtype), decimal=decimal)
         body = "None"
         for v in reversed(vals):
             conv = rtype == "DOUBLE" and v.type in ("INTEGER", "BIGINT")
@@ -380,7 +394,7 @@ class _Compiler:
                 continue
             t = self.tmp()
             body = f"({f'float({t})' if conv else t} if ({t} := {v.src}) is not None else {body})"
-        return self.fold(_V(body, rtype, all(v.nullable for v in vals)), vals)
+        return self.fold(_V(body, rtype, all(v.nullable for v in vals), decimal=decimal), vals)
 
     def function(self, node: dict) -> _V:
         name = str(node.get("function_name", "")).lower()
@@ -394,6 +408,10 @@ class _Compiler:
             raise self.error(f"type error: {name} is not defined for ({', '.join(types)})", node)
         if name == "+" and len(vals) == 1:
             return vals[0]
+        # DuckDB's DECIMAL + - * % stay DECIMAL with integers, and give an untyped NULL with an untyped NULL
+        decimal = name in ("+", "-", "*", "%") and _decimal_result(vals)
+        if decimal and any(v.type == "NULL" for v in vals):
+            return self.const(None, "NULL")
         if kinds == ("VARCHAR",):
             rtype = "BIGINT" if name == "length" else "VARCHAR"
         elif name == "/" or "DOUBLE" in types:
@@ -424,7 +442,7 @@ class _Compiler:
             body = (f"({self.fail('division by zero', node)} if {b} == 0 else "
                     f"({self.fail('% overflow', node)} if {b} == -1 and {a} == {_RANGE[rtype][0]} else "
                     f"(abs({a}) % abs({b}) if {a} >= 0 else -(abs({a}) % abs({b})))))")
-        return self.fold(_V(self.guarded([ga, gb], body), rtype, any(v.nullable for v in vals)), vals)
+        return self.fold(_V(self.guarded([ga, gb], body), rtype, any(v.nullable for v in vals), decimal=decimal), vals)
 
     # -- predicates
     def comparison(self, op: str, left: dict, right: dict, node: dict) -> tuple[list[str], str] | None:

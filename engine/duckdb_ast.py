@@ -33,8 +33,9 @@ def literal(node: dict) -> tuple[str, str]:
         return "INTEGER", str(number)
     if tid == "DECIMAL":
         return "NUMERIC", str(Decimal(raw).scaleb(-value["type"]["type_info"]["scale"]))
-    if tid in ("DOUBLE", "FLOAT"):
-        return "NUMERIC", repr(float(raw))
+    if tid in ("DOUBLE", "FLOAT"):  # written with an exponent, as SQL writes DOUBLE literals (1e3), unlike DECIMAL
+        text = repr(float(raw))
+        return "NUMERIC", text if "e" in text or "n" in text else text + "e0"
     if tid == "VARCHAR":
         return "STRING", raw
     if tid == "BOOLEAN":

@@ -14,6 +14,8 @@ Python's shortest repr (DuckDB parses the string with a correctly rounded
 parser; ``nan``/``inf``/``-inf`` included), booleans as ``True``/``False``,
 strings double-quoted with backslash escapes for ``\\`` and ``"`` (DuckDB's
 list-literal syntax; a bare NULL is NULL, a quoted "NULL" is the string).
+A string column holding a NUL character is written element by element with
+``chr(0)`` instead, since DuckDB 1.x's parser ends a string constant at NUL.
 tests/test_oracle.py round-trips arbitrary text through it, so a DuckDB
 release that changes the list-literal rules fails there, not silently.
 """
@@ -90,9 +92,25 @@ def _typed_list(items: Iterable[str], ctype: str, repeats: Sequence[int] | None 
     return quote_str("[" + ", ".join(items) + "]") + f"::{ctype}[]"
 
 
+def _list_expr(values: Sequence[object], ctype: str, repeats: Sequence[int] | None = None) -> str:
+    """The typed list holding ``values`` exactly; strings with NUL characters included.
+
+    DuckDB 1.x's parser ends a string constant at a NUL character, so a NUL
+    cannot appear in the query text. A column with one is written element by
+    element instead, each NUL as ``chr(0)``: slower to bind, and rare.
+    """
+    if ctype != "VARCHAR" or not any(isinstance(v, str) and "\0" in v for v in values):
+        return _typed_list(_items(values, ctype), ctype, repeats)
+    elements = ["NULL" if v is None else " || chr(0) || ".join(quote_str(part) for part in str(v).split("\0"))
+                for v in values]
+    if repeats is not None:
+        elements = [e for e, m in zip(elements, repeats) for _ in range(m)]
+    return f"CAST(list_value({', '.join(elements)}) AS VARCHAR[])"
+
+
 def render_list(values: Sequence[object], ctype: str) -> str:
-    """A typed DuckDB list constant holding ``values`` exactly (NULLs as None)."""
-    return _typed_list(_items(values, ctype), ctype)
+    """A typed DuckDB list expression holding ``values`` exactly (NULLs as None)."""
+    return _list_expr(values, ctype)
 
 
 def _select(spec: InputSpec, rows: Sequence[tuple], repeats: Sequence[int] | None,
@@ -103,7 +121,7 @@ def _select(spec: InputSpec, rows: Sequence[tuple], repeats: Sequence[int] | Non
         items.append(f"unnest({seq_list}) AS {quote_ident(seq_column)}")
     columns: Iterable[Sequence[object]] = zip(*rows) if rows else [()] * len(spec.columns)
     for (name, ctype), values in zip(spec.columns, columns):
-        items.append(f"unnest({_typed_list(_items(values, ctype), ctype, repeats)}) AS {quote_ident(name)}")
+        items.append(f"unnest({_list_expr(values, ctype, repeats)}) AS {quote_ident(name)}")
     return "(SELECT " + ", ".join(items) + ")"
 
 

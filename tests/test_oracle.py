@@ -325,6 +325,18 @@ def test_list_literals_round_trip(texts: list, doubles: list, ints: list) -> Non
     assert got == (texts, doubles, ints)
 
 
+@pytest.mark.parametrize("texts", [["\x00"], ["a\x00b", None, "\ufffe"], ["\x00\ufffe\x00", "\ufffe\ufffe", ""]])
+def test_strings_with_nul_characters_round_trip(texts: list) -> None:
+    """DuckDB 1.x ends a string constant at NUL; the oracle writes NUL through a marker no value contains."""
+    assert OPTIMIZED_CON.execute(f"SELECT {render_list(texts, 'VARCHAR')}").fetchone()[0] == texts
+
+
+def test_history_keeps_nul_characters_in_strings() -> None:
+    s = scenario([inp("a"), inp("b", "k BIGINT, y VARCHAR")], ["left"], ["a.k = b.k"],
+                 [ins("a", 1, "x\x00y"), ins("b", 1, "\x00")])
+    assert ORACLE.history(s) == [bag((1, "x\x00y", N, N)), bag((1, "x\x00y", 1, "\x00"))]
+
+
 def test_render_join_sql_runs_on_named_tables() -> None:
     s = scenario([inp("a"), inp("b", "k BIGINT, y VARCHAR"), inp("c", "k BIGINT, z VARCHAR")],
                  ["semi", "full"], ["a.k = b.k", "a.k = c.k"], [])

@@ -92,6 +92,8 @@ def regular_join_scenarios(
         raise BadInputError(f"encoding must be 'ops' or 'packed', got {encoding!r}")
     if ttl not in ("none", "long", "short"):
         raise BadInputError(f"ttl must be 'none', 'long' or 'short', got {ttl!r}")
+    if not 0 <= min_ops <= max_ops:
+        raise BadInputError(f"need 0 <= min_ops <= max_ops, got min_ops={min_ops}, max_ops={max_ops}")
     choices: dict[str, tuple] = {
         "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
         "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),

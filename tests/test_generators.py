@@ -131,6 +131,7 @@ def test_every_draw_is_a_valid_changelog(encoding: str, ttl: str) -> None:
     ({"ttl": "forever"}, "ttl must be"),
     ({"join_types": ()}, "no options to choose from for jtype"),
     ({"min_ops": 5, "max_ops": 2}, "min_ops <= max_ops"),
+    ({"min_ops": 5, "max_ops": 2, "encoding": "ops"}, "min_ops <= max_ops"),
 ])
 def test_bad_generator_arguments_are_refused_eagerly(kwargs: dict, message: str) -> None:
     with pytest.raises(BadInputError, match=message):

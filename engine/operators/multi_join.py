@@ -38,22 +38,16 @@ from typing import Callable
 from engine.changelog import Change
 from engine.errors import BadInputError
 from engine.operators.base import Operator, OperatorContext
-from engine.operators.regular_join import key_extractor
-from engine.scenario import InputSpec, Semantics
-from engine.views import JoinInputSideSpec, create_view
+from engine.operators.regular_join import JoinSide, check_retraction, key_extractor
+from engine.scenario import Semantics
+from engine.views import create_view
 
 MultiJoinType = str  # "inner" | "left"
 
 
-@dataclass(frozen=True)
-class MultiJoinInput:
-    """One input of the multi-way operator: a scenario input, or a composite (an earlier node's output)."""
-
-    spec: InputSpec
-    side: JoinInputSideSpec           # the state view this input gets
-    key_indexes: tuple[int, ...]      # where the common key sits in this input's rows
-    ttl_ms: int | None
-    validate_retractions: bool        # reject a retraction of a row that is not in state
+# One input of the multi-way operator (a scenario input, or an earlier node's output) carries what
+# one side of a binary join does: its spec, its state view, where the common key sits, TTL, validation.
+MultiJoinInput = JoinSide
 
 
 @dataclass(frozen=True)
@@ -133,11 +127,7 @@ class StreamingMultiJoinOperator(Operator):
         return out
 
     def _check_retraction(self, index: int, kind: str, row: tuple) -> None:
-        inp = self.spec.inputs[index]
-        if inp.validate_retractions and inp.ttl_ms is None and not self.views[index].contains(row):
-            raise BadInputError(
-                f"{kind} on input {inp.spec.name!r} retracts row {list(row)}, which is not in the join state "
-                f"(it was never inserted or was already retracted)")
+        check_retraction(self.spec.inputs[index], self.views[index], kind, row)
 
     # ------------------------------------------------------------ the join
     def _join(self, j: int, kind: str, r: tuple, accumulate: bool, out: list) -> None:

@@ -30,7 +30,7 @@ from engine.changelog import Change
 from engine.errors import BadInputError
 from engine.operators.base import Operator, OperatorContext
 from engine.scenario import InputSpec, Semantics
-from engine.views import JoinInputSideSpec, create_view
+from engine.views import JoinInputSideSpec, JoinRecordStateView, create_view
 
 
 def key_extractor(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
@@ -54,6 +54,14 @@ class JoinSide:
     key_indexes: tuple[int, ...]
     ttl_ms: int | None
     validate_retractions: bool        # reject a retraction of a row that is not in state
+
+
+def check_retraction(side: JoinSide, view: JoinRecordStateView, kind: str, row: tuple) -> None:
+    """Bad input: a retraction of a row the state does not hold (checked where state must hold it: no TTL)."""
+    if side.validate_retractions and side.ttl_ms is None and not view.contains(row):
+        raise BadInputError(
+            f"{kind} on input {side.spec.name!r} retracts row {list(row)}, which is not in the join state "
+            f"(it was never inserted or was already retracted)")
 
 
 @dataclass(frozen=True)
@@ -149,11 +157,7 @@ class _JoinBase(Operator):
         return None, change
 
     def _check_retraction(self, index: int, kind: str, row: tuple) -> None:
-        side = self._sides[index]
-        if side.validate_retractions and side.ttl_ms is None and not self.views[index].contains(row):
-            raise BadInputError(
-                f"{kind} on input {side.spec.name!r} retracts row {list(row)}, which is not in the join state "
-                f"(it was never inserted or was already retracted)")
+        check_retraction(self._sides[index], self.views[index], kind, row)
 
 
 class StreamingJoinOperator(_JoinBase):

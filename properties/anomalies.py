@@ -36,19 +36,10 @@ from generators.anomalies import as_upsert_tables, lost_key_scenarios, order_ite
 from generators.disorder import disordered_scenarios
 from generators.scenarios import regular_join_scenarios
 from oracle import presence_intervals
-from properties.divergence import Divergence, PropertyFailure
+from properties.divergence import PropertyFailure, fail, require
 from properties.regular import compare_histories, shared_oracle
 
 ACCUMULATE = ("+I", "+U")
-
-
-def _fail(prop: str, scenario: Scenario, message: str, **kw: Any) -> None:
-    raise PropertyFailure(Divergence(prop, scenario, message, **kw))
-
-
-def _require(cond: bool, prop: str, what: str) -> None:
-    if not cond:
-        raise BadInputError(f"property {prop} does not apply: {what}")
 
 
 def describe_example(scenario: Scenario, result: RunResult | None = None) -> str:
@@ -150,9 +141,9 @@ def order_violations(scenario: Scenario, result: RunResult | None = None) -> lis
     from its own arrival; another copy of a row keeps the first copy's place).
     SEMI/ANTI: a right change emits left records, which must be in left arrival order.
     """
-    _require(len(scenario.join.inputs) == 2, "order", "a binary join")
-    _require(not pipeline_options(scenario).dedupe, "order", "no dedupe before the join")
-    _require(scenario.config.state_ttl_ms is None, "order", "no state TTL")
+    require(len(scenario.join.inputs) == 2, "order", "a binary join")
+    require(not pipeline_options(scenario).dedupe, "order", "no dedupe before the join")
+    require(scenario.config.state_ttl_ms is None, "order", "no state TTL")
     result = result or run_scenario(scenario)
     seen = join_inputs(scenario)
     cfg = scenario.config
@@ -204,11 +195,11 @@ def order_violations(scenario: Scenario, result: RunResult | None = None) -> lis
 def emitted_in_arrival_order(scenario: Scenario) -> None:
     """Fixed: with map_state_order=arrival every event emits a key's records in arrival order."""
     prop = "emitted_in_arrival_order"
-    _require(scenario.config.map_state_order == "arrival", prop, "map_state_order=arrival")
+    require(scenario.config.map_state_order == "arrival", prop, "map_state_order=arrival")
     result = run_scenario(scenario)
     bad = order_violations(scenario, result)
     if bad:
-        _fail(prop, scenario, f"emitted out of arrival order: {bad[0]}", event_index=bad[0].event_index)
+        fail(prop, scenario, f"emitted out of arrival order: {bad[0]}", event_index=bad[0].event_index)
 
 
 # ---------------------------------------------------------------- searches
@@ -235,7 +226,7 @@ def search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: i
         scenario = fallback(last[0]) if last else None
         if scenario is None:
             raise BadInputError(f"{prop}: the search drew no example at all") from None
-        _fail(prop, scenario, f"not reproduced: no example among {budget} (seed {seed}) shows {what}")
+        fail(prop, scenario, f"not reproduced: no example among {budget} (seed {seed}) shows {what}")
 
 
 def _final(scenario: Scenario) -> Counter:
@@ -282,12 +273,12 @@ def dedupe_matches_batch(scenario: Scenario) -> None:
     """Fixed: with a dedupe before the join the answer after every event is the batch answer over
     the deduplicated inputs, and no event joins two versions of one key."""
     prop = "dedupe_matches_batch"
-    _require(bool(pipeline_options(scenario).dedupe), prop, "config.dedupe_before_join")
+    require(bool(pipeline_options(scenario).dedupe), prop, "config.dedupe_before_join")
     result = run_scenario(scenario)
     dup = duplicate_versions(scenario, result)
     if dup:
         index, key, parts = dup[0]
-        _fail(prop, scenario, f"event {index} joined {len(parts)} versions of key {key}: {parts}",
+        fail(prop, scenario, f"event {index} joined {len(parts)} versions of key {key}: {parts}",
               event_index=index)
     got = fold_history(result.per_event)
     want = shared_oracle().history(deduplicated_batch(scenario))
@@ -309,7 +300,7 @@ def correct_matches_batch(scenario: Scenario) -> None:
     """Fixed: under semantics=correct a replaced row is retracted first, so the answer after every
     event is the batch answer over the inputs keeping their last row per unique key."""
     prop = "correct_matches_batch"
-    _require(scenario.config.semantics == "correct", prop, "semantics=correct")
+    require(scenario.config.semantics == "correct", prop, "semantics=correct")
     got = fold_history(run_scenario(scenario).per_event)
     want = shared_oracle().history(as_upsert_tables(scenario))
     compare_histories(prop, scenario, got, want, "differs from the batch answer (last row per unique key)")
@@ -333,7 +324,7 @@ def disorder_guarded(source: Scenario, arrived: Scenario) -> None:
     `+U r, -U r`, cannot be told apart from a source that sent it; `disorder_diverges` shows
     where that leads."""
     prop = "disorder_guarded"
-    _require(arrived.config.extra.get("per_key_order") == "disordered", prop, "an arrived, disordered stream")
+    require(arrived.config.extra.get("per_key_order") == "disordered", prop, "an arrived, disordered stream")
     first, _ = arrived.meta["disorder_swapped"]
     run_scenario(arrived)  # must not raise: Flink does not crash on disorder either
     extra = {k: v for k, v in arrived.config.extra.items() if k != "per_key_order"}
@@ -348,9 +339,9 @@ def disorder_guarded(source: Scenario, arrived: Scenario) -> None:
     except BadInputError as exc:
         if exc.event_index is not None and first <= exc.event_index <= broken:
             return
-        _fail(prop, strict, f"strict per-key order rejected the swapped stream at event {exc.event_index}, "
+        fail(prop, strict, f"strict per-key order rejected the swapped stream at event {exc.event_index}, "
               f"outside events {first}..{broken}: {exc}", extra={"source": source})
-    _fail(prop, strict, f"strict per-key order accepted a stream whose event {broken} retracts a row the "
+    fail(prop, strict, f"strict per-key order accepted a stream whose event {broken} retracts a row the "
           f"input does not hold", event_index=broken, extra={"source": source})
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-from engine.errors import DivergenceError
+from engine.errors import BadInputError, DivergenceError
 from engine.scenario import Scenario
 
 
@@ -59,3 +59,14 @@ class PropertyFailure(DivergenceError):
     def __init__(self, divergence: Divergence) -> None:
         self.divergence = divergence
         super().__init__(divergence.describe())
+
+
+def fail(prop: str, scenario: Scenario, message: str, **kw: Any) -> NoReturn:
+    """A property does not hold on `scenario`: raise its evidence."""
+    raise PropertyFailure(Divergence(prop, scenario, message, **kw))
+
+
+def require(cond: bool, prop: str, what: str) -> None:
+    """A property's precondition: a scenario that does not meet it is bad input, never a silent pass."""
+    if not cond:
+        raise BadInputError(f"property {prop} does not apply: {what}")

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, NoReturn
 
 from engine.changelog import Change, OutputWatermark
 from engine.errors import BadInputError
 from engine.operators.interval_join import MAX_TIME
 from engine.runtime.local import LocalRuntime, RunResult
 from engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
-from properties.divergence import Divergence, PropertyFailure
+from properties.divergence import fail, require
 from properties.interval_model import IntervalJoinModel, ModelRun
 
 POS = "__pos"
@@ -66,17 +66,12 @@ def with_final(scenario: Scenario) -> Scenario:
 # ---------------------------------------------------------------- running and reading the output
 
 
-def _fail(prop: str, scenario: Scenario, message: str, *, event_index: int | None = None, **kw) -> None:
+def _fail(prop: str, scenario: Scenario, message: str, *, event_index: int | None = None, **kw) -> NoReturn:
     """Raise the failure on the scenario as given; an index past its events (the appended end) becomes None,
     which reports read as "the final answer"."""
     if event_index is not None and event_index >= len(scenario.events):
         event_index = None
-    raise PropertyFailure(Divergence(prop, scenario, message, event_index=event_index, **kw))
-
-
-def _require(cond: bool, prop: str, what: str) -> None:
-    if not cond:
-        raise BadInputError(f"property {prop} does not apply: {what}")
+    fail(prop, scenario, message, event_index=event_index, **kw)
 
 
 def run_positioned(scenario: Scenario) -> tuple[RunResult, LocalRuntime]:
@@ -165,7 +160,7 @@ def no_late_equals_oracle(scenario: Scenario) -> None:
     s = _pos_scenario(scenario)
     model = model_of(s)
     reason = why_not_exact(scenario, model)
-    _require(reason is None, prop, reason or "")
+    require(reason is None, prop, reason or "")
     result, rt = run_positioned(s)
     got = Counter(c.row for c in result.changes)
     want = batch_interval_join(s)
@@ -181,7 +176,7 @@ def late_records_bounded(scenario: Scenario) -> None:
     from oracle.interval import batch_interval_join
 
     prop = "late_records_bounded"
-    _require(scenario.config.semantics == "correct", prop, "needs semantics=correct (flink mode may drop rows)")
+    require(scenario.config.semantics == "correct", prop, "needs semantics=correct (flink mode may drop rows)")
     s = _pos_scenario(scenario)
     model = model_of(s)
     result, _ = run_positioned(s)
@@ -280,7 +275,7 @@ def cleanup_timely(scenario: Scenario) -> None:
     timer per key and side, so a row that arrives behind that timer waits for it.
     """
     prop = "cleanup_timely"
-    _require(scenario.config.semantics == "correct", prop, "needs semantics=correct")
+    require(scenario.config.semantics == "correct", prop, "needs semantics=correct")
     s = _pos_scenario(scenario)
     model = model_of(s)
     clock_name = "watermark" if s.join.interval.time == "event" else "processing time"  # type: ignore[union-attr]
@@ -351,10 +346,10 @@ def disorder_invariance(scenario: Scenario) -> None:
     """A stream with disorder but no late record gives the same answer as its records in time order."""
     prop = "disorder_invariance"
     iv = scenario.join.interval
-    _require(iv is not None and iv.time == "event", prop, "needs an event-time interval join")
+    require(iv is not None and iv.time == "event", prop, "needs an event-time interval join")
     s = with_positions(scenario)
     model = model_of(s)
-    _require(not model.late, prop, f"records at positions {sorted(model.late)} are late")
+    require(not model.late, prop, f"records at positions {sorted(model.late)} are late")
     records = sorted((time, pos) for pos, (_, time) in model.records.items())
     events: list[Event] = []
     for n, (time, pos) in enumerate(records):

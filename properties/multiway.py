@@ -20,12 +20,8 @@ from engine.planner_multi import MultiJoinOptions, multi_join_nodes
 from engine.runtime.local import LocalRuntime, run_scenario
 from engine.scenario import Scenario
 from engine.state import KeyedStateBackend
-from properties.divergence import Divergence, PropertyFailure
-from properties.regular import _no_ttl, _require, compare_histories, shared_oracle
-
-
-def _fail(prop: str, scenario: Scenario, message: str, **kw) -> None:
-    raise PropertyFailure(Divergence(prop, scenario, message, **kw))
+from properties.divergence import fail, require
+from properties.regular import _no_ttl, compare_histories, shared_oracle
 
 
 def binary_variant(scenario: Scenario) -> Scenario:
@@ -72,8 +68,8 @@ def _partition_violation(plan: Plan, rows: Sequence[tuple]) -> str | None:
 def prefix_consistency(scenario: Scenario) -> None:
     """Multi-way plan = binary chain = DuckDB after every event; the common key partitions every answer row."""
     prop = "prefix_consistency"
-    _require(_no_ttl(scenario) and scenario.config.semantics == "correct" and scenario.config.multi_join == "on",
-             prop, scenario, "needs no TTL, semantics=correct and multi_join=on")
+    require(_no_ttl(scenario) and scenario.config.semantics == "correct" and scenario.config.multi_join == "on",
+             prop, "needs no TTL, semantics=correct and multi_join=on")
     want = shared_oracle().history(scenario)
     plan = make_plan(scenario)
     multi = fold_history(LocalRuntime(scenario, plan).run().per_event)
@@ -83,7 +79,7 @@ def prefix_consistency(scenario: Scenario) -> None:
     seen = sorted({row for bag in want for row in bag}, key=repr)
     problem = _partition_violation(plan, seen)
     if problem:
-        _fail(prop, scenario, f"the planner picked a key that does not partition the join: {problem}")
+        fail(prop, scenario, f"the planner picked a key that does not partition the join: {problem}")
 
 
 # ---------------------------------------------------------------- state
@@ -139,7 +135,7 @@ def state_is_live_inputs(scenario: Scenario) -> None:
     entries than records, mean intermediate state.
     """
     prop = "state_is_live_inputs"
-    _require(_no_ttl(scenario) and scenario.config.multi_join == "on", prop, scenario,
+    require(_no_ttl(scenario) and scenario.config.multi_join == "on", prop,
              "needs no TTL and multi_join=on")
     from oracle.materialize import presence_intervals
 
@@ -160,22 +156,22 @@ def state_is_live_inputs(scenario: Scenario) -> None:
             entries = backend.live_entries()
             others = sorted(set(entries) - names)
             if others:
-                _fail(prop, scenario, f"{node.name} keeps state besides its input views: {others}", event_index=i)
+                fail(prop, scenario, f"{node.name} keeps state besides its input views: {others}", event_index=i)
             for d in range(op.num_inputs):
                 live = Counter({r: n for r, n in received[d].items() if n > 0})
                 if held[d] != live:
-                    _fail(prop, scenario, f"{node.name} input {d}: state differs from the records it received",
+                    fail(prop, scenario, f"{node.name} input {d}: state differs from the records it received",
                           event_index=i, engine=held[d], expected=live)
                 name = sources[d]
                 if name is not None:
                     table = Counter(row for start, end, row in intervals[name] if start <= i < end)
                     if held[d] != table:
-                        _fail(prop, scenario, f"{node.name} input {d} ({name}): state differs from the input table",
+                        fail(prop, scenario, f"{node.name} input {d} ({name}): state differs from the input table",
                               event_index=i, engine=held[d], expected=table)
             n_records = sum(sum(c.values()) for c in held)
             n_entries = sum(entries.values())
             if n_entries > n_records:
-                _fail(prop, scenario, f"{node.name} holds {n_entries} state entries for {n_records} live records",
+                fail(prop, scenario, f"{node.name} holds {n_entries} state entries for {n_records} live records",
                       event_index=i)
 
 
@@ -250,13 +246,13 @@ def _model_groups(scenario: Scenario, options: MultiJoinOptions) -> list[list[st
 def plan_choice(scenario: Scenario) -> None:
     """The planner merges exactly the INNER/LEFT runs that share a common key, as the construction says."""
     prop = "plan_choice"
-    _require("generated_chain" in scenario.meta and scenario.config.multi_join == "on", prop, scenario,
+    require("generated_chain" in scenario.meta and scenario.config.multi_join == "on", prop,
              "needs a generated chain (meta.generated_chain) and multi_join=on")
     links = scenario.meta["generated_chain"]["links"]
-    _require(not any("IS NOT DISTINCT FROM" in (link["residual"] or "") for link in links), prop, scenario,
+    require(not any("IS NOT DISTINCT FROM" in (link["residual"] or "") for link in links), prop,
              "the model knows no equalities hidden in residuals")
     options = MultiJoinOptions.from_config(scenario.config)
-    _require(not options.rewrite_right, prop, scenario, "the model does not rewrite RIGHT joins")
+    require(not options.rewrite_right, prop, "the model does not rewrite RIGHT joins")
     plan = make_plan(scenario)
     got = []
     for node in multi_join_nodes(plan):
@@ -265,7 +261,7 @@ def plan_choice(scenario: Scenario) -> None:
         got.append([op.spec.inputs[d].spec.name for d in range(1, op.num_inputs)])
     want = _model_groups(scenario, options)
     if got != want:
-        _fail(prop, scenario, f"multi-way groups {got}, but the chain's construction gives {want}\n"
+        fail(prop, scenario, f"multi-way groups {got}, but the chain's construction gives {want}\n"
               f"plan:\n{plan.explain()}")
 
 
@@ -278,7 +274,7 @@ def ttl_longer_than_stream(scenario: Scenario) -> None:
     ttl = scenario.config.state_ttl_ms
     span = max([getattr(e, "processing_time", 0) for e in scenario.events], default=0)
     values = list(ttl.values()) if isinstance(ttl, dict) else [ttl]
-    _require(bool(values) and all(isinstance(t, int) and t > span for t in values), prop, scenario,
+    require(bool(values) and all(isinstance(t, int) and t > span for t in values), prop,
              "needs TTLs longer than the stream")
     got = fold_history(run_scenario(scenario).per_event)
     want = shared_oracle().history(scenario)
@@ -296,8 +292,8 @@ def matches_binary_chain(scenario: Scenario) -> None:
     """The multi-way plan's output equals the binary chain's after every event (no oracle: cheap, so many
     examples; the binary chain itself is held to DuckDB by prefix_consistency)."""
     prop = "matches_binary_chain"
-    _require(_no_ttl(scenario) and scenario.config.semantics == "correct" and scenario.config.multi_join == "on",
-             prop, scenario, "needs no TTL, semantics=correct and multi_join=on")
+    require(_no_ttl(scenario) and scenario.config.semantics == "correct" and scenario.config.multi_join == "on",
+             prop, "needs no TTL, semantics=correct and multi_join=on")
     multi = fold_history(run_scenario(scenario).per_event)
     binary = fold_history(run_scenario(binary_variant(scenario)).per_event)
     compare_histories(prop, scenario, multi, binary, "the multi-way plan's output differs from the binary chain's")

@@ -12,11 +12,10 @@ from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
-from engine.errors import BadInputError
 from engine.materialize import clean, fold, fold_history
 from engine.runtime.local import LocalRuntime, run_scenario
 from engine.scenario import ChangeEvent, Scenario
-from properties.divergence import Divergence, PropertyFailure
+from properties.divergence import fail, require
 from properties.ttl_model import TtlJoinModel
 
 _ORACLE = None
@@ -32,15 +31,6 @@ def shared_oracle():
     return _ORACLE
 
 
-def _fail(prop: str, scenario: Scenario, message: str, **kw) -> None:
-    raise PropertyFailure(Divergence(prop, scenario, message, **kw))
-
-
-def _require(cond: bool, prop: str, scenario: Scenario, what: str) -> None:
-    if not cond:
-        raise BadInputError(f"property {prop} does not apply: {what}")
-
-
 def _no_ttl(scenario: Scenario) -> bool:
     ttl = scenario.config.state_ttl_ms
     return ttl is None or (isinstance(ttl, dict) and not ttl)
@@ -50,13 +40,13 @@ def compare_histories(prop: str, scenario: Scenario, got: Sequence[Counter], wan
                       what: str) -> None:
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if g != w:
-            _fail(prop, scenario, what, event_index=i, engine=g, expected=w)
+            fail(prop, scenario, what, event_index=i, engine=g, expected=w)
 
 
 def prefix_consistency(scenario: Scenario) -> None:
     """After every event the materialized output equals the batch answer on the input so far."""
     prop = "prefix_consistency"
-    _require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop, scenario,
+    require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop,
              "needs no TTL and semantics=correct")
     got = fold_history(run_scenario(scenario).per_event)
     want = shared_oracle().history(scenario)
@@ -66,18 +56,18 @@ def prefix_consistency(scenario: Scenario) -> None:
 def final_convergence(scenario: Scenario) -> None:
     """At the end the output equals the batch answer, and no row's count was ever negative."""
     prop = "final_convergence"
-    _require(_no_ttl(scenario), prop, scenario, "needs no TTL")
+    require(_no_ttl(scenario), prop, "needs no TTL")
     result = run_scenario(scenario)
     bag: Counter = Counter()
     for i, items in enumerate(result.per_event):
         fold([c for c in items if not hasattr(c, "watermark")], bag)
         negative = {r: n for r, n in bag.items() if n < 0}
         if negative:
-            _fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
+            fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
                   engine=clean(bag), expected=Counter())
     want = shared_oracle().final(scenario)
     if clean(bag) != want:
-        _fail(prop, scenario, "final output differs from the DuckDB answer",
+        fail(prop, scenario, "final output differs from the DuckDB answer",
               event_index=len(scenario.events) - 1, engine=clean(bag), expected=want)
 
 
@@ -87,7 +77,7 @@ def interleaving_invariance(scenario: Scenario, reordered: Scenario) -> None:
     base = clean(fold(run_scenario(scenario).changes))
     other = clean(fold(run_scenario(reordered).changes))
     if base != other:
-        _fail(prop, reordered, "a per-key-order-preserving reordering changed the final answer",
+        fail(prop, reordered, "a per-key-order-preserving reordering changed the final answer",
               engine=other, expected=base, extra={"original": scenario})
 
 
@@ -103,7 +93,7 @@ def unique_key_views_agree(scenario: Scenario, stripped: Scenario) -> None:
 def tlp_partition(scenario: Scenario, key_sql: str, residual: str) -> None:
     """INNER joins: p, NOT p and p IS NULL partition the unconditioned result (ternary logic partitioning)."""
     prop = "tlp_partition"
-    _require(scenario.join.types == ("inner",), prop, scenario, "TLP holds for INNER joins only")
+    require(scenario.join.types == ("inner",), prop, "TLP holds for INNER joins only")
 
     def final_with(cond: str) -> Counter:
         s = replace(scenario, join=replace(scenario.join, conditions=(cond,)))
@@ -113,7 +103,7 @@ def tlp_partition(scenario: Scenario, key_sql: str, residual: str) -> None:
     parts = (final_with(f"{key_sql} AND ({residual})") + final_with(f"{key_sql} AND NOT ({residual})")
              + final_with(f"{key_sql} AND (({residual}) IS NULL)"))
     if parts != whole:
-        _fail(prop, scenario, f"p / NOT p / p IS NULL with p = {residual} do not add up to the join on the key",
+        fail(prop, scenario, f"p / NOT p / p IS NULL with p = {residual} do not add up to the join on the key",
               engine=parts, expected=whole)
 
 
@@ -122,7 +112,7 @@ def ttl_longer_than_stream(scenario: Scenario) -> None:
     prop = "ttl_longer_than_stream"
     ttl = scenario.config.state_ttl_ms
     span = max([getattr(e, "processing_time", 0) for e in scenario.events], default=0)
-    _require(isinstance(ttl, int) and ttl > span, prop, scenario, "needs a TTL longer than the stream")
+    require(isinstance(ttl, int) and ttl > span, prop, "needs a TTL longer than the stream")
     got = fold_history(run_scenario(scenario).per_event)
     want = shared_oracle().history(scenario)
     compare_histories(prop, scenario, got, want, "with a TTL longer than the stream the answer changed")
@@ -131,8 +121,8 @@ def ttl_longer_than_stream(scenario: Scenario) -> None:
 def ttl_matches_model(scenario: Scenario) -> None:
     """With a short TTL the output is what the TTL-aware reference model emits, at every event."""
     prop = "ttl_matches_model"
-    _require(scenario.config.state_ttl_ms is not None, prop, scenario, "needs a TTL")
-    _require(all(i.changelog_mode != "upsert" for i in scenario.inputs), prop, scenario,
+    require(scenario.config.state_ttl_ms is not None, prop, "needs a TTL")
+    require(all(i.changelog_mode != "upsert" for i in scenario.inputs), prop,
              "the model takes retract / insert-only inputs")
     got = fold_history(run_scenario(scenario).per_event)
     want = TtlJoinModel(scenario).run(scenario)
@@ -153,7 +143,7 @@ def snapshot_restore(scenario: Scenario, cut: int) -> None:
     tail = [second.process_event(e) for e in events[cut:]]
     for i, (a, b) in enumerate(zip(whole, head + tail)):
         if a != b:
-            _fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
+            fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
                   f"uninterrupted {a}, restored {b}", event_index=i)
 
 

@@ -28,9 +28,9 @@ from typing import Any, Callable, Sequence
 
 import duckdb
 
-from engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
-from engine.errors import BadInputError
-from engine.scenario import InputSpec
+from converge.engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import InputSpec
 
 _PREFIX = "SELECT 1 WHERE "
 _NUMERIC = {"INTEGER": 0, "BIGINT": 1, "DOUBLE": 2}

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from engine.errors import BadInputError
-from engine.operators.dedupe import DeduplicateKeepLastRowOperator
-from engine.scenario import InputSpec, Scenario
+from converge.engine.errors import BadInputError
+from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
+from converge.engine.scenario import InputSpec, Scenario
 
 PerKeyOrder = Literal["kept", "disordered"]
 

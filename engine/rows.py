@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from engine.errors import BadInputError
-from engine.scenario import InputSpec
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import InputSpec
 
 _BIGINT_RANGE = (-(2**63), 2**63 - 1)
 _INTEGER_RANGE = (-(2**31), 2**31 - 1)

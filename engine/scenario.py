@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from engine.changelog import ROW_KINDS
-from engine.errors import BadInputError
+from converge.engine.changelog import ROW_KINDS
+from converge.engine.errors import BadInputError
 
 ChangelogMode = Literal["insert_only", "retract", "upsert"]
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]

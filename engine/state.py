@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterator, Sequence
 
-from engine.keycodec import order_key_fn
-from engine.scenario import MapStateOrder
+from converge.engine.keycodec import order_key_fn
+from converge.engine.scenario import MapStateOrder
 
 _MISSING = object()
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
-from engine.scenario import InputSpec
-from engine.state import KeyedStateBackend
+from converge.engine.scenario import InputSpec
+from converge.engine.state import KeyedStateBackend
 
 InputSideKind = Literal["JoinKeyContainsUniqueKey", "InputSideHasUniqueKey", "InputSideHasNoUniqueKey"]
 

@@ -22,9 +22,9 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from engine.scenario import ChangeEvent, Config, Event, InputSpec, JoinSpec, Scenario
-from generators.changelog import DELETE, INSERT, UPDATE
-from generators.scenarios import regular_join_scenarios
+from converge.engine.scenario import ChangeEvent, Config, Event, InputSpec, JoinSpec, Scenario
+from converge.generators.changelog import DELETE, INSERT, UPDATE
+from converge.generators.scenarios import regular_join_scenarios
 
 ORDERS = InputSpec("orders", (("order_id", "BIGINT"), ("status", "VARCHAR")), ("order_id",), "retract")
 ITEMS = InputSpec("items", (("order_id", "BIGINT"), ("item_id", "BIGINT"), ("qty", "BIGINT")),

@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError
-from engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
 
 # Small domains so keys collide and joins match often. sampled_from shrinks
 # towards the first element, so counterexamples shrink to 0 / "a" / false.

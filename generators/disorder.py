@@ -20,9 +20,9 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from engine.condition import split_condition
-from engine.scenario import ChangeEvent, Event, Scenario
-from generators.scenarios import regular_join_scenarios
+from converge.engine.condition import split_condition
+from converge.engine.scenario import ChangeEvent, Event, Scenario
+from converge.generators.scenarios import regular_join_scenarios
 
 
 def join_key_columns(scenario: Scenario) -> dict[str, tuple[str, ...]]:

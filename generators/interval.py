@@ -28,8 +28,19 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from engine.scenario import (ChangeEvent, Config, Event, IdleEvent, InputSpec, IntervalSpec, JoinSpec,
-                             ProcessingTimeEvent, Scenario, TimeMode, WatermarkEvent)
+from converge.engine.scenario import (
+    ChangeEvent,
+    Config,
+    Event,
+    IdleEvent,
+    InputSpec,
+    IntervalSpec,
+    JoinSpec,
+    ProcessingTimeEvent,
+    Scenario,
+    TimeMode,
+    WatermarkEvent,
+)
 
 JOIN_TYPES = ("inner", "left", "right", "full")
 STRATEGIES = ("bounded", "creep", "jumps", "idle")

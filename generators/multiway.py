@@ -20,8 +20,8 @@ from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
-from engine.scenario import Config, InputSpec, JoinSpec, Scenario
-from generators.changelog import DELETE, INSERT, UPDATE, build_events, ops_strategy
+from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.generators.changelog import DELETE, INSERT, UPDATE, build_events, ops_strategy
 
 NAMES = ("a", "b", "c", "d", "e", "f", "g")
 MULTIWAY_TYPES = ("inner", "left")

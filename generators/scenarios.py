@@ -2,7 +2,7 @@
 
 Users import these to drive their own properties:
 
-    from generators import regular_join_scenarios
+    from converge.generators import regular_join_scenarios
     @given(regular_join_scenarios(join_types=("left",)))
     def test_mine(scenario): ...
 """
@@ -14,9 +14,9 @@ from typing import Callable, Literal, Sequence
 
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError
-from engine.scenario import Config, InputSpec, JoinSpec, Scenario
-from generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti")
 MODES = ("insert_only", "retract", "upsert")

@@ -17,9 +17,10 @@ from collections import Counter
 from dataclasses import replace
 from typing import AbstractSet
 
-from engine.errors import BadInputError
-from engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
-from oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
+from converge.oracle.query import run_query
+from converge.oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
 
 __all__ = ["interval_records", "interval_final_sql", "batch_interval_join"]
 
@@ -104,6 +105,4 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
 
 def batch_interval_join(scenario: Scenario, include: AbstractSet[int] | None = None) -> Counter:
     """The batch answer as a bag of output rows (the shared oracle connection)."""
-    from oracle.duckdb_oracle import DuckDBOracle
-
-    return Counter(DuckDBOracle()._run(interval_final_sql(scenario, include)))
+    return Counter(run_query(interval_final_sql(scenario, include)))

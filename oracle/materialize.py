@@ -24,8 +24,8 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from engine.errors import BadInputError
-from engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 
 __all__ = ["materialize_inputs", "presence_intervals", "Interval"]
 

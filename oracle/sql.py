@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from engine.errors import OracleError
-from engine.scenario import InputSpec, Scenario
+from converge.engine.errors import OracleError
+from converge.engine.scenario import InputSpec, Scenario
 
 __all__ = [
     "JOIN_KEYWORDS",
@@ -153,9 +153,10 @@ def seq_column_name(scenario: Scenario) -> str:
 
 
 def check_supported(scenario: Scenario) -> None:
-    """Fail early (OracleError) on joins this oracle cannot answer yet, before any SQL runs."""
+    """Fail early (OracleError) on joins these queries do not answer, before any SQL runs."""
     if scenario.join.interval is not None:
-        raise OracleError("interval joins are not supported by this oracle yet")
+        raise OracleError("an interval join's answer at every event is not a batch query: the interval "
+                          "properties decide it with their step model (its final answer: oracle.interval)")
     for jtype in scenario.join.types:
         if jtype not in JOIN_KEYWORDS:
             raise OracleError(f"join type {jtype!r} is not supported by the oracle")

@@ -26,18 +26,23 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.materialize import clean, fold, fold_history
-from engine.pipeline_options import join_inputs, pipeline_options
-from engine.runtime.local import RunResult, run_scenario
-from engine.scenario import ChangeEvent, InputSpec, Scenario, event_to_json
-from generators.anomalies import as_upsert_tables, lost_key_scenarios, order_item_scenarios, replacing_scenarios
-from generators.disorder import disordered_scenarios
-from generators.scenarios import regular_join_scenarios
-from oracle import presence_intervals
-from properties.divergence import PropertyFailure, fail, require
-from properties.regular import compare_histories, shared_oracle
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.pipeline_options import join_inputs, pipeline_options
+from converge.engine.runtime.local import RunResult, run_scenario
+from converge.engine.scenario import ChangeEvent, InputSpec, Scenario, event_to_json
+from converge.generators.anomalies import (
+    as_upsert_tables,
+    lost_key_scenarios,
+    order_item_scenarios,
+    replacing_scenarios,
+)
+from converge.generators.disorder import disordered_scenarios
+from converge.generators.scenarios import regular_join_scenarios
+from converge.oracle import presence_intervals
+from converge.properties.divergence import fail, require
+from converge.properties.regular import compare_histories, shared_oracle
 
 ACCUMULATE = ("+I", "+U")
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from properties.divergence import PropertyFailure
-from properties.registry import PropertySpec
+from converge.properties.divergence import PropertyFailure
+from converge.properties.spec import PropertySpec
 
 
 @dataclass
@@ -44,39 +41,19 @@ class PropertyResult:
         return self.failure is None and self.error is None
 
 
-def reports_dir() -> Path:
-    """Where failure reports go when no folder is given: $CONVERGE_REPORTS_DIR, else ./converge-reports."""
-    return Path(os.environ.get("CONVERGE_REPORTS_DIR") or "converge-reports")
-
-
-def _default_reporter() -> Callable[[PropertyResult], None] | None:
-    """Under pytest, a failing property writes its report too (CONVERGE_REPORTS_DIR=off disables it).
-
-    Not while a seeded bug is applied (`converge mutants` and its tests): there a failure is the point.
-    """
-    if "PYTEST_CURRENT_TEST" not in os.environ or os.environ.get("CONVERGE_REPORTS_DIR") == "off":
-        return None
-    mutants = sys.modules.get("properties.mutant_catalog")
-    if mutants is not None and mutants.ACTIVE:
-        return None
-    from reports import failure_reporter
-
-    return failure_reporter(reports_dir())
-
-
 def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: int | None = None,
                  shrink: bool = True, on_failure: Callable[[PropertyResult], None] | None = None
                  ) -> PropertyResult:
     """Run one property with Hypothesis; a failure comes back shrunk, with its evidence.
 
     Without a seed one is drawn and recorded, so every failure report names the
-    seed that finds it again. Without `on_failure`, a failure under pytest is
-    written to `reports_dir()`.
+    seed that finds it again. `on_failure` is called with a failed result (for
+    example `converge.reports.failure.failure_reporter(folder)`); without it
+    nothing is written: under pytest, converge's plugin writes the report of a
+    PropertyFailure that a test raises.
     """
     if seed is None:
         seed = random.SystemRandom().getrandbits(32)
-    if on_failure is None:
-        on_failure = _default_reporter()
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])

@@ -19,13 +19,14 @@ from collections import Counter
 from dataclasses import replace
 from typing import Callable, NoReturn
 
-from engine.changelog import Change, OutputWatermark
-from engine.errors import BadInputError
-from engine.operators.interval_join import MAX_TIME
-from engine.runtime.local import LocalRuntime, RunResult
-from engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
-from properties.divergence import fail, require
-from properties.interval_model import IntervalJoinModel, ModelRun
+from converge.engine.changelog import Change, OutputWatermark
+from converge.engine.errors import BadInputError
+from converge.engine.operators.interval_join import MAX_TIME
+from converge.engine.runtime.local import LocalRuntime, RunResult
+from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.oracle.interval import batch_interval_join
+from converge.properties.divergence import fail, require
+from converge.properties.interval_model import IntervalJoinModel, ModelRun
 
 POS = "__pos"
 
@@ -154,7 +155,6 @@ def why_not_exact(scenario: Scenario, model: ModelRun) -> str | None:
 
 def no_late_equals_oracle(scenario: Scenario) -> None:
     """With no late record, the output after a final +inf watermark is exactly the batch interval join."""
-    from oracle.interval import batch_interval_join
 
     prop = "no_late_equals_oracle"
     s = _pos_scenario(scenario)
@@ -173,7 +173,6 @@ def no_late_equals_oracle(scenario: Scenario) -> None:
 
 def late_records_bounded(scenario: Scenario) -> None:
     """With late records: pairs of batch(non-late) <= output pairs <= pairs of batch(all); padding only when unmatched."""
-    from oracle.interval import batch_interval_join
 
     prop = "late_records_bounded"
     require(scenario.config.semantics == "correct", prop, "needs semantics=correct (flink mode may drop rows)")

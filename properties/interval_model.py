@@ -24,10 +24,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.condition import compile_predicate, split_condition
-from engine.keycodec import order_key_fn
-from engine.operators.interval_join import MAX_TIME, cache_map_key
-from engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.condition import compile_predicate, split_condition
+from converge.engine.keycodec import order_key_fn
+from converge.engine.operators.interval_join import MAX_TIME, cache_map_key
+from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 _LONG_MASK = (1 << 64) - 1
 

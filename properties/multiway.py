@@ -12,16 +12,18 @@ from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
-from engine.changelog import Change
-from engine.materialize import fold_history
-from engine.operators.multi_join import StreamingMultiJoinOperator
-from engine.planner import Plan, PlanNode, plan as make_plan
-from engine.planner_multi import MultiJoinOptions, multi_join_nodes
-from engine.runtime.local import LocalRuntime, run_scenario
-from engine.scenario import Scenario
-from engine.state import KeyedStateBackend
-from properties.divergence import fail, require
-from properties.regular import _no_ttl, compare_histories, shared_oracle
+from converge.engine.changelog import Change
+from converge.engine.materialize import fold_history
+from converge.engine.operators.multi_join import StreamingMultiJoinOperator
+from converge.engine.planner import Plan, PlanNode
+from converge.engine.planner import plan as make_plan
+from converge.engine.planner.multi import MultiJoinOptions, multi_join_nodes
+from converge.engine.runtime.local import LocalRuntime, run_scenario
+from converge.engine.scenario import Scenario
+from converge.engine.state import KeyedStateBackend
+from converge.oracle.materialize import presence_intervals
+from converge.properties.divergence import fail, require
+from converge.properties.regular import _no_ttl, compare_histories, shared_oracle
 
 
 def binary_variant(scenario: Scenario) -> Scenario:
@@ -137,7 +139,6 @@ def state_is_live_inputs(scenario: Scenario) -> None:
     prop = "state_is_live_inputs"
     require(_no_ttl(scenario) and scenario.config.multi_join == "on", prop,
              "needs no TTL and multi_join=on")
-    from oracle.materialize import presence_intervals
 
     plan = make_plan(scenario)
     runtime = LocalRuntime(scenario, plan)

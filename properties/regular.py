@@ -12,11 +12,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
-from engine.materialize import clean, fold, fold_history
-from engine.runtime.local import LocalRuntime, run_scenario
-from engine.scenario import ChangeEvent, Scenario
-from properties.divergence import fail, require
-from properties.ttl_model import TtlJoinModel
+from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.runtime.local import LocalRuntime, run_scenario
+from converge.engine.scenario import ChangeEvent, Scenario
+from converge.oracle import DuckDBOracle
+from converge.properties.divergence import fail, require
+from converge.properties.ttl_model import TtlJoinModel
 
 _ORACLE = None
 
@@ -25,7 +26,6 @@ def shared_oracle():
     """One DuckDB oracle (one connection) per process, that is per xdist worker."""
     global _ORACLE
     if _ORACLE is None:
-        from oracle import DuckDBOracle
 
         _ORACLE = DuckDBOracle()
     return _ORACLE

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from engine.errors import BadInputError, ConvergeError
-from engine.scenario import Scenario, load_scenario, scenario_from_dict
-from properties.divergence import Divergence, PropertyFailure
-from properties.expectations import check_expectations
+from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.materialize import clean, fold
+from converge.engine.runtime.local import run_scenario
+from converge.engine.runtime.spark import run_scenario_on_spark
+from converge.engine.scenario import Scenario, load_scenario, scenario_from_dict
+from converge.properties import interval, regular
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.expectations import check_expectations
+from converge.properties.registry import select
+from converge.properties.regular import shared_oracle
 
 RuntimeName = Literal["local", "spark"]
 
@@ -31,21 +38,17 @@ class ReplayOutcome:
 def run_on(scenario: Scenario, runtime: RuntimeName):
     """Run a scenario on the named runtime; the Spark one is imported only when asked for."""
     if runtime == "local":
-        from engine.runtime.local import run_scenario
         return run_scenario(scenario)
     if runtime == "spark":
-        from engine.runtime.spark import run_scenario_on_spark  # lazy: the embedded default never starts a JVM
         return run_scenario_on_spark(scenario)
     raise BadInputError(f"unknown runtime {runtime!r} (expected local or spark)")
 
 
 def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:
     """The oracle-backed properties that decide a scenario with no written expectations."""
-    from properties import regular
 
     ttl = scenario.config.state_ttl_ms
     if scenario.join.interval is not None:
-        from properties import interval  # type: ignore[attr-defined]
         return interval.applicable(scenario)
     if ttl is None and scenario.config.semantics == "correct":
         return [("prefix_consistency", regular.prefix_consistency), ("final_convergence", regular.final_convergence)]
@@ -57,12 +60,7 @@ def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scena
 
 def _final_on_runtime(scenario: Scenario, runtime: RuntimeName) -> None:
     """On another runtime: the folded output must equal the local runtime's and, without TTL, DuckDB's."""
-    from collections import Counter
 
-    from engine.materialize import clean, fold
-    from engine.runtime.local import run_scenario
-    from properties.divergence import Divergence
-    from properties.regular import shared_oracle
 
     got = clean(fold(run_on(scenario, runtime).changes))
     local = clean(fold(run_scenario(scenario).changes))
@@ -82,7 +80,6 @@ def failure_info(scenario: Scenario) -> dict | None:
 
 
 def _find_spec(family: str | None, name: str):
-    from properties.registry import select
 
     found = select(family, name) if family else []
     return (found or select(None, name) or [None])[0]

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from engine.condition import compile_predicate, split_condition
-from engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
-from engine.views import analyze_join_input
+from converge.engine.condition import compile_predicate, split_condition
+from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
+from converge.engine.views import analyze_join_input
 
 
 class TtlJoinModel:

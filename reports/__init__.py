@@ -1,5 +1,6 @@
-"""Failure reports (replayable scenario + readable Markdown) and campaign summaries."""
+"""Failure reports (replayable scenario + readable Markdown + picture), campaign summaries, the pytest plugin.
 
-from reports.failure import failure_reporter, write_failure_report
-
-__all__ = ["failure_reporter", "write_failure_report"]
+Import the modules themselves (`converge.reports.failure`, `.summary`,
+`.location`): this package imports nothing, so that the pytest plugin,
+loaded in every pytest run where converge is installed, stays cheap.
+"""

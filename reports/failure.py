@@ -11,16 +11,20 @@ Hypothesis, and checks the expectations.
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import hypothesis
 
-from engine.scenario import ChangeEvent, Scenario, dump_scenario, event_to_json, scenario_to_dict
-from properties.divergence import Divergence, PropertyFailure, bag_diff
+from converge.engine.runtime.local import run_scenario
+from converge.engine.scenario import ChangeEvent, Scenario, dump_scenario, event_to_json, scenario_to_dict
+from converge.oracle import render_join_sql
+from converge.properties.divergence import Divergence, PropertyFailure, bag_diff
+from converge.properties.registry import select
+from converge.properties.regular import shared_oracle
+from converge.reports.timeline import draw_timeline
 
 SELF = "self"  # an argument that is the file's own scenario
 
@@ -70,8 +74,6 @@ def _oracle_final(s: Scenario) -> Counter | None:
     if not s.config.changelog_normalize and any(i.changelog_mode == "upsert" for i in s.inputs):
         return None  # the output is then an upsert stream, not a bag
     try:
-        from properties.regular import shared_oracle
-
         return shared_oracle().final(s)
     except Exception:  # noqa: BLE001 - no oracle for this shape: write no expectation rather than none at all
         return None
@@ -84,18 +86,12 @@ def expected_final(d: Divergence) -> Counter | None:
     return _oracle_final(d.scenario)
 
 
-def _active_mutants() -> list[str]:
-    module = sys.modules.get("properties.mutant_catalog")
-    return list(module.ACTIVE) if module is not None else []
-
-
-def _with_failure_meta(d: Divergence, args: Sequence[Any] | None, info: dict[str, Any]) -> Scenario:
+def _with_failure_meta(d: Divergence, args: Sequence[Any] | None, info: dict[str, Any],
+                       notes: Mapping[str, Any]) -> Scenario:
     meta = dict(d.scenario.meta)
     failure = {"property": d.property, "message": d.message, "event_index": d.event_index,
                "hypothesis_version": hypothesis.__version__, **info}
-    mutants = _active_mutants()
-    if mutants:
-        failure["mutants"] = mutants  # written under `converge mutants`: the seeded bug it shows
+    failure.update({k: v for k, v in notes.items() if k not in failure})  # e.g. the seeded bug that was applied
     encoded = encode_args(args, d.scenario)
     if encoded is not None:
         failure["args"] = encoded
@@ -151,8 +147,6 @@ def _diff_block(engine: Counter, expected: Counter, limit: int = 60) -> list[str
 def _join_sql(s: Scenario) -> str:
     iv = s.join.interval
     try:
-        from oracle import render_join_sql
-
         if iv is None:
             return render_join_sql(s)
     except Exception as exc:  # noqa: BLE001 - the report must still be written
@@ -171,8 +165,6 @@ def _join_sql(s: Scenario) -> str:
 
 def _emitted(s: Scenario) -> list | None:
     try:
-        from engine.runtime.local import run_scenario
-
         return run_scenario(s).per_event
     except Exception:  # noqa: BLE001 - a crashing engine is part of what the report shows
         return None
@@ -221,8 +213,6 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
 
 def _spec_description(family: str | None, prop: str) -> str:
     try:
-        from properties.registry import select
-
         found = select(family, prop)
         return found[0].description if found else ""
     except Exception:  # noqa: BLE001
@@ -243,24 +233,23 @@ def _claim(folder: Path, base: str) -> Path:
 
 def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local", seed: int | None = None,
                          family: str | None = None, args: Sequence[Any] | None = None, spec: str | None = None,
-                         timeline: bool = True) -> tuple[Path, ...]:
+                         timeline: bool = True, notes: Mapping[str, Any] | None = None) -> tuple[Path, ...]:
     """Write <name>.json (replayable), <name>.md and <name>.png into `folder`; return their paths.
 
     `spec` is the registry name of the property that ran, when it differs from the check's own name
-    (several registered properties share one check with different generators)."""
+    (several registered properties share one check with different generators). `notes` are JSON
+    values recorded in the file's `converge_failure` meta (`converge mutants` records the bug applied)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stem = _claim(folder, f"{_slug(spec or d.property)}-{_slug(d.scenario.name)}")
     info: dict[str, Any] = {"family": family, "seed": seed, "runtime": runtime}
     if spec is not None and spec != d.property:
         info["spec"] = spec
-    scenario = _with_failure_meta(d, args, info)
+    scenario = _with_failure_meta(d, args, info, notes or {})
     scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
     per_event = _emitted(d.scenario)
     png: Path | None = None
     if timeline:
-        from reports.timeline import draw_timeline
-
         try:
             png = draw_timeline(d.scenario, stem.with_suffix(".png"), event_index=d.event_index,
                                 output_per_event=per_event)
@@ -281,7 +270,7 @@ def crash_divergence(prop: str, exc: BaseException, args: Sequence[Any] | None) 
     return Divergence(prop, scenario, f"the check crashed: {type(exc).__name__}: {exc}")
 
 
-def failure_reporter(folder: Path, *, runtime: str = "local") -> Callable:
+def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str, Any] | None = None) -> Callable:
     """A callback for run_property: writes the report of a failed property into `folder`."""
 
     def report(result) -> None:
@@ -294,7 +283,7 @@ def failure_reporter(folder: Path, *, runtime: str = "local") -> Callable:
         if d is None:
             return
         paths = write_failure_report(d, Path(folder), runtime=runtime, seed=result.seed, family=result.family,
-                                     args=result.failure_args, spec=result.name)
+                                     args=result.failure_args, spec=result.name, notes=notes)
         result.reports.extend(str(p) for p in paths)
 
     return report

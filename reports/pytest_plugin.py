@@ -1,36 +1,110 @@
-"""A pytest plugin: a test that fails with a PropertyFailure leaves a failure report behind.
+"""converge's pytest plugin, active wherever converge is installed (entry point `pytest11`).
 
-Properties run through `properties.campaign.run_property` (the suite's
-tests/test_properties.py, `converge run`) already write reports. This plugin
-covers tests that call a property directly under `@given`, as users do:
+* A test that fails with a PropertyFailure (a property called under `@given`,
+  or a result's failure raised) leaves a failure report behind: a replayable
+  scenario file, a Markdown report and a picture. Their paths are added to
+  the test's failure output.
+* `--converge-reports=DIR|off` says where reports go; without it,
+  $CONVERGE_REPORTS_DIR, then ./converge-reports (converge.reports.location).
+  The marker `@pytest.mark.converge_reports("off")` (or a folder) overrides
+  it for one test, e.g. a test that expects a property to fail.
+* Fixtures: `converge_oracle` (one DuckDB oracle per worker process),
+  `converge_scenario` (loads a scenario from a file, a JSON text or a dict)
+  and `converge_reports_dir` (the folder, or None when reports are off).
 
-    pytest -p reports.pytest_plugin
-
-Reports go to $CONVERGE_REPORTS_DIR (default ./converge-reports), and their
-paths are added to the test's failure output; CONVERGE_REPORTS_DIR=off
-turns reports off.
+Loading this module imports nothing but pytest and the standard library:
+every pytest run of a project with converge installed loads it, so DuckDB,
+Hypothesis and the engine are imported only by the hooks and fixtures that
+need them.
 """
 
 from __future__ import annotations
 
-import os
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
-from properties.campaign import reports_dir
-from reports.failure import report_exception
+from converge.reports.location import reports_folder
+
+_MARKER = "converge_reports"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("converge", "converge: failure reports of streaming-join properties")
+    group.addoption("--converge-reports", metavar="DIR|off", default=None, dest="converge_reports",
+                    help="where failure reports of failing converge properties go "
+                         "(default: $CONVERGE_REPORTS_DIR, else ./converge-reports; off: none)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{_MARKER}(folder): where this test's converge failure reports go "
+                                       "(\"off\": none), instead of --converge-reports")
+
+
+def _folder_for(item: pytest.Item) -> Path | None:
+    marker = item.get_closest_marker(_MARKER)
+    if marker is not None and marker.args:
+        return reports_folder(str(marker.args[0]))
+    return reports_folder(item.config.getoption("converge_reports"))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    if call.when != "call" or call.excinfo is None or os.environ.get("CONVERGE_REPORTS_DIR") == "off":
+    if call.when != "call" or call.excinfo is None:
         return
+    if "converge.properties.divergence" not in sys.modules:
+        return  # no PropertyFailure can have been raised: leave the test's failure alone
+    folder = _folder_for(item)
+    if folder is None:
+        return
+    from converge.reports.failure import report_exception  # lazy: the engine, DuckDB and matplotlib
+
     try:
         seed = item.config.getoption("hypothesis_seed", None)
     except ValueError:
         seed = None
-    paths = report_exception(call.excinfo.value, reports_dir(), seed=seed)
+    try:
+        paths = report_exception(call.excinfo.value, folder, seed=seed)
+    except OSError as exc:
+        report.sections.append(("converge failure reports", f"not written to {folder}: {exc}"))
+        return
     if paths:
         report.sections.append(("converge failure reports", "\n".join(str(p) for p in paths)))
+
+
+@pytest.fixture(scope="session")
+def converge_oracle() -> Any:
+    """The DuckDB batch oracle, one per worker process (it shares the process's connection)."""
+    from converge.oracle import DuckDBOracle  # lazy: DuckDB loads only for tests that use the oracle
+
+    return DuckDBOracle()
+
+
+@pytest.fixture(scope="session")
+def converge_reports_dir(pytestconfig: pytest.Config) -> Path | None:
+    """Where failure reports go in this run (None: reports are off)."""
+    return reports_folder(pytestconfig.getoption("converge_reports"))
+
+
+@pytest.fixture(scope="session")
+def converge_scenario() -> Callable[[Any], Any]:
+    """A loader: a scenario file's path, a JSON text or a dict in the scenario format -> a Scenario."""
+    from converge.engine.errors import BadInputError  # lazy: the engine
+    from converge.engine.scenario import load_scenario, scenario_from_dict  # lazy: the engine
+
+    def load(source: Any) -> Any:
+        if isinstance(source, dict):
+            return scenario_from_dict(source)
+        if isinstance(source, str) and source.lstrip().startswith("{"):
+            try:
+                return scenario_from_dict(json.loads(source))
+            except json.JSONDecodeError as exc:
+                raise BadInputError(f"scenario text is not JSON: {exc}") from None
+        return load_scenario(source)
+
+    return load

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 _KIND_STYLE = {  # marker, colour
     "+I": ("^", "#2ca02c"),
@@ -32,8 +32,9 @@ def _short(row: Sequence[object]) -> str:
 def draw_timeline(scenario: Scenario, path: Path, *, event_index: int | None = None,
                   output_per_event: Sequence[Sequence[object]] | None = None) -> Path:
     """Write the timeline PNG of `scenario` to `path`; `output_per_event` adds the output lane."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure  # the OO API: no global pyplot state or backend switch
+    # matplotlib takes about 0.4 s to import; its OO API keeps no global pyplot state
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: matplotlib only when a picture is drawn
+    from matplotlib.figure import Figure  # lazy: matplotlib only when a picture is drawn
 
     events = scenario.events
     names = [s.name for s in scenario.inputs]
@@ -83,8 +84,8 @@ def draw_timeline(scenario: Scenario, path: Path, *, event_index: int | None = N
                 top.scatter([i], [out_lane], marker="s", color="#444444", s=30 + 12 * (plus + minus), zorder=3)
                 top.annotate(f"+{plus}/-{minus}", (i, out_lane), xytext=(2, 7), textcoords="offset points",
                              fontsize=6.5)
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.lines import Line2D  # lazy: matplotlib only when a picture is drawn
+    from matplotlib.ticker import MaxNLocator  # lazy: matplotlib only when a picture is drawn
 
     handles = [Line2D([], [], ls="", marker=m, color=c, label=k) for k, (m, c) in _KIND_STYLE.items()]
     top.legend(handles=handles, fontsize=6.5, loc="upper left", ncols=4, frameon=False)

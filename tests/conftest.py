@@ -38,6 +38,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _reports_under_pytest_temporary_folder(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
+    """The suite's own failure reports go under pytest's temporary folder, never into the checkout,
+    unless --converge-reports names a folder."""
+    if pytestconfig.getoption("converge_reports") is None:
+        pytestconfig.option.converge_reports = str(tmp_path_factory.getbasetemp() / "converge-reports")
+    yield
+
+
 def examples(default: int) -> int:
     """Examples per property test; CONVERGE_EXAMPLES scales the whole suite."""
     return int(os.environ.get("CONVERGE_EXAMPLES", default))

@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.base import OperatorContext
-from engine.operators.dedupe import DeduplicateKeepLastRowOperator
-from engine.planner import plan
-from engine.runtime.local import run_scenario
-from engine.scenario import InputSpec, dump_scenario, load_scenario, scenario_from_dict
-from engine.state import KeyedStateBackend
-from properties import anomalies
-from properties.cli import main, verdict_of
-from properties.registry import select
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import OperatorContext
+from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
+from converge.engine.planner import plan
+from converge.engine.runtime.local import run_scenario
+from converge.engine.scenario import InputSpec, dump_scenario, load_scenario, scenario_from_dict
+from converge.engine.state import KeyedStateBackend
+from converge.properties import anomalies
+from converge.properties.divergence import PropertyFailure
+from converge.properties.registry import select
+from converge.reports.tooling.cli import main, verdict_of
 
 FILES = Path(__file__).parent / "scenarios" / "anomalies"
 
@@ -157,7 +158,7 @@ def test_flink_40681_checkers_on_the_hand_derived_files() -> None:
 
 def test_correct_matches_batch_can_fail(monkeypatch) -> None:
     """The for-all check is not vacuous: Flink's behaviour, run through it, is caught."""
-    from engine.operators import regular_join
+    from converge.engine.operators import regular_join
 
     flink = _load("flink_40681_upsert_flink")
     with pytest.raises(BadInputError, match="semantics=correct"):
@@ -171,7 +172,7 @@ def test_correct_matches_batch_can_fail(monkeypatch) -> None:
         self._replace_retracts = False
 
     monkeypatch.setattr(regular_join.StreamingJoinOperator, "__init__", flink_inside)
-    with pytest.raises(anomalies.PropertyFailure, match="after event 2"):
+    with pytest.raises(PropertyFailure, match="after event 2"):
         anomalies.correct_matches_batch(correct)
 
 
@@ -216,7 +217,7 @@ def test_per_key_disorder_is_found_and_strict_mode_guards_it() -> None:
 def test_a_search_that_finds_nothing_is_a_property_failure() -> None:
     from hypothesis import strategies as st
 
-    with pytest.raises(anomalies.PropertyFailure, match="not reproduced: no example among 5"):
+    with pytest.raises(PropertyFailure, match="not reproduced: no example among 5"):
         anomalies.search(st.just(_load("mapstate_order_arrival")), lambda s: bool(anomalies.order_violations(s)),
                          seed=1, budget=5, prop="p", what="disorder", fallback=lambda s: s)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent
-from generators.changelog import interleave, per_key_tokens
-from generators.disorder import disordered_scenarios, join_key_columns, swap, swap_candidates
-from generators.scenarios import regular_join_scenarios
+from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent
+from converge.generators.changelog import interleave, per_key_tokens
+from converge.generators.disorder import disordered_scenarios, join_key_columns, swap, swap_candidates
+from converge.generators.scenarios import regular_join_scenarios
 from tests.conftest import examples
 
 A = InputSpec("a", (("k", "BIGINT"), ("x", "BIGINT")), None, "retract")

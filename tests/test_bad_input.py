@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from engine.errors import BadInputError, ConvergeError
-from engine.runtime.local import LocalRuntime
-from engine.scenario import ChangeEvent, ProcessingTimeEvent, scenario_from_dict
+from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, scenario_from_dict
 
 
 def _scenario(mode_a: str = "retract", uk_a=None, cond: str = "a.k = b.k", jtype: str = "left", events=()):

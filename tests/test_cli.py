@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from properties.cli import main
+from converge.reports.tooling.cli import main
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "regular"
 

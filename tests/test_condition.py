@@ -1,4 +1,4 @@
-"""engine.condition: equi-key splitting, and compiled conditions checked against DuckDB itself."""
+"""converge.engine.condition: equi-key splitting, and compiled conditions checked against DuckDB itself."""
 
 from __future__ import annotations
 
@@ -10,10 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.condition import (ColumnRef, EquiKey, SplitCondition, compile_expression3, compile_predicate,
-                              split_condition)
-from engine.errors import BadInputError
-from engine.scenario import InputSpec
+from converge.engine.condition import (
+    ColumnRef,
+    EquiKey,
+    SplitCondition,
+    compile_expression3,
+    compile_predicate,
+    split_condition,
+)
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import InputSpec
 
 COLS = (("k", "BIGINT"), ("x", "BIGINT"), ("s", "VARCHAR"), ("f", "DOUBLE"), ("flag", "BOOLEAN"))
 A, B = InputSpec("a", COLS), InputSpec("b", COLS)

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError
-from engine.runtime.local import run_scenario
-from engine.scenario import ChangeEvent
-from generators.changelog import ADVANCE, INSERT, Op, ops_strategy, packed_decoder, packed_ops
-from generators.scenarios import regular_join_scenarios
-from oracle.materialize import presence_intervals
+from converge.engine.errors import BadInputError
+from converge.engine.runtime.local import run_scenario
+from converge.engine.scenario import ChangeEvent
+from converge.generators.changelog import ADVANCE, INSERT, Op, ops_strategy, packed_decoder, packed_ops
+from converge.generators.scenarios import regular_join_scenarios
+from converge.oracle.materialize import presence_intervals
 
 HEADER, MIN_OPS, MAX_OPS = 3, 2, 8
 SIZE, DECODE = packed_decoder(2, [4, 4], max_ops=MAX_OPS, allow_advance=True, min_ops=MIN_OPS, header=HEADER)

@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from engine.errors import BadInputError
-from engine.planner import plan
-from engine.runtime.local import LocalRuntime
-from engine.scenario import ChangeEvent, WatermarkEvent, scenario_from_dict
+from converge.engine.errors import BadInputError
+from converge.engine.planner import plan
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, WatermarkEvent, scenario_from_dict
 
 
 def _doc(mode: str = "retract", jtype: str = "left", interval: dict | None = None, **inputs_extra) -> dict:
@@ -83,7 +83,7 @@ def test_time_column_stands_in_for_a_missing_time_reference() -> None:
 
 
 def test_oracle_refuses_what_the_engine_refuses() -> None:
-    from oracle.interval import interval_records
+    from converge.oracle.interval import interval_records
 
     doc = _doc()
     doc["events"] = [{"input": "a", "kind": "+I", "row": [1, 2, "x"]}, {"input": "a", "kind": "-D", "row": [1, 2, "x"]}]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from properties.campaign import run_property
-from properties.mutant_catalog import Mutant, Patch, applied, by_name
-from properties.registry import select
+from converge.properties.campaign import run_property
+from converge.properties.registry import select
+from converge.reports.tooling.mutant_catalog import Mutant, Patch, applied, by_name
 from tests.conftest import examples
 
-OP = "engine.operators.interval_join:TimeIntervalJoinOperator"
+OP = "converge.engine.operators.interval_join:TimeIntervalJoinOperator"
 
 MUTANTS: dict[str, tuple[Mutant, tuple[str, ...]]] = {
     "qualified_lower_bound_exclusive": (

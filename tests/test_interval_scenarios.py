@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.scenario import load_scenario
-from properties.interval import applicable
+from converge.engine.scenario import load_scenario
+from converge.properties.interval import applicable
 
 FILES = sorted((Path(__file__).parent / "scenarios" / "interval").glob("*.json"))
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.runtime.local import LocalRuntime
-from engine.scenario import load_scenario
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import load_scenario
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "interval"
 
@@ -86,7 +86,7 @@ def test_default_cleanup_fires_one_millisecond_after_the_window(watermark: int, 
     rt = LocalRuntime(scenario)
     rt.process_event(scenario.events[0])
     assert _state(rt)[1] == {1001: (36_600_001, None)}
-    from engine.scenario import WatermarkEvent
+    from converge.engine.scenario import WatermarkEvent
 
     rt.process_event(WatermarkEvent("a", watermark))
     rt.process_event(WatermarkEvent("b", watermark))
@@ -95,7 +95,7 @@ def test_default_cleanup_fires_one_millisecond_after_the_window(watermark: int, 
 
 
 def test_explain_names_the_bounds() -> None:
-    from engine.planner import plan
+    from converge.engine.planner import plan
 
     text = plan(load_scenario(SCENARIOS / "seed_walkthrough_seed_cleanup_interval.json")).explain()
     assert "IntervalJoin(joinType=[FullOuterJoin]" in text

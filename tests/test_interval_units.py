@@ -6,12 +6,20 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 
-from engine.operators.interval_join import MAX_TIME, cache_map_key, cache_time
-from engine.scenario import (ChangeEvent, Config, InputSpec, IntervalSpec, JoinSpec, ProcessingTimeEvent, Scenario,
-                             WatermarkEvent)
-from generators.interval import interval_join_scenarios
-from oracle.interval import batch_interval_join, interval_records
-from properties.interval import model_of, with_final, with_positions
+from converge.engine.operators.interval_join import MAX_TIME, cache_map_key, cache_time
+from converge.engine.scenario import (
+    ChangeEvent,
+    Config,
+    InputSpec,
+    IntervalSpec,
+    JoinSpec,
+    ProcessingTimeEvent,
+    Scenario,
+    WatermarkEvent,
+)
+from converge.generators.interval import interval_join_scenarios
+from converge.oracle.interval import batch_interval_join, interval_records
+from converge.properties.interval import model_of, with_final, with_positions
 from tests.conftest import examples
 
 A = InputSpec("a", (("k", "BIGINT"), ("t", "BIGINT")), None, "insert_only", "t")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.operators.multi_join import StreamingMultiJoinOperator
-from engine.scenario import ChangeEvent, load_scenario
-from properties.campaign import run_property
-from properties.registry import select
-from properties.replay import replay_path
-from reports import failure_reporter
+from converge.engine.operators.multi_join import StreamingMultiJoinOperator
+from converge.engine.scenario import ChangeEvent, load_scenario
+from converge.properties.campaign import run_property
+from converge.properties.registry import select
+from converge.properties.replay import replay_path
+from converge.reports.failure import failure_reporter
 
 _original_has_other_match = StreamingMultiJoinOperator._has_other_match
 

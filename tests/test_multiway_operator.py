@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
-from engine.planner import plan
-from engine.runtime.local import LocalRuntime
-from engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
-from engine.views import JoinInputSideSpec
-from properties.benches.multiway import chain_scenario, compare
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
+from converge.engine.planner import plan
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
+from converge.engine.views import JoinInputSideSpec
+from converge.reports.tooling.benches.multiway import chain_scenario, compare
 
 COLS = (("k", "BIGINT"), ("v", "BIGINT"))
 

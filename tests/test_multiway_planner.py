@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import BadInputError
-from engine.operators.multi_join import StreamingMultiJoinOperator
-from engine.operators.normalize import ChangelogNormalizeOperator
-from engine.planner import PlanNode, plan
-from engine.scenario import Config, InputSpec, JoinSpec, Scenario, scenario_to_dict
-from properties.cli import main
+from converge.engine.errors import BadInputError
+from converge.engine.operators.multi_join import StreamingMultiJoinOperator
+from converge.engine.operators.normalize import ChangelogNormalizeOperator
+from converge.engine.planner import PlanNode, plan
+from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario, scenario_to_dict
+from converge.reports.tooling.cli import main
 
 COLS = (("k", "BIGINT"), ("k2", "BIGINT"), ("v", "BIGINT"))
 

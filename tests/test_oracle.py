@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError, OracleError
-from engine.scenario import scenario_from_dict
-from oracle import DuckDBOracle, materialize_inputs, presence_intervals, render_join_sql
-from oracle.sql import render_list
+from converge.engine.errors import BadInputError, OracleError
+from converge.engine.scenario import scenario_from_dict
+from converge.oracle import DuckDBOracle, materialize_inputs, presence_intervals, render_join_sql
+from converge.oracle.sql import render_list
 from tests.conftest import examples
 
 N = None
@@ -368,7 +368,7 @@ def test_sql_for_is_what_runs() -> None:
 def test_errors() -> None:
     s = scenario([inp("a", "k BIGINT, t BIGINT"), inp("b", "k BIGINT, t BIGINT")], ["inner"], ["a.k = b.k"], [],
                  interval={"left_time": "a.t", "right_time": "b.t", "lower_ms": 0, "upper_ms": 5})
-    with pytest.raises(OracleError, match="interval joins are not supported"):
+    with pytest.raises(OracleError, match="interval join.s answer at every event is not a batch query"):
         ORACLE.history(s)
     bad = ab("inner", "a.k = b.nope")
     with pytest.raises(OracleError, match=r"(?s)nope.*-- SQL:.*SELECT"):

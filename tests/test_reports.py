@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from engine.scenario import load_scenario, scenario_from_dict
-from properties.campaign import PropertyResult, reports_dir, run_property
-from properties.cli import main
-from properties.divergence import Divergence, PropertyFailure
-from properties.mutant_catalog import applied, by_name
-from properties.registry import PropertySpec, select
-from properties.regular import snapshot_restore, tlp_partition
-from properties.replay import replay_path
-from reports import failure_reporter, write_failure_report
-from reports.failure import report_exception
-from reports.summary import write_summary
+from converge.engine.scenario import load_scenario, scenario_from_dict
+from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.registry import PropertySpec, select
+from converge.properties.regular import snapshot_restore, tlp_partition
+from converge.properties.replay import replay_path
+from converge.reports.failure import failure_reporter, report_exception, write_failure_report
+from converge.reports.location import reports_folder
+from converge.reports.summary import write_summary
+from converge.reports.tooling.cli import main
+from converge.reports.tooling.mutant_catalog import applied, by_name, report_notes
 
 _AB = [{"name": "a", "columns": [["k", "BIGINT"], ["x", "BIGINT"]], "changelog_mode": "insert_only"},
        {"name": "b", "columns": [["k", "BIGINT"], ["y", "BIGINT"]], "changelog_mode": "insert_only"}]
@@ -50,7 +50,8 @@ def test_a_failure_found_by_hypothesis_replays_to_the_same_failure(tmp_path: Pat
     (spec,) = select("regular", "prefix_consistency")
     mutant = by_name("padding_not_retracted_on_first_match")[0]
     with applied(mutant):
-        result = run_property(spec, max_examples=200, seed=1, on_failure=failure_reporter(tmp_path))
+        result = run_property(spec, max_examples=200, seed=1,
+                              on_failure=failure_reporter(tmp_path, notes=report_notes()))
         assert result.failure is not None and result.seed == 1
         d = result.failure.divergence
         scenario_file, md, png = (Path(p) for p in result.reports)
@@ -102,7 +103,7 @@ def test_snapshot_cut_is_recorded_and_replayed(tmp_path: Path) -> None:
 
 def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: Path) -> None:
     with applied(by_name("null_keys_match")[0]):
-        from properties.regular import prefix_consistency
+        from converge.properties.regular import prefix_consistency
 
         null_keys = scenario_from_dict({
             "name": "null keys", "inputs": _AB,
@@ -121,24 +122,31 @@ def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: P
     assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_reports_under_pytest_go_to_the_configured_folder(tmp_path: Path, monkeypatch) -> None:
+def test_the_runner_writes_reports_only_through_the_reporter_it_is_given(tmp_path: Path, monkeypatch) -> None:
     def always_fails(scenario) -> None:
         raise PropertyFailure(Divergence("always_fails", scenario, "by design"))
 
     spec = PropertySpec("test", "always_fails",
                         lambda: st.just(TLP).map(lambda s: (s,)), always_fails)
-    monkeypatch.setenv("CONVERGE_REPORTS_DIR", str(tmp_path / "here"))
-    assert reports_dir() == tmp_path / "here"
-    result = run_property(spec, max_examples=3)  # no on_failure: running under pytest writes the report
-    assert result.failure is not None and result.seed is not None
-    assert sorted(p.suffix for p in (tmp_path / "here").iterdir()) == [".json", ".md", ".png"]
-    monkeypatch.setenv("CONVERGE_REPORTS_DIR", "off")
-    assert run_property(spec, max_examples=3).reports == []
-
-
-def test_default_reports_folder_is_under_the_working_directory(monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
-    assert reports_dir() == Path("converge-reports") and not reports_dir().is_absolute()
+    result = run_property(spec, max_examples=3)  # no reporter: nothing is written, under pytest or not
+    assert result.failure is not None and result.seed is not None and result.reports == []
+    assert list(tmp_path.iterdir()) == []
+    result = run_property(spec, max_examples=3, on_failure=failure_reporter(tmp_path / "here"))
+    assert sorted(p.suffix for p in (tmp_path / "here").iterdir()) == [".json", ".md", ".png"]
+    assert sorted(Path(p).suffix for p in result.reports) == [".json", ".md", ".png"]
+
+
+def test_the_reports_setting_is_read_in_one_place(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    assert reports_folder() == Path("converge-reports") and not reports_folder().is_absolute()
+    monkeypatch.setenv("CONVERGE_REPORTS_DIR", str(tmp_path / "env"))
+    assert reports_folder() == tmp_path / "env"                     # the environment is the fallback
+    assert reports_folder(tmp_path / "given") == tmp_path / "given"  # a value given wins
+    assert reports_folder("off") is None
+    monkeypatch.setenv("CONVERGE_REPORTS_DIR", "off")
+    assert reports_folder() is None and reports_folder("elsewhere") == Path("elsewhere")
 
 
 def test_an_exception_group_gets_one_report_per_property_failure(tmp_path: Path) -> None:
@@ -167,7 +175,7 @@ def test_summary_has_families_properties_rates_and_links(tmp_path: Path) -> None
 
 
 def test_several_distinct_failures_report_the_property_failure_with_its_own_arguments() -> None:
-    from generators.scenarios import regular_join_scenarios
+    from converge.generators.scenarios import regular_join_scenarios
 
     def two_bugs(scenario) -> None:
         if len(scenario.events) >= 3:

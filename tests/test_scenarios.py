@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from properties.replay import replay_path
+from converge.properties.replay import replay_path
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = sorted(SCENARIOS.rglob("*.json"))

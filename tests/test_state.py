@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.keycodec import encode_binary_row
-from engine.state import KeyedStateBackend
+from converge.engine.keycodec import encode_binary_row
+from converge.engine.state import KeyedStateBackend
 
 
 def _map_keys(order: str, keys: list, types=("BIGINT",), seed: int = 0) -> list:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from engine.changelog import Change
-from engine.state import KeyedStateBackend
+from converge.engine.changelog import Change
+from converge.engine.state import KeyedStateBackend
 
 
 class TimerService(Protocol):

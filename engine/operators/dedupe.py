@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.base import Operator, OperatorContext
-from engine.operators.regular_join import key_extractor
-from engine.scenario import InputSpec
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator, OperatorContext
+from converge.engine.operators.regular_join import key_extractor
+from converge.engine.scenario import InputSpec
 
 
 class DeduplicateKeepLastRowOperator(Operator):

@@ -35,12 +35,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.base import Operator, OperatorContext
-from engine.operators.regular_join import JoinSide, check_retraction, key_extractor
-from engine.scenario import Semantics
-from engine.views import create_view
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator, OperatorContext
+from converge.engine.operators.regular_join import JoinSide, check_retraction, key_extractor
+from converge.engine.scenario import Semantics
+from converge.engine.views import create_view
 
 MultiJoinType = str  # "inner" | "left"
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.base import Operator, OperatorContext
-from engine.scenario import InputSpec, Semantics
-from engine.views import JoinInputSideSpec, JoinRecordStateView, create_view
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator, OperatorContext
+from converge.engine.scenario import InputSpec, Semantics
+from converge.engine.views import JoinInputSideSpec, JoinRecordStateView, create_view
 
 
 def key_extractor(indexes: Sequence[int]) -> Callable[[tuple], tuple]:

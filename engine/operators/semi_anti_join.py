@@ -10,10 +10,10 @@ again (SEMI: the right change's kind; ANTI: +I).
 
 from __future__ import annotations
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.operators.base import OperatorContext
-from engine.operators.regular_join import BinaryJoinSpec, _JoinBase
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import OperatorContext
+from converge.engine.operators.regular_join import BinaryJoinSpec, _JoinBase
 
 
 class StreamingSemiAntiJoinOperator(_JoinBase):

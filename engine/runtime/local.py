@@ -13,13 +13,14 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from engine.changelog import Change, OutputWatermark
-from engine.errors import BadInputError
-from engine.operators.base import OperatorContext
-from engine.planner import Plan, PlanNode, plan as make_plan
-from engine.rows import RowValidator, allowed_kinds
-from engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
-from engine.state import KeyedStateBackend
+from converge.engine.changelog import Change, OutputWatermark
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import OperatorContext
+from converge.engine.planner import Plan, PlanNode
+from converge.engine.planner import plan as make_plan
+from converge.engine.rows import RowValidator, allowed_kinds
+from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.state import KeyedStateBackend
 
 OutputItem = Change | OutputWatermark
 

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generators.anomalies import dedupe_scenarios, lost_key_scenarios, order_item_scenarios, replacing_scenarios
-from generators.disorder import disordered_scenarios
-from generators.scenarios import regular_join_scenarios
-from properties import anomalies
-from properties.registry import PropertySpec
+from converge.generators.anomalies import (
+    dedupe_scenarios,
+    lost_key_scenarios,
+    order_item_scenarios,
+    replacing_scenarios,
+)
+from converge.generators.disorder import disordered_scenarios
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties import anomalies
+from converge.properties.spec import PropertySpec
 
 ANOMALIES = "anomalies"
 REPRODUCED, FIXED, GUARDED = "reproduced", "fixed", "guarded"

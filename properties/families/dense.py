@@ -33,10 +33,10 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from engine.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
-from generators.scenarios import regular_join_scenarios
-from properties import regular
-from properties.registry import PropertySpec
+from converge.engine.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties import regular
+from converge.properties.spec import PropertySpec
 
 REGULAR = "regular"
 _FEW_RESIDUALS = (None, None, "a.x <> b.y", "NOT (a.x < b.y OR a.s > b.s)", "a.x IS NULL OR b.y > 1")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generators.interval import interval_join_scenarios
-from properties import interval, regular
-from properties.registry import PropertySpec
+from converge.generators.interval import interval_join_scenarios
+from converge.properties import interval, regular
+from converge.properties.spec import PropertySpec
 
 INTERVAL = "interval"
 

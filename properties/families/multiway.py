@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generators.multiway import ALL_TYPES, MULTIWAY_TYPES, RESIDUALS, multiway_scenarios
-from properties import multiway, regular
-from properties.registry import PropertySpec
+from converge.generators.multiway import ALL_TYPES, MULTIWAY_TYPES, RESIDUALS, multiway_scenarios
+from converge.properties import multiway, regular
+from converge.properties.spec import PropertySpec
 
 MULTIWAY = "multiway"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from generators.changelog import interleave, per_key_tokens
-from generators.scenarios import RESIDUALS, regular_join_scenarios, without_unique_keys
-from properties import regular
-from properties.registry import PropertySpec
+from converge.generators.changelog import interleave, per_key_tokens
+from converge.generators.scenarios import RESIDUALS, regular_join_scenarios, without_unique_keys
+from converge.properties import regular
+from converge.properties.spec import PropertySpec
 
 
 @st.composite

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engine.condition import split_condition
-from engine.keycodec import encode_binary_row
-from engine.runtime.local import run_scenario
-from engine.scenario import ChangeEvent, InputSpec, Scenario
-from engine.views import analyze_join_input
-from generators.scenarios import regular_join_scenarios
-from properties.divergence import Divergence, PropertyFailure
-from properties.families.dense import one_join_key
-from properties.registry import PropertySpec
-from properties.regular import snapshot_restore
+from converge.engine.condition import split_condition
+from converge.engine.errors import BadInputError
+from converge.engine.keycodec import encode_binary_row
+from converge.engine.runtime.local import run_scenario
+from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.views import analyze_join_input
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.families.dense import one_join_key
+from converge.properties.regular import snapshot_restore
+from converge.properties.spec import PropertySpec
 
 
 def _map_key_encoder(spec: InputSpec, key_columns: list[str]) -> Callable[[tuple], bytes] | None:
@@ -54,7 +55,6 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
     prop = "rocksdb_iteration_order"
     if scenario.config.map_state_order != "rocksdb" or len(scenario.join.inputs) != 2 \
             or scenario.join.interval is not None:
-        from engine.errors import BadInputError
         raise BadInputError(f"property {prop} needs a binary regular join with map_state_order=rocksdb")
     left, right = scenario.chain
     jtype = scenario.join.types[0]

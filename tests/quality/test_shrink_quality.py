@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import pytest
 
-from properties.mutant_catalog import by_name
-from properties.mutants import run_mutant
-from properties.registry import select
+from converge.properties.registry import select
+from converge.reports.tooling.mutant_catalog import by_name
+from converge.reports.tooling.mutants import run_mutant
 
 REGULAR_BOUND = 6
 

@@ -15,7 +15,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):
-    from engine.runtime.spark.session import get_spark
+    from converge.engine.runtime.spark.session import get_spark
 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     local_dir = tmp_path_factory.mktemp(f"spark-local-{worker}")

@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from engine.runtime.spark.job import SparkJoinJob, split_by_time
-from engine.scenario import Scenario
-from engine.runtime.spark.processor import StageProcessor
+from converge.engine.runtime.spark.job import SparkJoinJob, split_by_time
+from converge.engine.runtime.spark.processor import StageProcessor
+from converge.engine.scenario import Scenario
 
 
 class _ValueState:

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import BadInputError
-from engine.keycodec import order_key_fn
-from engine.planner import plan
-from engine.runtime.local import run_scenario
-from engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
-from engine.runtime.spark.source import batch_bounds
-from engine.scenario import ChangeEvent, Scenario, load_scenario
-from properties.expectations import check_expectations
-from properties.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
+from converge.engine.errors import BadInputError
+from converge.engine.keycodec import order_key_fn
+from converge.engine.planner import plan
+from converge.engine.runtime.local import run_scenario
+from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
+from converge.engine.runtime.spark.source import batch_bounds
+from converge.engine.scenario import ChangeEvent, Scenario, load_scenario
+from converge.properties.expectations import check_expectations
+from converge.reports.tooling.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from tests.conftest import examples
 
 SCENARIO_DIR = Path(__file__).parents[1] / "scenarios"
@@ -191,7 +191,7 @@ def test_bad_input_found_by_an_operator_on_spark_names_the_event(spark, tmp_path
 
 @pytest.mark.slow
 def test_cli_run_replay_and_bench_on_spark(spark, tmp_path: Path, capsys) -> None:
-    from properties.cli import main
+    from converge.reports.tooling.cli import main
 
     assert main(["run", "--runtime", "spark", "--examples", "5", "--family", "regular",
                  "--reports-dir", str(tmp_path / "reports")]) == 0

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError
-from engine.runtime.local import run_scenario
-from engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark
-from engine.scenario import ChangeEvent, Scenario, load_scenario
-from engine.state import KeyedStateBackend
-from generators.anomalies import dedupe_scenarios
-from generators.interval import interval_join_scenarios
-from generators.multiway import multiway_scenarios
-from generators.scenarios import regular_join_scenarios
+from converge.engine.errors import BadInputError
+from converge.engine.runtime.local import run_scenario
+from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark
+from converge.engine.scenario import ChangeEvent, Scenario, load_scenario
+from converge.engine.state import KeyedStateBackend
+from converge.generators.anomalies import dedupe_scenarios
+from converge.generators.interval import interval_join_scenarios
+from converge.generators.multiway import multiway_scenarios
+from converge.generators.scenarios import regular_join_scenarios
 from tests.conftest import examples
 from tests.spark.in_memory import run_all_in_memory, run_in_memory
 

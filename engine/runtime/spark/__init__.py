@@ -13,6 +13,6 @@ __all__ = ["run_scenario_on_spark"]
 
 def run_scenario_on_spark(scenario: Any, **options: Any) -> Any:
     """Run a scenario on Spark; returns an engine.runtime.local.RunResult (see job.run_scenario_on_spark)."""
-    from engine.runtime.spark.job import run_scenario_on_spark as run
+    from converge.engine.runtime.spark.job import run_scenario_on_spark as run  # lazy: pyspark, only when asked
 
     return run(scenario, **options)

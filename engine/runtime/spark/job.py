@@ -24,17 +24,28 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from engine.changelog import Change, OutputWatermark
-from engine.errors import BadInputError, ConvergeError
-from engine.operators.base import Operator
-from engine.planner import PlanNode, plan as make_plan
-from engine.runtime.local import RunResult
-from engine.runtime.spark.clocks import Clocks, node_clocks
-from engine.runtime.spark.processor import ERROR_KIND, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
-from engine.runtime.spark.session import ROCKSDB_PROVIDER, get_spark
-from engine.runtime.spark.source import (SOURCE_SCHEMA, batch_bounds, batch_columns, encode_events, mtime_base,
-                                         write_batch_file)
-from engine.scenario import Scenario, scenario_to_dict
+import pyarrow.parquet as pq
+from pyspark.sql import functions as F
+
+from converge.engine.changelog import Change, OutputWatermark
+from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.operators.base import Operator, OperatorContext
+from converge.engine.planner import PlanNode
+from converge.engine.planner import plan as make_plan
+from converge.engine.runtime.local import RunResult
+from converge.engine.runtime.spark.clocks import Clocks, node_clocks
+from converge.engine.runtime.spark.processor import ERROR_KIND, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
+from converge.engine.runtime.spark.session import ROCKSDB_PROVIDER, get_spark
+from converge.engine.runtime.spark.source import (
+    SOURCE_SCHEMA,
+    batch_bounds,
+    batch_columns,
+    encode_events,
+    mtime_base,
+    write_batch_file,
+)
+from converge.engine.scenario import Scenario, scenario_to_dict
+from converge.engine.state import KeyedStateBackend
 
 
 class UnsupportedOnSpark(ConvergeError):
@@ -82,8 +93,6 @@ def add_output_watermarks(scenario: Scenario, clocks: Clocks, per_event: list[li
 
     on_watermark is not keyed, so the driver calls it on its own copy of the
     operator, in event order, as the local runtime does after firing timers."""
-    from engine.operators.base import OperatorContext
-    from engine.state import KeyedStateBackend
 
     (node,) = make_plan(scenario).nodes()
     ctx = OperatorContext(KeyedStateBackend(scenario.config.map_state_order))
@@ -116,7 +125,6 @@ class IdempotentParquetSink:
 
 def read_sink_rows(path: Path) -> list[tuple[str, bytes]]:
     """Every (key, data) row the sink holds, batch folder by batch folder."""
-    import pyarrow.parquet as pq
 
     rows: list[tuple[str, bytes]] = []
     for part in sorted(path.glob("batch_id=*/*.parquet")):
@@ -247,7 +255,6 @@ class SparkJoinJob:
         A time-driven job runs in EventTime mode with the micro-batch number as
         event time (watermark delay 0): Spark's watermark then says which
         micro-batches are done, which is what a timer needs to be woken."""
-        from pyspark.sql import functions as F
 
         columns = ["key", "data"]
         mode = "None"

@@ -38,10 +38,14 @@ from typing import Any, Iterator
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
-from engine.changelog import Change
-from engine.errors import BadInputError
-from engine.runtime.spark.clocks import Clocks
-from engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import OperatorContext
+from converge.engine.planner import plan as make_plan
+from converge.engine.runtime.spark.clocks import Clocks
+from converge.engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
+from converge.engine.scenario import scenario_from_dict
+from converge.engine.state import KeyedStateBackend
 
 ROW_SCHEMA = "key string, data binary"
 SLICE_SCHEMA = "slice binary"
@@ -104,10 +108,6 @@ class BuiltNode:
     """A node's operator, opened on a local backend that holds one key at a time."""
 
     def __init__(self, job: JobSpec, number: int) -> None:
-        from engine.operators.base import OperatorContext
-        from engine.planner import plan as make_plan
-        from engine.scenario import scenario_from_dict
-        from engine.state import KeyedStateBackend
 
         ref = job.nodes[number]
         scenario = scenario_from_dict(job.scenarios[ref.scenario])

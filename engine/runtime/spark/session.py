@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 _REPO_ROOT = str(Path(__file__).resolve().parents[3])
@@ -64,7 +66,6 @@ def get_spark(**options: Any):
     is built.
     """
     _prepare_environment()
-    from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:

@@ -13,6 +13,7 @@ in the local runtime (Spark's own TTL runs on the wall-clock batch time).
 
 from __future__ import annotations
 
+import bisect
 import os
 import pickle
 import time
@@ -20,12 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from engine.errors import BadInputError
-from engine.planner import Plan
-from engine.rows import RowValidator, allowed_kinds
-from engine.runtime.spark.clocks import Clocks
-from engine.runtime.spark.processor import group_key
-from engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from converge.engine.errors import BadInputError
+from converge.engine.planner import Plan
+from converge.engine.rows import RowValidator, allowed_kinds
+from converge.engine.runtime.spark.clocks import Clocks
+from converge.engine.runtime.spark.processor import group_key
+from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 SOURCE_SCHEMA = "scenario int, seq long, stage int, node int, key string, data binary, etime timestamp"
 TICK_STAGE = -1      # a row every micro-batch file of a time-driven job holds, so Spark's watermark moves
@@ -120,7 +124,6 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
     event time Spark's watermark follows, so Spark timers can wake keys once a
     given micro-batch is done. `tick` adds a row no stage reads, so a batch of
     watermark events only still moves Spark's watermark."""
-    import bisect
 
     cols: dict[str, list] = {"scenario": [], "seq": [], "stage": [], "node": [], "key": [], "data": []}
     for rows, start, end in parts:
@@ -139,8 +142,6 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
 
 def write_batch_file(cols: dict[str, list], path: Path, mtime: float) -> bool:
     """Write one micro-batch's columns as a Parquet file (atomically); False when there are no rows."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if not cols["seq"]:
         return False

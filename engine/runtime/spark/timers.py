@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.runtime.spark.clocks import Clocks
+from converge.engine.runtime.spark.clocks import Clocks
 
 
 class KeyTimers:

@@ -10,11 +10,14 @@ many items, and order updates that re-emit every item.
 
 from __future__ import annotations
 
-import argparse
 import time
+from operator import itemgetter
+from typing import Callable
 
-from engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
-from properties.bench import bench
+from converge.engine.keycodec import encode_binary_row
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.reports.tooling.options import BenchConfig
 
 ORDERS = InputSpec("orders", (("order_id", "BIGINT"), ("status", "VARCHAR")), ("order_id",), "retract")
 ITEMS = InputSpec("items", (("order_id", "BIGINT"), ("item_id", "BIGINT"), ("qty", "BIGINT")),
@@ -46,7 +49,6 @@ def one_to_many_stream(n_events: int, n_orders: int, fanout: int, order: str) ->
 
 
 def _throughput(scenario: Scenario) -> tuple[float, int]:
-    from engine.runtime.local import LocalRuntime
 
     rt = LocalRuntime(scenario)
     process = rt.process_event
@@ -57,14 +59,13 @@ def _throughput(scenario: Scenario) -> tuple[float, int]:
     return time.process_time() - start, emitted
 
 
-@bench("mapstate_order_cost")
-def _bench_order_cost(args: argparse.Namespace) -> dict:
+def _bench_order_cost(config: BenchConfig) -> dict:
     """events/s per MapState order and fan-out (CPU time, best of interleaved repeats); the cost of
     arrival and heap order is reported relative to rocksdb."""
-    n_events = min(args.events, MAX_EVENTS)
+    n_events = min(config.events, MAX_EVENTS)
     out: dict = {"events": n_events}
     for fanout in FANOUTS:
-        n_orders = max(1, min(args.keys, n_events // (4 * (fanout + 1))))
+        n_orders = max(1, min(config.keys, n_events // (4 * (fanout + 1))))
         scenarios = {order: one_to_many_stream(n_events, n_orders, fanout, order) for order in MODES}
         best = dict.fromkeys(MODES, float("inf"))
         for _ in range(REPEATS):
@@ -83,9 +84,7 @@ def _sort_on_read_ns(fanout: int, reads: int = 20_000) -> int:
     """What the seed's proposal adds per read where the backend already iterates in key order (Flink's
     RocksDB): sorting a key's entries, met in byte order, by their arrival stamps. ns per read, over a
     plain copy of the entries."""
-    from operator import itemgetter
 
-    from engine.keycodec import encode_binary_row
 
     keyed = [(encode_binary_row((1, (fanout - i) * 257), ("BIGINT", "BIGINT")), i, (1, i, 1)) for i in range(fanout)]
     in_byte_order = [(stamp, row) for _, stamp, row in sorted(keyed)]
@@ -100,3 +99,8 @@ def _sort_on_read_ns(fanout: int, reads: int = 20_000) -> int:
             times.append(time.process_time() - start)
         best[name] = min(times)
     return round((best["sort"] - best["copy"]) / reads * 1e9)
+
+
+BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
+    "mapstate_order_cost": _bench_order_cost,
+}

@@ -19,7 +19,6 @@ failing scenario is reported, replayable with `converge replay --runtime spark`.
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections import Counter
@@ -31,12 +30,22 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from engine.errors import BadInputError
-from engine.materialize import clean, fold, fold_history
-from engine.runtime.local import RunResult, run_scenario
-from engine.scenario import Scenario
-from properties.campaign import PropertyResult
-from properties.divergence import Divergence, PropertyFailure
+from converge.engine.errors import BadInputError
+from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.runtime.local import RunResult, run_scenario
+from converge.engine.runtime.spark.job import run_scenarios_on_spark
+from converge.engine.scenario import Scenario
+from converge.generators.anomalies import dedupe_scenarios, order_item_scenarios
+from converge.generators.interval import interval_join_scenarios
+from converge.generators.multiway import multiway_scenarios
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties.campaign import PropertyResult
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.regular import shared_oracle
+from converge.reports.failure import write_failure_report
+from converge.reports.summary import write_summary
+from converge.reports.tooling.options import RunOptions
+from converge.reports.tooling.terminal import format_table
 
 PROPERTIES = ("spark_equals_local", "spark_final_equals_oracle")
 DEFAULT_EXAMPLES = 60
@@ -44,10 +53,6 @@ DEFAULT_EXAMPLES = 60
 
 def family_strategies() -> dict[str, Callable[[], st.SearchStrategy[Scenario]]]:
     """The families the Spark runtime runs, as scenario strategies."""
-    from generators.anomalies import dedupe_scenarios, order_item_scenarios
-    from generators.interval import interval_join_scenarios
-    from generators.multiway import multiway_scenarios
-    from generators.scenarios import regular_join_scenarios
 
     return {
         "regular": lambda: st.one_of(regular_join_scenarios(), regular_join_scenarios(ttl="long"),
@@ -113,7 +118,6 @@ def spark_final_equals_oracle(scenario: Scenario, got: RunResult | BadInputError
     False when DuckDB does not decide this scenario (it was not checked)."""
     if isinstance(got, BadInputError) or not oracle_decides(scenario):
         return False
-    from properties.regular import shared_oracle
 
     engine = clean(fold(got.changes))
     expected: Counter = shared_oracle().final(scenario)
@@ -160,25 +164,23 @@ def check_results(scenarios: Sequence[Scenario], results: Sequence[RunResult | B
 def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] = PROPERTIES,
                    batches: int = 3, spark: Any = None, work_dir: str | Path | None = None) -> list[SparkCheck]:
     """Run the scenarios in one Spark query and check each with every named property."""
-    from engine.runtime.spark.job import run_scenarios_on_spark
 
     results = run_scenarios_on_spark(scenarios, spark=spark, batches=batches, work_dir=work_dir)
     return check_results(scenarios, results, properties=properties)
 
 
-def run_spark_campaign(args: argparse.Namespace) -> int:
+def run_spark_campaign(options: RunOptions) -> int:
     """Draw each family's examples, run them on Spark in one query per family, print a table; 1 on failure."""
-    from properties.cli import format_table
 
     strategies = family_strategies()
-    if args.family and args.family not in strategies:
-        raise BadInputError(f"--family {args.family!r}: the Spark campaign runs {', '.join(strategies)}")
-    if args.property and args.property not in CHECKS:
-        raise BadInputError(f"--property {args.property!r}: on Spark the properties are {', '.join(CHECKS)}")
-    families = [args.family] if args.family else list(strategies)
-    props = [args.property] if args.property else list(PROPERTIES)
-    n = args.examples if args.examples is not None else DEFAULT_EXAMPLES
-    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
+    if options.family and options.family not in strategies:
+        raise BadInputError(f"--family {options.family!r}: the Spark campaign runs {', '.join(strategies)}")
+    if options.property and options.property not in CHECKS:
+        raise BadInputError(f"--property {options.property!r}: on Spark the properties are {', '.join(CHECKS)}")
+    families = [options.family] if options.family else list(strategies)
+    props = [options.property] if options.property else list(PROPERTIES)
+    n = options.examples if options.examples is not None else DEFAULT_EXAMPLES
+    seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     print(f"seed {seed} (--seed {seed} draws the same scenarios again)", flush=True)
     results: list[PropertyResult] = []
     for family in families:
@@ -192,10 +194,9 @@ def run_spark_campaign(args: argparse.Namespace) -> int:
                                seconds=seconds, seed=seed)
             if check.failures:
                 r.failure = check.failures[0]
-                if not args.no_reports:
-                    from reports import write_failure_report
+                if options.reports is not None:
 
-                    paths = write_failure_report(r.failure.divergence, Path(args.reports_dir), runtime="spark",
+                    paths = write_failure_report(r.failure.divergence, options.reports, runtime="spark",
                                                  seed=seed, family=family)
                     r.reports.extend(str(p) for p in paths)
             results.append(r)
@@ -203,10 +204,9 @@ def run_spark_campaign(args: argparse.Namespace) -> int:
             for r in results]
     print(format_table(("family", "property", "examples", "failures", "seconds", "examples/s"), rows))
     print("(seconds: the family's Spark queries, shared by its properties)")
-    if not args.no_reports:
-        from reports.summary import write_summary
+    if options.reports is not None:
 
-        print(f"summary: {write_summary(results, Path(args.reports_dir))[0]}")
+        print(f"summary: {write_summary(results, options.reports)[0]}")
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"\nFAILED {r.family}/{r.name} ({r.failures} of {r.examples} scenarios; the smallest:)")

@@ -15,15 +15,17 @@ of every operator, the live input records, and events/s of each plan.
 
 from __future__ import annotations
 
-import argparse
 import pickle
 import time
+from typing import Callable
 
-from engine.planner_multi import multi_join_nodes
-from engine.runtime.local import LocalRuntime
-from engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
-from engine.state import KeyedStateBackend
-from properties.bench import bench
+from converge.engine.planner.multi import multi_join_nodes
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.engine.state import KeyedStateBackend
+from converge.oracle.materialize import materialize_inputs
+from converge.reports.tooling.options import BenchConfig
+from converge.reports.tooling.terminal import format_table
 
 NAMES = ("a", "b", "c", "d", "e")
 WORKLOADS = ("low_selectivity", "hot_key")
@@ -102,7 +104,6 @@ def run_plan(scenario: Scenario) -> dict:
 
 
 def live_input_records(scenario: Scenario) -> int:
-    from oracle.materialize import materialize_inputs
 
     return sum(sum(t.values()) for t in materialize_inputs(scenario).values())
 
@@ -122,7 +123,6 @@ def compare(n_inputs: int, workload: str, max_events: int) -> dict:
 
 
 def format_rows(cases: list[dict]) -> str:
-    from properties.cli import format_table
 
     rows = []
     for c in cases:
@@ -134,16 +134,14 @@ def format_rows(cases: list[dict]) -> str:
                          "x entries", "multi bytes", "binary bytes", "x bytes", "multi ev/s", "binary ev/s"), rows)
 
 
-@bench("multiway_state")
-def _bench_multiway(args: argparse.Namespace) -> dict:
+def _bench_multiway(config: BenchConfig) -> dict:
     """Multi-way vs binary chain: state entries and bytes, events/s, for 3/4/5 inputs and two workloads.
 
-    The table is printed here; `converge bench` writes the returned dict (every case) to its JSON file.
+    `converge bench` prints the cases as a table (format_rows) and writes them all to its JSON file.
     Each case runs at most min(--events, 4000) events: a 5-way chain re-joins up to 81 rows per change.
     """
-    max_events = max(100, min(args.events, 4000))
+    max_events = max(100, min(config.events, 4000))
     cases = [compare(n, w, max_events) for w in WORKLOADS for n in (3, 4, 5)]
-    print(format_rows(cases), flush=True)
     return {"entries_ratio_min": min(c["entries_ratio"] for c in cases),
             "entries_ratio_max": max(c["entries_ratio"] for c in cases),
             "multi_state_equals_live_inputs": all(c["multi_state_equals_live_inputs"] for c in cases),
@@ -152,3 +150,8 @@ def _bench_multiway(args: argparse.Namespace) -> dict:
             "speed_ratio_min": min(c["speed_ratio"] for c in cases),
             "speed_ratio_max": max(c["speed_ratio"] for c in cases),
             "cases": cases}
+
+
+BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
+    "multiway_state": _bench_multiway,
+}

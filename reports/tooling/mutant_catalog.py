@@ -11,24 +11,20 @@ tests use this module.
 
 A patch whose snippet is no longer found (the engine was edited) makes the
 mutant *stale*: it is reported, never silently skipped.
-
-Extension point: a new family adds its mutants to `CATALOG` with
-``requires=("engine.operators.<module>",)``; until that module exists the
-mutant is reported as *unavailable*.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import contextlib
 import importlib
-import importlib.util
 import inspect
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from engine.errors import BadInputError, ConvergeError
+from converge.engine import condition
+from converge.engine.errors import BadInputError, ConvergeError
 
 
 class StaleMutantError(ConvergeError):
@@ -50,10 +46,6 @@ class Mutant:
     family: str                           # the property family that should kill it
     patches: tuple[Patch, ...]
     properties: tuple[str, ...] = ()      # properties to try first, in this order (then the rest)
-    requires: tuple[str, ...] = ()        # modules that must exist (families still being built)
-
-    def available(self) -> bool:
-        return all(importlib.util.find_spec(m) is not None for m in self.requires)
 
 
 # ---------------------------------------------------------------- applying
@@ -90,13 +82,17 @@ def _mutated(patch: Patch, mutant: str) -> tuple[Any, str, Any, Any]:
 
 def _reset_caches() -> None:
     """Compiled conditions are cached; a mutant of the compiler must not leak through the cache."""
-    from engine import condition
 
     condition._CACHE.clear()
     condition._split_cached.cache_clear()
 
 
 ACTIVE: list[str] = []  # names of the mutants applied right now (reports record them)
+
+
+def report_notes() -> dict[str, list[str]]:
+    """What a failure report written now must record: the seeded bugs applied (none: nothing)."""
+    return {"mutants": list(ACTIVE)} if ACTIVE else {}
 
 
 @contextlib.contextmanager
@@ -119,15 +115,15 @@ def applied(mutant: Mutant) -> Iterator[Mutant]:
 
 # ---------------------------------------------------------------- the catalog
 
-_JOIN = "engine.operators.regular_join:StreamingJoinOperator"
-_SEMI = "engine.operators.semi_anti_join:StreamingSemiAntiJoinOperator"
-_STATE = "engine.state"
+_JOIN = "converge.engine.operators.regular_join:StreamingJoinOperator"
+_SEMI = "converge.engine.operators.semi_anti_join:StreamingSemiAntiJoinOperator"
+_STATE = "converge.engine.state"
 
 REGULAR = "regular"
 INTERVAL = "interval"
 MULTIWAY = "multiway"
-_INTERVAL_OP = "engine.operators.interval_join:TimeIntervalJoinOperator"
-_MULTI_OP = "engine.operators.multi_join:StreamingMultiJoinOperator"
+_INTERVAL_OP = "converge.engine.operators.interval_join:TimeIntervalJoinOperator"
+_MULTI_OP = "converge.engine.operators.multi_join:StreamingMultiJoinOperator"
 
 CATALOG: tuple[Mutant, ...] = (
     Mutant(
@@ -154,7 +150,7 @@ CATALOG: tuple[Mutant, ...] = (
         "null_keys_match",
         "a NULL join key matches another NULL under '=' (filterNulls ignored)",
         REGULAR,
-        (Patch("engine.operators.regular_join:_null_filter",
+        (Patch("converge.engine.operators.regular_join:_null_filter",
                "checked = tuple(i for i, f in enumerate(filter_nulls) if f)", "checked = ()"),),
     ),
     Mutant(
@@ -162,7 +158,7 @@ CATALOG: tuple[Mutant, ...] = (
         "the residual condition's NOT / FALSE test uses Python truthiness (not NULL is TRUE) "
         "instead of SQL three-valued logic",
         REGULAR,
-        (Patch("engine.condition:_Compiler.truth", 'cls, typ = node.get("class"), node.get("type")',
+        (Patch("converge.engine.condition:_Compiler.truth", 'cls, typ = node.get("class"), node.get("type")',
                'if not want:\n        return f"(not {self.truth(node, True)})"\n'
                '    cls, typ = node.get("class"), node.get("type")'),),
         properties=("prefix_consistency", "tlp_partition"),
@@ -216,7 +212,7 @@ CATALOG: tuple[Mutant, ...] = (
         "duplicates_joined_once",
         "the no-unique-key view yields a duplicated row once instead of once per copy",
         REGULAR,
-        (Patch("engine.views:InputSideHasNoUniqueKeyStateView.records", "out.extend([row] * count)",
+        (Patch("converge.engine.views:InputSideHasNoUniqueKeyStateView.records", "out.extend([row] * count)",
                "out.append(row)"),),
         properties=("duplicates_prefix_consistency", "prefix_consistency"),
     ),
@@ -245,7 +241,7 @@ CATALOG: tuple[Mutant, ...] = (
         "normalize_drops_update_before",
         "ChangelogNormalize emits only +U for a known key and drops the -U of the old row",
         REGULAR,
-        (Patch("engine.operators.normalize:ChangelogNormalizeOperator.process",
+        (Patch("converge.engine.operators.normalize:ChangelogNormalizeOperator.process",
                'return [Change("-U", old), Change("+U", row)]', 'return [Change("+U", row)]'),),
         properties=("hot_key_prefix_consistency", "prefix_consistency"),
     ),
@@ -253,10 +249,9 @@ CATALOG: tuple[Mutant, ...] = (
         "watermark_max_instead_of_min",
         "a two-input operator's watermark is the MAX of its inputs' watermarks instead of the MIN",
         INTERVAL,
-        (Patch("engine.runtime.local:LocalRuntime._set_input_watermark", "combined = min(active)",
+        (Patch("converge.engine.runtime.local:LocalRuntime._set_input_watermark", "combined = min(active)",
                "combined = max(active)"),),
         properties=("output_watermarks",),
-        requires=("engine.operators.interval_join",),
     ),
     Mutant(
         "interval_bound_exclusive",
@@ -264,7 +259,6 @@ CATALOG: tuple[Mutant, ...] = (
         INTERVAL,
         (Patch(f"{_INTERVAL_OP}._join_pass", "lower <= other_time <= upper", "lower < other_time <= upper"),),
         properties=("no_late_equals_oracle", "matches_step_model"),
-        requires=("engine.operators.interval_join",),
     ),
     Mutant(
         "late_outer_record_dropped",
@@ -272,7 +266,6 @@ CATALOG: tuple[Mutant, ...] = (
         INTERVAL,
         (Patch(f"{_INTERVAL_OP}._process_row", 'out.append(Change("+I", self._padded(side, row)))', "pass"),),
         properties=("late_records_bounded", "pairs_and_padding_once", "matches_step_model"),
-        requires=("engine.operators.interval_join",),
     ),
     Mutant(
         "multiway_left_association_miscounted",
@@ -280,7 +273,6 @@ CATALOG: tuple[Mutant, ...] = (
         MULTIWAY,
         (Patch(f"{_MULTI_OP}._has_other_match", "skip = not accumulate", "skip = False"),),
         properties=("matches_binary_chain", "prefix_consistency"),
-        requires=("engine.operators.multi_join",),
     ),
     Mutant(
         "multiway_padding_not_retracted",
@@ -288,7 +280,6 @@ CATALOG: tuple[Mutant, ...] = (
         MULTIWAY,
         (Patch(f"{_MULTI_OP}._at_input", 'self._extend(j + 1, rows, "-D", out)', "pass"),),
         properties=("prefix_consistency", "matches_binary_chain"),
-        requires=("engine.operators.multi_join",),
     ),
 )
 

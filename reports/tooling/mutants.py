@@ -12,7 +12,6 @@ JSON (`--out`) and a Markdown table beside it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -21,13 +20,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from engine.scenario import Scenario, scenario_to_dict
-from properties.campaign import run_property
-from properties.divergence import Divergence, PropertyFailure
-from properties.mutant_catalog import Mutant, StaleMutantError, applied, by_name
-from properties.registry import PropertySpec, select
+from converge.engine.errors import BadInputError
+from converge.engine.scenario import Scenario, scenario_to_dict
+from converge.properties.campaign import run_property
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.registry import PropertySpec, select
+from converge.reports.failure import failure_reporter
+from converge.reports.tooling.mutant_catalog import Mutant, StaleMutantError, applied, by_name, report_notes
+from converge.reports.tooling.terminal import format_table, progress
 
-Status = Literal["killed", "survived", "unavailable", "stale"]
+Status = Literal["killed", "survived", "stale"]
 
 
 @dataclass
@@ -91,29 +93,27 @@ def properties_for(mutant: Mutant) -> list[PropertySpec]:
 
 
 def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence[PropertySpec] | None = None,
-               shrink: bool = True) -> MutantOutcome:
+               shrink: bool = True, reports: Path | None = None) -> MutantOutcome:
     """Run the campaign against one mutant; stop at the first property that kills it.
 
     `properties` replaces the mutant's own list; `shrink=False` only asks whether it is killed.
+    With `reports`, the kill is written there as a failure report that records the mutant
+    (ready to be promoted to a regression case); otherwise kills, the expected outcome, are
+    recorded in the campaign's results only.
     """
     outcome = MutantOutcome(mutant.name, mutant.bug, mutant.family, "survived")
-    if not mutant.available():
-        outcome.status = "unavailable"
-        outcome.message = f"needs {', '.join(mutant.requires)}, which does not exist yet"
-        return outcome
     specs = list(properties) if properties is not None else properties_for(mutant)
     if not specs:
-        outcome.status = "unavailable"
-        outcome.message = f"the {mutant.family} family has no properties yet"
-        return outcome
+        raise BadInputError(f"mutant {mutant.name}: no property to run against it (family {mutant.family!r})")
     start = time.perf_counter()
     try:
         with applied(mutant):
+            reporter = failure_reporter(reports, notes=report_notes()) if reports is not None else None
             for spec in specs:
                 probe = _Probe()
                 outcome.tried.append(spec.name)
                 result = run_property(_instrumented(spec, probe), max_examples=examples, seed=seed,
-                                      shrink=shrink, on_failure=_no_report)
+                                      shrink=shrink, on_failure=reporter)
                 if result.ok:
                     outcome.examples += probe.calls
                     continue
@@ -131,10 +131,6 @@ def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence
     return outcome
 
 
-def _no_report(result) -> None:
-    """Mutant kills are the expected outcome: they are recorded in the campaign's JSON, not as reports."""
-
-
 def _record_evidence(outcome: MutantOutcome, result) -> None:
     if result.failure is None:
         outcome.message = f"{type(result.error).__name__}: {result.error}"
@@ -147,12 +143,13 @@ def _record_evidence(outcome: MutantOutcome, result) -> None:
 
 
 def run_campaign(mutants: Sequence[Mutant], *, examples: int, seed: int,
-                 progress: Callable[[int, int, str], None] | None = None) -> list[MutantOutcome]:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 reports: Path | None = None) -> list[MutantOutcome]:
     outcomes = []
     for i, m in enumerate(mutants):
         if progress:
             progress(i, len(mutants), m.name)
-        outcomes.append(run_mutant(m, examples=examples, seed=seed))
+        outcomes.append(run_mutant(m, examples=examples, seed=seed, reports=reports))
     if progress:
         progress(len(mutants), len(mutants), "done")
     return outcomes
@@ -167,8 +164,8 @@ def _row(o: MutantOutcome) -> tuple:
     def num(v: object) -> str:
         return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
 
-    return (o.name, o.status, o.killed_by or "-", o.examples if o.status in ("killed", "survived") else "-",
-            num(o.seconds_to_kill), num(o.seconds) if o.status in ("killed", "survived") else "-",
+    return (o.name, o.status, o.killed_by or "-", o.examples if o.status != "stale" else "-",
+            num(o.seconds_to_kill), num(o.seconds) if o.status != "stale" else "-",
             num(o.shrunk_events))
 
 
@@ -182,7 +179,6 @@ def to_json(outcomes: Sequence[MutantOutcome], *, examples: int, seed: int) -> d
     killed = sum(o.status == "killed" for o in outcomes)
     return {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "examples_per_property": examples, "seed": seed,
             "killed": killed, "survived": sum(o.status == "survived" for o in outcomes),
-            "unavailable": sum(o.status == "unavailable" for o in outcomes),
             "stale": sum(o.status == "stale" for o in outcomes),
             "mutants": [asdict(o) for o in outcomes]}
 
@@ -193,30 +189,28 @@ def write_results(outcomes: Sequence[MutantOutcome], out: Path, *, examples: int
     out.write_text(json.dumps(data, indent=1) + "\n")
     md = out.with_suffix(".md")
     lines = ["# converge seeded-bug campaign", "",
-             f"{data['killed']} killed, {data['survived']} survived, {data['unavailable']} unavailable, "
-             f"{data['stale']} stale; {examples} examples per property, seed {seed}.", "",
+             f"{data['killed']} killed, {data['survived']} survived, {data['stale']} stale; "
+             f"{examples} examples per property, seed {seed}.", "",
              markdown_table(outcomes), "", "## The bugs", ""]
-    lines += [f"* `{o.name}` ({o.family}): {o.bug}" + (f" — {o.message}" if o.status in ("unavailable", "stale")
-                                                      else "") for o in outcomes]
+    lines += [f"* `{o.name}` ({o.family}): {o.bug}" + (f" — {o.message}" if o.status == "stale" else "")
+              for o in outcomes]
     md.write_text("\n".join(lines) + "\n")
     return out, md
 
 
-def run_mutants(args: argparse.Namespace) -> int:
-    """`converge mutants`: exit 1 if any available mutant survives (or no longer applies)."""
-    from properties.cli import _progress, format_table
-
-    mutants = by_name(args.only)
-    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
-    outcomes = run_campaign(mutants, examples=args.examples, seed=seed, progress=_progress)
+def run_mutants(*, only: str | None = None, examples: int = 300, seed: int | None = None,
+                out: Path = Path("converge-mutants.json"), reports: Path | None = None) -> int:
+    """`converge mutants`: exit 1 if any mutant survives (or no longer applies)."""
+    mutants = by_name(only)
+    seed = seed if seed is not None else random.SystemRandom().getrandbits(32)
+    outcomes = run_campaign(mutants, examples=examples, seed=seed, progress=progress, reports=reports)
     print(format_table(_HEADERS, [_row(o) for o in outcomes]))
-    js, md = write_results(outcomes, Path(args.out), examples=args.examples, seed=seed)
+    js, md = write_results(outcomes, out, examples=examples, seed=seed)
     for o in outcomes:
-        if o.status in ("unavailable", "stale"):
-            print(f"{o.status}: {o.name}: {o.message}", file=sys.stderr)
+        if o.status == "stale":
+            print(f"stale: {o.name}: {o.message}", file=sys.stderr)
     bad = [o for o in outcomes if o.status in ("survived", "stale")]
     killed = sum(o.status == "killed" for o in outcomes)
-    print(f"\n{killed} killed, {len(bad)} survived or stale, "
-          f"{sum(o.status == 'unavailable' for o in outcomes)} unavailable (seed {seed})")
+    print(f"\n{killed} killed, {len(bad)} survived or stale (seed {seed})")
     print(f"results: {js} and {md}")
     return 1 if bad else 0

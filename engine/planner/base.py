@@ -1,4 +1,4 @@
-"""From a scenario's join chain to a plan of operators.
+"""What every planner shares: the plan tree, the chain's left part, sources and binary join specs.
 
 A plan is a tree of nodes: each node is one keyed operator whose inputs are
 scenario inputs (possibly behind a ChangelogNormalize node) or other nodes.
@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.condition import compile_predicate, split_condition
-from engine.errors import BadInputError
-from engine.operators.base import Operator
-from engine.operators.normalize import ChangelogNormalizeOperator
-from engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
-from engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
-from engine.pipeline_options import dedupe_source, join_inputs, per_key_order, pipeline_options
-from engine.scenario import InputSpec, Scenario
-from engine.views import JoinInputSideSpec, analyze_join_input
+from converge.engine.condition import compile_predicate, split_condition
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator
+from converge.engine.operators.normalize import ChangelogNormalizeOperator
+from converge.engine.operators.regular_join import BinaryJoinSpec, JoinSide
+from converge.engine.pipeline_options import dedupe_source, per_key_order
+from converge.engine.scenario import InputSpec, Scenario
+from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
 
 @dataclass
@@ -68,7 +67,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class _Part:
+class Part:
     """The left part of a chain so far: which inputs' columns it carries, in order."""
 
     inputs: tuple[InputSpec, ...]
@@ -88,19 +87,19 @@ class _Part:
         return InputSpec("_".join(s.name for s in self.inputs), cols, None, "retract")
 
 
-def _source_side_validates(spec: InputSpec, scenario: Scenario) -> bool:
+def source_side_validates(spec: InputSpec, scenario: Scenario) -> bool:
     if per_key_order(scenario) == "disordered":
         return False  # swapped changes of one key reach Flink's state views unchecked
     return spec.changelog_mode != "upsert" or scenario.config.changelog_normalize
 
 
-def _composite_ttl(part: _Part, scenario: Scenario) -> int | None:
+def composite_ttl(part: Part, scenario: Scenario) -> int | None:
     ttls = [scenario.config.ttl_for(s.name) for s in part.inputs]
     known = [t for t in ttls if t is not None]
     return min(known) if known else None
 
 
-def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_type: str,
+def build_binary_join(scenario: Scenario, part: Part, right: InputSpec, join_type: str,
                       condition: str) -> BinaryJoinSpec:
     """Split the condition, pick the state views and compile the residual."""
     split = split_condition(condition, part.inputs, right)
@@ -111,12 +110,12 @@ def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_ty
     if len(part.inputs) == 1:
         left_key_cols = [k.left.column for k in split.equi_keys]
         left_side = analyze_join_input(left_spec, left_key_cols)
-        left_validates = _source_side_validates(left_spec, scenario)
+        left_validates = source_side_validates(left_spec, scenario)
         left_ttl = scenario.config.ttl_for(left_spec.name)
     else:
         left_side = JoinInputSideSpec("InputSideHasNoUniqueKey", None)
         left_validates = False
-        left_ttl = _composite_ttl(part, scenario)
+        left_ttl = composite_ttl(part, scenario)
     right_side = analyze_join_input(right, [k.right.column for k in split.equi_keys])
     residual: Callable | None = None
     if split.residual_sql:
@@ -125,7 +124,7 @@ def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_ty
         join_type=join_type,
         left=JoinSide(left_spec, left_side, left_key_idx, left_ttl, left_validates),
         right=JoinSide(right, right_side, right_key_idx, scenario.config.ttl_for(right.name),
-                       _source_side_validates(right, scenario)),
+                       source_side_validates(right, scenario)),
         filter_nulls=tuple(not k.null_safe for k in split.equi_keys),
         residual=residual,
         residual_sql=split.residual_sql,
@@ -133,7 +132,7 @@ def build_binary_join(scenario: Scenario, part: _Part, right: InputSpec, join_ty
     )
 
 
-def _source(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
+def source_node(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
     spec = scenario.input(spec.name)  # as declared: the join may see it with another unique key
     if (dedupe := dedupe_source(scenario, spec)) is not None:
         return PlanNode(f"dedupe[{spec.name}]", dedupe, [spec.name], describe=dedupe.describe())
@@ -144,7 +143,7 @@ def _source(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
     return spec.name
 
 
-def _join_description(spec: BinaryJoinSpec) -> str:
+def join_description(spec: BinaryJoinSpec) -> str:
     names = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin",
              "semi": "LeftSemiJoin", "anti": "LeftAntiJoin"}
     lk = ", ".join(spec.left.spec.column_names[i] for i in spec.left.key_indexes)
@@ -154,53 +153,11 @@ def _join_description(spec: BinaryJoinSpec) -> str:
             f"rightInputSpec=[{spec.right.side.kind}])")
 
 
-def plan_binary_chain(scenario: Scenario) -> Plan:
-    """Binary joins, left-deep, each keyed by its own join key (Flink's default plan)."""
-    if scenario.join.interval is not None:
-        raise BadInputError("interval joins are planned by the interval-join planner")
-    chain = join_inputs(scenario)  # engine/pipeline_options.py: dedupe_before_join, unique_key_lost
-    part = _Part((chain[0],))
-    current: PlanNode | str = _source(scenario, chain[0])
-    entry: dict[str, tuple[PlanNode, int]] = {}
-    for i, (right, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions)):
-        try:
-            spec = build_binary_join(scenario, part, right, jtype, cond)
-        except BadInputError as exc:
-            raise BadInputError(f"join.conditions[{i}]: {exc}") from None
-        op: Operator
-        if jtype in ("semi", "anti"):
-            op = StreamingSemiAntiJoinOperator(spec)
-        else:
-            op = StreamingJoinOperator(spec)
-        node = PlanNode(f"join[{i}]", op, [current, _source(scenario, right)], describe=_join_description(spec))
-        current = node
-        if jtype not in ("semi", "anti"):
-            part = _Part(part.inputs + (right,))
-    assert isinstance(current, PlanNode)
-    _link(current, entry)
-    cols = tuple(f"{s.name}.{c}" for s in part.inputs for c in s.column_names)
-    return Plan(current, scenario, entry, cols)
-
-
-def _link(node: PlanNode, entry: dict[str, tuple[PlanNode, int]]) -> None:
+def link_parents(node: PlanNode, entry: dict[str, tuple[PlanNode, int]]) -> None:
     for idx, child in enumerate(node.inputs):
         if isinstance(child, PlanNode):
             child.parent = node
             child.parent_index = idx
-            _link(child, entry)
+            link_parents(child, entry)
         else:
             entry[child] = (node, idx)
-
-
-def plan(scenario: Scenario) -> Plan:
-    """The plan the scenario asks for: join.interval and config.multi_join decide."""
-    pipeline_options(scenario)  # validates dedupe_before_join / unique_key_lost / per_key_order, for every planner
-    if scenario.join.interval is not None:
-        from engine.planner_interval import plan_interval_join
-
-        return plan_interval_join(scenario)
-    if scenario.config.multi_join == "on":
-        from engine.planner_multi import plan_multi_join
-
-        return plan_multi_join(scenario)
-    return plan_binary_chain(scenario)

@@ -8,11 +8,11 @@ an integer column of its own input.
 
 from __future__ import annotations
 
-from engine.condition import compile_predicate, split_condition
-from engine.errors import BadInputError
-from engine.operators.interval_join import IntervalJoinSpec, TimeIntervalJoinOperator
-from engine.planner import Plan, PlanNode
-from engine.scenario import InputSpec, IntervalSpec, Scenario
+from converge.engine.condition import compile_predicate, split_condition
+from converge.engine.errors import BadInputError
+from converge.engine.operators.interval_join import IntervalJoinSpec, TimeIntervalJoinOperator
+from converge.engine.planner.base import Plan, PlanNode
+from converge.engine.scenario import InputSpec, IntervalSpec, Scenario
 
 _NAMES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin"}
 

@@ -30,17 +30,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
-from engine.errors import BadInputError
-from engine.operators.base import Operator
-from engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
-from engine.operators.regular_join import StreamingJoinOperator
-from engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
-from engine.pipeline_options import join_inputs
-from engine.planner import (Plan, PlanNode, _composite_ttl, _join_description, _link, _Part, _source,
-                            _source_side_validates, build_binary_join)
-from engine.scenario import Config, InputSpec, Scenario
-from engine.views import JoinInputSideSpec, analyze_join_input
+from converge.engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator
+from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
+from converge.engine.operators.regular_join import StreamingJoinOperator
+from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
+from converge.engine.pipeline_options import join_inputs
+from converge.engine.planner.base import (
+    Part,
+    Plan,
+    PlanNode,
+    build_binary_join,
+    composite_ttl,
+    join_description,
+    link_parents,
+    source_node,
+    source_side_validates,
+)
+from converge.engine.scenario import Config, InputSpec, Scenario
+from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
 OPTION_KEYS = ("multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right")
 
@@ -73,7 +82,7 @@ class MultiJoinOptions:
 class _Member:
     """One input of a multi-way group, in the operator's input order."""
 
-    part: _Part                       # the scenario inputs whose columns it carries (chain order)
+    part: Part                       # the scenario inputs whose columns it carries (chain order)
     child: PlanNode | str
     join_type: str                    # "inner" for member 0
     condition: str                    # "" for member 0
@@ -147,9 +156,9 @@ def _member_input(scenario: Scenario, member: _Member, key: tuple[ColumnRef, ...
     if len(part.inputs) == 1:
         side = analyze_join_input(spec, [r.column for r in key])
         return MultiJoinInput(spec, side, key_idx, scenario.config.ttl_for(spec.name),
-                              _source_side_validates(spec, scenario))
+                              source_side_validates(spec, scenario))
     return MultiJoinInput(spec, JoinInputSideSpec("InputSideHasNoUniqueKey", None), key_idx,
-                          _composite_ttl(part, scenario), False)
+                          composite_ttl(part, scenario), False)
 
 
 def _describe_multi(members: list[_Member], inputs: list[MultiJoinInput], key: CommonKey,
@@ -203,10 +212,10 @@ def _multi_node(scenario: Scenario, members: list[_Member], key: CommonKey, inde
 class _Planner:
     scenario: Scenario
     options: MultiJoinOptions
-    part: _Part = field(init=False)
+    part: Part = field(init=False)
     current: PlanNode | str = field(init=False)
     group: list[_Member] | None = None
-    group_part: _Part | None = None       # `part` when the open group started
+    group_part: Part | None = None       # `part` when the open group started
     group_child: PlanNode | str | None = None
     nodes: int = 0
     chain: tuple[InputSpec, ...] = field(init=False)
@@ -214,8 +223,8 @@ class _Planner:
     def __post_init__(self) -> None:
         self.chain = join_inputs(self.scenario)  # the inputs as the join sees them (engine/pipeline_options.py)
         first = self.chain[0]
-        self.part = _Part((first,))
-        self.current = _source(self.scenario, first)
+        self.part = Part((first,))
+        self.current = source_node(self.scenario, first)
 
     # -- binary joins
     def binary(self, i: int) -> None:
@@ -227,13 +236,13 @@ class _Planner:
         except BadInputError as exc:
             raise BadInputError(f"join.conditions[{i}]: {exc}") from None
         op: Operator = StreamingSemiAntiJoinOperator(spec) if jtype in ("semi", "anti") else StreamingJoinOperator(spec)
-        self.current = PlanNode(f"join[{i}]", op, [self.current, _source(s, right)],
-                                describe=_join_description(spec))
+        self.current = PlanNode(f"join[{i}]", op, [self.current, source_node(s, right)],
+                                describe=join_description(spec))
         if jtype not in ("semi", "anti"):
-            self.part = _Part(self.part.inputs + (right,))
+            self.part = Part(self.part.inputs + (right,))
 
     # -- groups
-    def try_add(self, member: _Member, chain_part: _Part) -> bool:
+    def try_add(self, member: _Member, chain_part: Part) -> bool:
         assert self.group is not None
         limit = self.options.max_tables
         if limit is not None and len(self.group) >= limit:
@@ -272,9 +281,9 @@ class _Planner:
         s = self.scenario
         jtype, cond = s.join.types[i], s.join.conditions[i]
         right = self.chain[i + 1]
-        chain_part = _Part(self.part.inputs + (right,))
+        chain_part = Part(self.part.inputs + (right,))
         if jtype in ("inner", "left"):
-            member = _Member(_Part((right,)), _source(s, right), jtype, cond, i)
+            member = _Member(Part((right,)), source_node(s, right), jtype, cond, i)
             if self.group is None:
                 self.open(_Member(self.part, self.current, "inner", "", None))
             if self.try_add(member, chain_part):
@@ -289,7 +298,7 @@ class _Planner:
             return
         self.close()
         if jtype == "right" and self.options.rewrite_right:
-            self.open(_Member(_Part((right,)), _source(s, right), "inner", "", None))
+            self.open(_Member(Part((right,)), source_node(s, right), "inner", "", None))
             swapped = _Member(self.part, self.current, "left", cond, i, swapped=True)
             if self.try_add(swapped, chain_part):
                 return
@@ -301,7 +310,7 @@ class _Planner:
         root = self.current
         assert isinstance(root, PlanNode)
         entry: dict[str, tuple[PlanNode, int]] = {}
-        _link(root, entry)
+        link_parents(root, entry)
         cols = tuple(f"{spec.name}.{c}" for spec in self.part.inputs for c in spec.column_names)
         return Plan(root, self.scenario, entry, cols)
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from typing import Callable
 
-from engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
-from properties.bench import bench
+from hypothesis import strategies as st
+
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties import regular
+from converge.properties.campaign import run_property
+from converge.properties.registry import PropertySpec
+from converge.reports.tooling.options import BenchConfig
 
 
 def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scenario:
@@ -34,7 +40,6 @@ def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scena
 
 
 def engine_events_per_second(scenario: Scenario) -> dict:
-    from engine.runtime.local import LocalRuntime
 
     rt = LocalRuntime(scenario)
     process = rt.process_event
@@ -49,29 +54,22 @@ def engine_events_per_second(scenario: Scenario) -> dict:
             "state_entries": rt.state_entries()}
 
 
-@bench("inner_join_unique_keys")
-def _bench_uk(args: argparse.Namespace) -> dict:
-    return engine_events_per_second(inner_join_stream(args.events, args.keys, unique_keys=True))
+def _bench_uk(config: BenchConfig) -> dict:
+    return engine_events_per_second(inner_join_stream(config.events, config.keys, unique_keys=True))
 
 
-@bench("inner_join_no_unique_keys")
-def _bench_no_uk(args: argparse.Namespace) -> dict:
-    return engine_events_per_second(inner_join_stream(args.events, args.keys, unique_keys=False))
+def _bench_no_uk(config: BenchConfig) -> dict:
+    return engine_events_per_second(inner_join_stream(config.events, config.keys, unique_keys=False))
 
 
-def _prefix_property_speed(args: argparse.Namespace, encoding: str) -> dict:
+def _prefix_property_speed(config: BenchConfig, encoding: str) -> dict:
     """Examples/s of prefix consistency with streams of 16-30 operations (over 20 events on average).
 
     Every round replays the same seed, so rounds do the same work and differ
     only by the machine's noise: the median is the figure to quote, the best
     what the code does undisturbed (timeit's reasoning).
     """
-    from hypothesis import strategies as st
 
-    from generators.scenarios import regular_join_scenarios
-    from properties import regular
-    from properties.campaign import run_property
-    from properties.registry import PropertySpec
 
     sizes: list[int] = []
 
@@ -81,12 +79,12 @@ def _prefix_property_speed(args: argparse.Namespace, encoding: str) -> dict:
 
     strategy: Callable[[], st.SearchStrategy] = lambda: regular_join_scenarios(
         min_ops=16, max_ops=30, encoding=encoding).map(lambda s: (s,))  # type: ignore[arg-type]
-    spec = PropertySpec("regular", "prefix_consistency", strategy, check, args.examples)
+    spec = PropertySpec("regular", "prefix_consistency", strategy, check, config.examples)
     regular.shared_oracle()  # connection set-up is not per example
     rounds = []
-    for _ in range(max(1, getattr(args, "rounds", 1))):
+    for _ in range(max(1, config.rounds)):
         sizes.clear()
-        result = run_property(spec, max_examples=args.examples, seed=1234)
+        result = run_property(spec, max_examples=config.examples, seed=1234)
         if not result.ok:
             raise result.failure or result.error  # type: ignore[misc]
         rounds.append(result)
@@ -99,13 +97,19 @@ def _prefix_property_speed(args: argparse.Namespace, encoding: str) -> dict:
             "rounds_examples_per_cpu_second": [round(r.examples_per_cpu_second, 1) for r in rounds]}
 
 
-@bench("prefix_consistency_examples")
-def _bench_property(args: argparse.Namespace) -> dict:
+def _bench_property(config: BenchConfig) -> dict:
     """The default generator (one packed byte string per stream): the one the registered properties use."""
-    return _prefix_property_speed(args, "packed")
+    return _prefix_property_speed(config, "packed")
 
 
-@bench("prefix_consistency_examples_ops")
-def _bench_property_ops(args: argparse.Namespace) -> dict:
+def _bench_property_ops(config: BenchConfig) -> dict:
     """The list-of-operations generator (one draw per operation)."""
-    return _prefix_property_speed(args, "ops")
+    return _prefix_property_speed(config, "ops")
+
+
+BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
+    "inner_join_unique_keys": _bench_uk,
+    "inner_join_no_unique_keys": _bench_no_uk,
+    "prefix_consistency_examples": _bench_property,
+    "prefix_consistency_examples_ops": _bench_property_ops,
+}

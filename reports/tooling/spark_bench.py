@@ -8,7 +8,7 @@ time from start to termination (query planning, the Python workers, state
 store commits and the sink included); preparing the input files is timed
 separately and not counted.
 
-* ours: the inner-join benchmark stream (properties.benches.regular,
+* ours: the inner-join benchmark stream (reports.tooling.benches.regular,
   unique keys: JoinKeyContainsUniqueKey views) through the Spark runtime,
   with its -U/+U retractions; checked against the local runtime's answer.
 * native: Spark's stream-stream inner join on the same events, each side
@@ -25,7 +25,7 @@ for the JVM's first queries.
 
 from __future__ import annotations
 
-import argparse
+import datetime as dt
 import json
 import os
 import platform
@@ -35,11 +35,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import functions as F
+
+from converge.engine.materialize import clean, fold
+from converge.engine.runtime.local import run_scenario
+from converge.engine.runtime.spark.job import IdempotentParquetSink, SparkJoinJob
+from converge.engine.runtime.spark.session import get_spark
+from converge.engine.runtime.spark.source import batch_bounds, mtime_base
+from converge.reports.tooling.benches.regular import inner_join_stream
+from converge.reports.tooling.options import BenchConfig
+from converge.reports.tooling.terminal import format_table
+
 NATIVE_SCHEMA = "k long, v long, side int, seq long, ts timestamp"
 
 
 def _spark() -> Any:
-    from engine.runtime.spark.session import get_spark
 
     spark = get_spark(cores=2, shuffle_partitions=2, driver_memory="2g")
     spark.conf.set("spark.sql.shuffle.partitions", "2")   # also when a session was already active
@@ -47,8 +59,6 @@ def _spark() -> Any:
 
 
 def run_ours(spark: Any, scenario: Any, batches: int, work: Path, *, verify: bool) -> dict:
-    from engine.materialize import clean, fold
-    from engine.runtime.spark.job import SparkJoinJob
 
     t0 = time.perf_counter()
     job = SparkJoinJob([scenario], spark=spark, work_dir=work, batches=batches)
@@ -64,7 +74,6 @@ def run_ours(spark: Any, scenario: Any, batches: int, work: Path, *, verify: boo
            "read_back_seconds": round(read - ran, 2), "output_changes": len(result.changes),
            "batch_ms": [p["durationMs"].get("triggerExecution") for p in job.progress]}
     if verify:
-        from engine.runtime.local import run_scenario
 
         out["matches_local_runtime"] = clean(fold(result.changes)) == clean(fold(run_scenario(scenario).changes))
     return out
@@ -72,12 +81,8 @@ def run_ours(spark: Any, scenario: Any, batches: int, work: Path, *, verify: boo
 
 def _native_files(scenario: Any, batches: int, folder: Path) -> int:
     """The same events as typed rows (k, v, side, seq, ts = seq ms), one Parquet file per micro-batch."""
-    import datetime as dt
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from engine.runtime.spark.source import batch_bounds, mtime_base
 
     events = scenario.events
     side = {"a": 0, "b": 1}
@@ -106,9 +111,6 @@ def _native_files(scenario: Any, batches: int, folder: Path) -> int:
 
 def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: int | None) -> dict:
     """Spark's stream-stream inner join on k; with `round_ms`, watermarks and a time range of that size."""
-    from pyspark.sql import functions as F
-
-    from engine.runtime.spark.job import IdempotentParquetSink
 
     t0 = time.perf_counter()
     files = _native_files(scenario, batches, work / "source")
@@ -130,7 +132,6 @@ def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: in
              .option("checkpointLocation", str(work / "checkpoint")).trigger(availableNow=True).start())
     query.awaitTermination()
     seconds = time.perf_counter() - prepared
-    import pyarrow.parquet as pq
 
     counted = [pq.read_metadata(part).num_rows for part in (work / "sink").glob("batch_id=*/*.parquet")]
     return {"events": len(scenario.events), "micro_batches": files, "seconds": round(seconds, 2),
@@ -141,7 +142,6 @@ def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: in
 
 def warm_up(spark: Any, keys: int, work: Path) -> float:
     """Both kinds of query once on a small stream, untimed: JIT, Python workers and RocksDB start warm."""
-    from properties.benches.regular import inner_join_stream
 
     start = time.perf_counter()
     small = inner_join_stream(min(20_000, 10 * keys), max(1, min(keys, 2_000)), unique_keys=True)
@@ -150,24 +150,23 @@ def warm_up(spark: Any, keys: int, work: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_spark_bench(args: argparse.Namespace) -> int:
-    """Measure both on the same data; print them and their ratio; write JSON to args.out."""
-    from properties.benches.regular import inner_join_stream
+def run_spark_bench(config: BenchConfig) -> int:
+    """Measure both on the same data; print them and their ratio; write JSON to config.out."""
 
-    batches = int(getattr(args, "batches", None) or 1)
-    verify = not getattr(args, "no_verify", False)
-    print(f"building the inner-join stream: {args.events} events, {args.keys} keys ...", flush=True)
-    scenario = inner_join_stream(args.events, args.keys, unique_keys=True)
+    batches = max(1, config.batches)
+    verify = config.verify
+    print(f"building the inner-join stream: {config.events} events, {config.keys} keys ...", flush=True)
+    scenario = inner_join_stream(config.events, config.keys, unique_keys=True)
     spark = _spark()
     work = Path(tempfile.mkdtemp(prefix="converge-spark-bench-"))
     try:
         print("warming up (both queries on a small stream, untimed) ...", flush=True)
-        warm = warm_up(spark, args.keys, work)
+        warm = warm_up(spark, config.keys, work)
         print(f"our runtime on Spark ({batches} micro-batch(es)) ...", flush=True)
         ours = run_ours(spark, scenario, batches, work / "ours", verify=verify)
         print(f"  {json.dumps(ours)}", flush=True)
         print("Spark's native stream-stream inner join, with watermarks ...", flush=True)
-        native = run_native(spark, scenario, batches, work / "native", round_ms=2 * args.keys)
+        native = run_native(spark, scenario, batches, work / "native", round_ms=2 * config.keys)
         print(f"  {json.dumps(native)}", flush=True)
         print("Spark's native stream-stream inner join, equi-join only (no watermark, state kept) ...", flush=True)
         plain = run_native(spark, scenario, batches, work / "native-plain", round_ms=None)
@@ -179,14 +178,14 @@ def run_spark_bench(args: argparse.Namespace) -> int:
     load = os.getloadavg()
     doc = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
                        "load_average_after": [round(x, 2) for x in load]},
-           "args": {"events": args.events, "keys": args.keys, "micro_batches": batches},
+           "args": {"events": config.events, "keys": config.keys, "micro_batches": batches},
            "warm_up_seconds": round(warm, 1),
            "results": {"spark_runtime_inner_join": ours, "spark_native_inner_join": native,
                        "spark_native_equi_join_no_watermark": plain,
                        "ratio_ours_to_native": round(ratio, 3),
                        "ratio_ours_to_native_no_watermark": round(ratio_plain, 3)}}
-    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
-    from properties.cli import format_table
+    if config.out is not None:
+        config.out.write_text(json.dumps(doc, indent=1) + "\n")
 
     rows = [("converge on Spark", ours["events"], ours["seconds"], ours["rows_per_second"]),
             ("Spark native join, watermarks", native["events"], native["seconds"], native["rows_per_second"]),
@@ -194,5 +193,6 @@ def run_spark_bench(args: argparse.Namespace) -> int:
     print(format_table(("query", "events", "seconds", "rows/s"), rows))
     print(f"ratio ours / native with watermarks: {ratio:.2f}; ours / native equi-join: {ratio_plain:.2f}   "
           f"(load average {load[0]:.1f}: other jobs on the cores skew all three)")
-    print(f"written: {args.out}")
+    if config.out is not None:
+        print(f"written: {config.out}")
     return 0

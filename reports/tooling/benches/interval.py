@@ -9,12 +9,25 @@ pair joins once. Peak state is sampled every `SAMPLE` events.
 
 from __future__ import annotations
 
-import argparse
 import time
+from typing import Callable
 
-from engine.operators.interval_join import MAX_TIME
-from engine.scenario import ChangeEvent, Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, WatermarkEvent
-from properties.bench import bench
+from converge.engine.operators.interval_join import MAX_TIME
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import (
+    ChangeEvent,
+    Config,
+    Event,
+    InputSpec,
+    IntervalSpec,
+    JoinSpec,
+    Scenario,
+    WatermarkEvent,
+)
+from converge.properties.campaign import run_property
+from converge.properties.registry import select
+from converge.properties.regular import shared_oracle
+from converge.reports.tooling.options import BenchConfig
 
 SAMPLE = 20_000
 WATERMARK_EVERY = 1000
@@ -46,7 +59,6 @@ def interval_join_stream(n_events: int, n_keys: int, *, time_mode: str = "event"
 
 
 def run_interval_stream(scenario: Scenario) -> dict:
-    from engine.runtime.local import LocalRuntime
 
     rt = LocalRuntime(scenario)
     op = rt.plan.root.operator
@@ -71,22 +83,23 @@ def run_interval_stream(scenario: Scenario) -> dict:
             rt.pending_timers()}
 
 
-@bench("interval_event_time_inner")
-def _bench_event_time(args: argparse.Namespace) -> dict:
-    return run_interval_stream(interval_join_stream(args.events, args.keys))
+def _bench_event_time(config: BenchConfig) -> dict:
+    return run_interval_stream(interval_join_stream(config.events, config.keys))
 
 
-@bench("interval_property_examples")
-def _bench_property(args: argparse.Namespace) -> dict:
-    from properties.campaign import run_property
-    from properties.registry import select
-    from properties.regular import shared_oracle
+def _bench_property(config: BenchConfig) -> dict:
 
     shared_oracle()  # connection set-up is not per example
     out = {}
     for name in ("no_late_equals_oracle", "matches_step_model"):
         (spec,) = select("interval", name)
-        result = run_property(spec, max_examples=args.examples, seed=1234)
+        result = run_property(spec, max_examples=config.examples, seed=1234)
         out[f"{name}_examples_per_second"] = round(result.examples_per_second, 1)
         out[f"{name}_failures"] = result.failures
     return out
+
+
+BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
+    "interval_event_time_inner": _bench_event_time,
+    "interval_property_examples": _bench_property,
+}

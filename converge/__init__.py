@@ -1,0 +1,75 @@
+"""converge: a differential, property-based correctness harness for streaming joins.
+
+The installed package holds five subpackages (the repository's top-level
+folders): `converge.engine` (changelog model, keyed state, Flink's join
+operators, planner, runtimes), `converge.oracle` (the DuckDB batch oracle),
+`converge.generators` (Hypothesis strategies), `converge.properties` (the
+properties, their registry, runner and replay) and `converge.reports`
+(failure reports, summaries, the pytest plugin and the command-line tooling).
+
+This module's own surface is small: the scenario model, `run_scenario`, the
+oracle, the main strategies and properties, the error classes and the
+version. Names load on first use, so `import converge` (and the pytest
+plugin, which every pytest run of a project with converge installed loads)
+stays cheap: DuckDB and Hypothesis are imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.2.0"
+
+# public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    # the scenario model
+    "Scenario": "converge.engine.scenario",
+    "InputSpec": "converge.engine.scenario",
+    "JoinSpec": "converge.engine.scenario",
+    "IntervalSpec": "converge.engine.scenario",
+    "Config": "converge.engine.scenario",
+    "ChangeEvent": "converge.engine.scenario",
+    "WatermarkEvent": "converge.engine.scenario",
+    "ProcessingTimeEvent": "converge.engine.scenario",
+    "IdleEvent": "converge.engine.scenario",
+    "load_scenario": "converge.engine.scenario",
+    "scenario_from_dict": "converge.engine.scenario",
+    "scenario_to_dict": "converge.engine.scenario",
+    "dump_scenario": "converge.engine.scenario",
+    # running a scenario on the embedded runtime
+    "run_scenario": "converge.engine.runtime.local",
+    "RunResult": "converge.engine.runtime.local",
+    # the oracle
+    "DuckDBOracle": "converge.oracle.duckdb_oracle",
+    # the strategies
+    "regular_join_scenarios": "converge.generators.scenarios",
+    "interval_join_scenarios": "converge.generators.interval",
+    "multiway_scenarios": "converge.generators.multiway",
+    # the properties
+    "prefix_consistency": "converge.properties.regular",
+    "final_convergence": "converge.properties.regular",
+    "run_property": "converge.properties.campaign",
+    "PropertySpec": "converge.properties.spec",
+    # the error classes
+    "ConvergeError": "converge.engine.errors",
+    "BadInputError": "converge.engine.errors",
+    "DivergenceError": "converge.engine.errors",
+    "OracleError": "converge.engine.errors",
+    "PropertyFailure": "converge.properties.divergence",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'converge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access does not come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

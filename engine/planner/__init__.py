@@ -1,0 +1,28 @@
+"""From a scenario's join chain to a plan of operators.
+
+A plan is a tree of nodes: each node is one keyed operator whose inputs are
+scenario inputs (possibly behind a ChangelogNormalize node) or other nodes.
+Runtimes walk this tree; operators never see it. `base` holds what every
+planner shares; `binary`, `interval` and `multi` are the three planners.
+"""
+
+from __future__ import annotations
+
+from converge.engine.pipeline_options import pipeline_options
+from converge.engine.planner.base import Plan, PlanNode
+from converge.engine.planner.binary import plan_binary_chain
+from converge.engine.planner.interval import plan_interval_join
+from converge.engine.planner.multi import plan_multi_join
+from converge.engine.scenario import Scenario
+
+__all__ = ["Plan", "PlanNode", "plan", "plan_binary_chain", "plan_interval_join", "plan_multi_join"]
+
+
+def plan(scenario: Scenario) -> Plan:
+    """The plan the scenario asks for: join.interval and config.multi_join decide."""
+    pipeline_options(scenario)  # validates dedupe_before_join / unique_key_lost / per_key_order, for every planner
+    if scenario.join.interval is not None:
+        return plan_interval_join(scenario)
+    if scenario.config.multi_join == "on":
+        return plan_multi_join(scenario)
+    return plan_binary_chain(scenario)

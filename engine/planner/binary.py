@@ -1,0 +1,47 @@
+"""Flink's default plan for a join chain: binary joins, left-deep, each keyed by its own join key."""
+
+from __future__ import annotations
+
+from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator
+from converge.engine.operators.regular_join import StreamingJoinOperator
+from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
+from converge.engine.pipeline_options import join_inputs
+from converge.engine.planner.base import (
+    Part,
+    Plan,
+    PlanNode,
+    build_binary_join,
+    join_description,
+    link_parents,
+    source_node,
+)
+from converge.engine.scenario import Scenario
+
+
+def plan_binary_chain(scenario: Scenario) -> Plan:
+    """Binary joins, left-deep, each keyed by its own join key (Flink's default plan)."""
+    if scenario.join.interval is not None:
+        raise BadInputError("interval joins are planned by the interval-join planner")
+    chain = join_inputs(scenario)  # engine/pipeline_options.py: dedupe_before_join, unique_key_lost
+    part = Part((chain[0],))
+    current: PlanNode | str = source_node(scenario, chain[0])
+    entry: dict[str, tuple[PlanNode, int]] = {}
+    for i, (right, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions)):
+        try:
+            spec = build_binary_join(scenario, part, right, jtype, cond)
+        except BadInputError as exc:
+            raise BadInputError(f"join.conditions[{i}]: {exc}") from None
+        op: Operator
+        if jtype in ("semi", "anti"):
+            op = StreamingSemiAntiJoinOperator(spec)
+        else:
+            op = StreamingJoinOperator(spec)
+        node = PlanNode(f"join[{i}]", op, [current, source_node(scenario, right)], describe=join_description(spec))
+        current = node
+        if jtype not in ("semi", "anti"):
+            part = Part(part.inputs + (right,))
+    assert isinstance(current, PlanNode)
+    link_parents(current, entry)
+    cols = tuple(f"{s.name}.{c}" for s in part.inputs for c in s.column_names)
+    return Plan(current, scenario, entry, cols)

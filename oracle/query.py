@@ -1,0 +1,56 @@
+"""Running the oracle's SQL: one DuckDB connection per process, and one place that turns DuckDB's errors into OracleError.
+
+Property runs issue one query per Hypothesis example, so per-query overhead
+is the budget that matters; the connection's settings are chosen for it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import duckdb
+
+from converge.engine.errors import OracleError
+
+__all__ = ["connection", "run_query"]
+
+_lock = threading.Lock()
+_shared: tuple[int, duckdb.DuckDBPyConnection] | None = None
+
+
+def _new_connection() -> duckdb.DuckDBPyConnection:
+    """A private in-memory database tuned for many tiny queries.
+
+    * ``threads = 1``: inputs have a few dozen rows, so parallel pipelines
+      only add scheduling; property runs already use one process per core.
+    * ``PRAGMA disable_optimizer``: for tiny inlined inputs, DuckDB spent
+      more time optimizing than executing (about a third of the query).
+      Every ON clause of the history query has an equality on the position,
+      so joins stay hash joins without the optimizer, and results do not
+      depend on it (tests/test_oracle.py compares against an optimized
+      connection).
+    """
+    con = duckdb.connect(":memory:")
+    con.execute("SET threads = 1")
+    con.execute("PRAGMA disable_optimizer")
+    return con
+
+
+def connection() -> duckdb.DuckDBPyConnection:
+    """The process-wide oracle connection, created on first use (again after a fork)."""
+    global _shared
+    pid = os.getpid()
+    if _shared is None or _shared[0] != pid:
+        _shared = (pid, _new_connection())
+    return _shared[1]
+
+
+def run_query(sql: str, con: duckdb.DuckDBPyConnection | None = None) -> list[tuple]:
+    """Every row of `sql` on `con` (default: the process-wide connection); a DuckDB error is an OracleError."""
+    with _lock:
+        target = con if con is not None else connection()
+        try:
+            return target.execute(sql).fetchall()
+        except duckdb.Error as exc:
+            raise OracleError(f"DuckDB failed: {type(exc).__name__}: {exc}\n-- SQL:\n{sql}") from exc

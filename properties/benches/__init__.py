@@ -1,1 +1,0 @@
-"""One module per benchmark family; each registers its benchmarks with properties.bench.bench."""

@@ -1,0 +1,20 @@
+"""What a property is to the runner: what feeds it, what decides it, and how it is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from hypothesis import strategies as st
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    family: str
+    name: str
+    strategy: Callable[[], st.SearchStrategy[tuple]]
+    check: Callable[..., None]
+    examples: int = 100          # default examples per run in `converge run`
+    description: str = ""
+    suite_examples: int = 40     # examples per run in the default pytest suite
+    verdict: str | None = None   # shown by `converge run` when the property holds: "reproduced" / "fixed"

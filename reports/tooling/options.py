@@ -1,0 +1,39 @@
+"""What the commands take, as typed objects: the command line fills them, Python callers build them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["BenchConfig", "RunOptions", "RuntimeName"]
+
+RuntimeName = Literal["local", "spark"]
+RUNTIMES: tuple[RuntimeName, ...] = ("local", "spark")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """A property campaign (`converge run`)."""
+
+    examples: int | None = None        # per property; None: each property's own default
+    seed: int | None = None            # Hypothesis seed; None: one is drawn and printed
+    family: str | None = None
+    property: str | None = None
+    runtime: RuntimeName = "local"
+    reports: Path | None = None        # where reports and the summary go; None: nowhere
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A benchmark run (`converge bench`)."""
+
+    events: int = 1_000_000
+    keys: int = 100_000
+    examples: int = 300                # examples per property benchmark
+    rounds: int = 3                    # property benchmarks repeat (same seed); median and best are reported
+    runtime: RuntimeName = "local"
+    only: tuple[str, ...] | None = None
+    out: Path | None = Path("converge-bench.json")
+    batches: int = 1                   # micro-batches of the Spark benchmark
+    verify: bool = True                # the Spark benchmark checks its answer against the local runtime

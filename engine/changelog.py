@@ -31,10 +31,6 @@ class OutputWatermark(NamedTuple):
         return {"watermark": self.watermark}
 
 
-def is_accumulate(kind: str) -> bool:
-    return kind in ACCUMULATE_KINDS
-
-
 def sign(kind: str) -> int:
     """+1 for +I/+U, -1 for -U/-D: how a change moves a materialized bag."""
     return 1 if kind in ACCUMULATE_KINDS else -1

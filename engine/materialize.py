@@ -36,15 +36,3 @@ def fold_history(per_event: Sequence[Sequence[object]]) -> list[Counter]:
         fold([i for i in items if isinstance(i, Change)], bag)
         out.append(clean(bag))
     return out
-
-
-def fold_upsert(changes: Iterable[Change], key_indexes: Sequence[int]) -> dict[tuple, tuple]:
-    """The table an upsert changelog describes: the last row per upsert key."""
-    table: dict[tuple, tuple] = {}
-    for kind, row in changes:
-        key = tuple(row[i] for i in key_indexes)
-        if kind == "-D" or kind == "-U":
-            table.pop(key, None)
-        else:
-            table[key] = row
-    return table

@@ -1,4 +1,4 @@
-"""The scenario model: inputs, join chain, config and events (shared/SCENARIO_FORMAT.md).
+"""The scenario model: inputs, join chain, config and events (docs/scenario-format.md).
 
 One format serves hand-written cases, shrunk counterexamples and conformance
 cases, so loading validates eagerly and names the offending key.

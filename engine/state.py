@@ -200,9 +200,6 @@ class MapState:
         self._ttl = ttl_ms
         self._order_fn = order_fn
 
-    def _bucket(self) -> _MapBucket | None:
-        return self._table.get(self._backend.current_key)
-
     def get(self, map_key: Any, default: Any = None) -> Any:
         bucket = self._table.get(self._backend.current_key)
         if bucket is None:

@@ -1,4 +1,4 @@
-"""The six join record state views of Flink's regular join (seed 000 / 002).
+"""The six join record state views of Flink's regular join (the regular-join and state-views write-ups).
 
 | view                      | inner                   | outer                              |
 |---------------------------|-------------------------|------------------------------------|

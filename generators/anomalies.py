@@ -1,6 +1,6 @@
-"""Scenario strategies for the documented join anomalies (seed 002, FLINK-40681) and their fixes.
+"""Scenario strategies for the documented join anomalies (the state-views write-up, FLINK-40681) and their fixes.
 
-* `order_item_scenarios`: seed 002's one-to-many case, orders keyed by order
+* `order_item_scenarios`: the state-views write-up's one-to-many case, orders keyed by order
   id (JoinKeyContainsUniqueKey) joined with items keyed by (order id, item id)
   (InputSideHasUniqueKey), or items without a unique key.
 * `lost_key_scenarios`: an upsert input whose unique key the join does not

@@ -1,6 +1,6 @@
 """Per-key disorder as an explicit mode: two changes of one join key arrive swapped.
 
-Seed 002 names the cause: a keyBy on a different field before the join sends
+The state-views write-up names the cause: a keyBy on a different field before the join sends
 two changes A, B of one join key through different subtasks, B is processed
 first and reaches the join before A. Every other generator keeps each key's
 own order (`generators.changelog.interleave`); this one breaks it on purpose,

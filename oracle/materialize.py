@@ -4,7 +4,7 @@ Pure Python on purpose: the engine, the properties and the oracle all need
 the same answer to "which rows does input X hold after event i", and the
 oracle's SQL is only as trustworthy as the tables fed to it.
 
-Semantics (shared/SCENARIO_FORMAT.md):
+Semantics (docs/scenario-format.md):
 
 * ``retract`` / ``insert_only`` inputs are bags: ``+I``/``+U`` add one
   instance of the row, ``-U``/``-D`` remove one; removing a row that is not

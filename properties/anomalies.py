@@ -9,7 +9,7 @@ Each anomaly has two sides (docs/anomalies.md):
 
 | anomaly | Flink-faithful mode | fix |
 |---|---|---|
-| MapState order (seed 002) | `map_state_order` rocksdb / heap | `arrival` |
+| MapState order (the state-views write-up) | `map_state_order` rocksdb / heap | `arrival` |
 | lost unique key: two versions in state | `unique_key_lost`, raw upsert | `dedupe_before_join` |
 | FLINK-40681: replaced row counted as a new association | `semantics: flink` | `semantics: correct` |
 | per-key disorder (a different keyBy upstream) | `per_key_order: disordered` | none: strict mode rejects it |
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any, Callable
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
@@ -39,6 +39,7 @@ from converge.generators.anomalies import (
     replacing_scenarios,
 )
 from converge.generators.disorder import disordered_scenarios
+from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
 from converge.properties.divergence import fail, require
@@ -225,8 +226,7 @@ def search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: i
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
     try:
         return find(strategy, predicate, random=Random(seed),
-                    settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,
-                                      suppress_health_check=list(HealthCheck)))
+                    settings=settings(PROFILE, max_examples=budget, database=None, phases=phases))
     except NoSuchExample:
         scenario = fallback(last[0]) if last else None
         if scenario is None:
@@ -362,7 +362,7 @@ def _with(scenario: Scenario, **config: Any) -> Scenario:
 
 
 def find_order_anomaly(order: str, *, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET) -> Scenario:
-    """Seed 002's case under a Flink-faithful MapState order: an order change re-emits its items
+    """The state-views write-up's case under a Flink-faithful MapState order: an order change re-emits its items
     out of arrival order."""
     return search(order_item_scenarios(map_state_orders=(order,), max_ops=SEARCH_OPS),
                   lambda s: bool(order_violations(s)), seed=seed, budget=budget, shrink=shrink,

@@ -7,9 +7,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
+from converge.generators.profile import PROFILE
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spec import PropertySpec
 
@@ -58,8 +59,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     counter = [0]
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
-    @settings(max_examples=max_examples or spec.examples, deadline=None, database=None, phases=phases,
-              suppress_health_check=list(HealthCheck), print_blob=False)
+    @settings(PROFILE, max_examples=max_examples or spec.examples, database=None, phases=phases, print_blob=False)
     @given(spec.strategy())
     def test(args: tuple) -> None:
         counter[0] += 1

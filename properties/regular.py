@@ -14,7 +14,7 @@ from typing import Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.scenario import Scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
 from converge.properties.ttl_model import TtlJoinModel
@@ -145,7 +145,3 @@ def snapshot_restore(scenario: Scenario, cut: int) -> None:
         if a != b:
             fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
                   f"uninterrupted {a}, restored {b}", event_index=i)
-
-
-def changes_only(scenario: Scenario) -> list[ChangeEvent]:
-    return [e for e in scenario.events if isinstance(e, ChangeEvent)]

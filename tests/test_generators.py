@@ -9,15 +9,18 @@ own `find`, which shrinks like a failing property does.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from converge.engine.errors import BadInputError
 from converge.engine.runtime.local import run_scenario
 from converge.engine.scenario import ChangeEvent
+from converge.generators import PROFILE_NAME
 from converge.generators.changelog import ADVANCE, INSERT, Op, ops_strategy, packed_decoder, packed_ops
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle.materialize import presence_intervals
+from converge.properties.registry import PROPERTIES
 
 HEADER, MIN_OPS, MAX_OPS = 3, 2, 8
 SIZE, DECODE = packed_decoder(2, [4, 4], max_ops=MAX_OPS, allow_advance=True, min_ops=MIN_OPS, header=HEADER)
@@ -136,3 +139,21 @@ def test_every_draw_is_a_valid_changelog(encoding: str, ttl: str) -> None:
 def test_bad_generator_arguments_are_refused_eagerly(kwargs: dict, message: str) -> None:
     with pytest.raises(BadInputError, match=message):
         regular_join_scenarios(**kwargs)
+
+
+
+def test_the_converge_profile_turns_off_the_deadline_and_suppresses_one_health_check_by_name() -> None:
+    profile = settings.get_profile(PROFILE_NAME)
+    assert profile.deadline is None
+    assert list(profile.suppress_health_check) == [HealthCheck.nested_given]
+
+
+@pytest.mark.parametrize("spec", PROPERTIES, ids=[f"{p.family}/{p.name}" for p in PROPERTIES])
+def test_no_strategy_trips_a_health_check(spec) -> None:
+    """What the profile's docstring claims, for every registered property's strategy: every health check on."""
+    @settings(max_examples=15, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=[])
+    @given(spec.strategy())
+    def draw(args: tuple) -> None:
+        assert isinstance(args, tuple) and args
+
+    hypothesis_seed(1)(draw)()

@@ -1,8 +1,8 @@
-"""Seed 003's worked example, step by step: what is stored, which cleanup timers exist, when state goes.
+"""The interval-join write-up's worked example, step by step: what is stored, which cleanup timers exist, when state goes.
 
 The scenario file holds the emitted rows and watermarks; this test also checks
 the operator's state after every event against a table written by hand from
-the seed's text (times are milliseconds since midnight, 10:00:00 = 36000000).
+the write-up's text (times are milliseconds since midnight, 10:00:00 = 36000000).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import scenario_from_dict
+from converge.engine.scenario import load_scenario, scenario_from_dict
 from converge.properties.registry import select
+from converge.properties.replay import replay_path
 from converge.reports.tooling.cli import main
 from converge.reports.tooling.mutant_catalog import ACTIVE, CATALOG, Mutant, Patch, applied, by_name
 from converge.reports.tooling.mutants import run_campaign, run_mutant
@@ -92,6 +93,20 @@ def test_the_command_writes_a_table_json_and_markdown(tmp_path: Path, capsys) ->
     assert m["seconds_to_kill"] <= m["seconds"]
     assert scenario_from_dict(m["counterexample"]).events  # the evidence is a loadable scenario
     assert f"| {name} | killed | prefix_consistency |" in out.with_suffix(".md").read_text()
+
+
+def test_a_kill_written_as_a_report_records_its_mutant_and_replays(tmp_path: Path, capsys) -> None:
+    name = "unmatched_outer_retraction_keeps_padding"
+    assert main(["mutants", "--only", name, "--examples", "200", "--seed", "1", "--out", str(tmp_path / "m.json"),
+                 "--reports-dir", str(tmp_path / "reports")]) == 0
+    (report,) = (tmp_path / "reports").glob("*.json")
+    info = load_scenario(report).meta["converge_failure"]
+    assert info["mutants"] == [name] and info["property"] == "prefix_consistency"
+    with applied(by_name(name)[0]):
+        (broken,) = replay_path(report)
+    assert not broken.ok and broken.divergences[0].event_index == info["event_index"]
+    (fixed,) = replay_path(report)
+    assert fixed.ok, fixed.problems
 
 
 def test_properties_of_a_mutant_start_with_its_hints() -> None:

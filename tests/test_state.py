@@ -18,7 +18,7 @@ def _map_keys(order: str, keys: list, types=("BIGINT",), seed: int = 0) -> list:
 
 
 def test_rocksdb_order_of_longs_is_little_endian_byte_order() -> None:
-    # The order Spark's RocksDB MapState gave for UnsafeRow longs on this machine (shared/notes/spark-measured.md):
+    # The order Spark's RocksDB MapState gave for UnsafeRow longs on this kind of machine (PySpark 4.3):
     # 0, 65536, 256, -256, 1, 2, 3, 1000, -1 for the insertion order 3, 1, 256, 2, -1, 1000, 65536, 0, -256.
     assert _map_keys("rocksdb", [3, 1, 256, 2, -1, 1000, 65536, 0, -256]) == [0, 65536, 256, -256, 1, 2, 3, 1000, -1]
 

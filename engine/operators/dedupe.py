@@ -5,7 +5,7 @@ PROCTIME() DESC) AS rn FROM t) WHERE rn = 1` is planned by Flink as a
 Deduplicate node keeping the last row (ProcTimeDeduplicateKeepLastRowFunction).
 Its output is a retract stream whose unique key is the PARTITION BY key, so
 the join behind it gets a unique-key state view back and never holds two
-versions of one key (seed 002's recommended workaround).
+versions of one key (the state-views write-up's recommended workaround).
 
 Per key it keeps the last row in a ValueState:
 

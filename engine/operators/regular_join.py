@@ -1,6 +1,6 @@
 """Flink's StreamingJoinOperator: INNER / LEFT / RIGHT / FULL regular joins over changelogs.
 
-The algorithm is seed 000's accumulate/retract pseudocode, with the output row
+The algorithm is the regular-join write-up's accumulate/retract pseudocode, with the output row
 kinds of Flink's implementation:
 
 * outer input, accumulate: no match -> +I[row+null], stored with 0

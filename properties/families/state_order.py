@@ -1,6 +1,6 @@
 """The rocksdb MapState order, pinned end to end: what a probe emits follows the serialized-key byte order.
 
-Seed 002's out-of-order anomaly exists because a RocksDB-backed MapState
+The state-views write-up's out-of-order anomaly exists because a RocksDB-backed MapState
 iterates in the byte order of the serialized map key, not in arrival order.
 The bag-based properties cannot see order, so this one checks it directly:
 when one change probes the other side's MapState, the rows it emits for the

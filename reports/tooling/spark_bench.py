@@ -15,7 +15,7 @@ separately and not counted.
   with a watermark on the event's time (its position, in ms) and a time
   range of one update round, so state can be dropped; the ratio is against
   this one. For context also the plain equi-join without watermark (state
-  kept forever), the variant shared/notes/spark-measured.md measured.
+  kept forever), the variant measured before this runtime was written.
   Native joins cannot retract, so every -U/+U row is just another row to
   them: the work is comparable, the answers are not.
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
@@ -38,6 +38,7 @@ from converge.engine.scenario import Scenario
 from converge.generators.anomalies import dedupe_scenarios, order_item_scenarios
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.multiway import multiway_scenarios
+from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
@@ -68,8 +69,7 @@ def draw_scenarios(strategy: st.SearchStrategy[Scenario], n: int, seed: int | No
     """n examples of a strategy, as Hypothesis generates them (no checks run while drawing)."""
     drawn: list[Scenario] = []
 
-    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(PROFILE, max_examples=n, database=None, phases=[Phase.generate])
     @given(strategy)
     def collect(scenario: Scenario) -> None:
         drawn.append(scenario)

@@ -9,16 +9,30 @@ UI off); each test gets its own work folder (input files, checkpoint, sink).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):
     from converge.engine.runtime.spark.session import get_spark
 
+    # Processors defined by the tests (tests/spark/map_order_probe.py) are pickled by reference:
+    # the Python workers must import them from the checkout, as converge itself from its install.
+    # The JVM and its workers keep the environment they start with; this process gets its own back.
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT, *(before.split(os.pathsep) if before else [])])
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     local_dir = tmp_path_factory.mktemp(f"spark-local-{worker}")
-    session = get_spark(cores=2, shuffle_partitions=2, driver_memory="768m", local_dir=str(local_dir))
+    try:
+        session = get_spark(cores=2, shuffle_partitions=2, driver_memory="768m", local_dir=str(local_dir))
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
     yield session
     session.stop()

@@ -13,6 +13,6 @@ __all__ = ["run_scenario_on_spark"]
 
 def run_scenario_on_spark(scenario: Any, **options: Any) -> Any:
     """Run a scenario on Spark; returns an engine.runtime.local.RunResult (see job.run_scenario_on_spark)."""
-    from converge.engine.runtime.spark.job import run_scenario_on_spark as run  # lazy: pyspark, only when asked
+    from converge.engine.runtime.spark import job  # lazy: pyspark is imported only when Spark is asked for
 
-    return run(scenario, **options)
+    return job.run_scenario_on_spark(scenario, **options)

@@ -1,12 +1,12 @@
 """The SparkSession the Spark runtime uses: local, small, quiet, with the settings TWS needs.
 
-Measured on this machine (shared/notes/spark-measured.md): transformWithState
+Measured with PySpark 4.3 on a 2-core machine: transformWithState
 refuses the default HDFS state store, so the RocksDB provider is set; the
 driver binds to 127.0.0.1 (resolving the hostname to loopback cost seconds);
 the UI and progress bars are off; shuffle partitions are few, because every
 partition of a stateful operator opens its own RocksDB instance per batch.
-Workers must import `engine`, so the checkout is put on their PYTHONPATH
-whether or not the package is installed.
+Python workers run this interpreter and import converge from where it is
+installed; a PYTHONPATH in the environment is passed on to them.
 """
 
 from __future__ import annotations
@@ -20,17 +20,12 @@ from pyspark.sql import SparkSession
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
-_REPO_ROOT = str(Path(__file__).resolve().parents[3])
-
 
 def _prepare_environment() -> None:
     """Environment the JVM and its Python workers inherit; set before the JVM starts."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if _REPO_ROOT not in paths:
-        os.environ["PYTHONPATH"] = os.pathsep.join([_REPO_ROOT, *paths])
 
 
 def session_config(*, cores: int = 2, shuffle_partitions: int = 1, driver_memory: str = "1g",
@@ -50,8 +45,9 @@ def session_config(*, cores: int = 2, shuffle_partitions: int = 1, driver_memory
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.session.timeZone": "UTC",
-        "spark.executorEnv.PYTHONPATH": os.environ.get("PYTHONPATH", _REPO_ROOT),
     }
+    if os.environ.get("PYTHONPATH"):
+        conf["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
     if local_dir is not None:
         conf["spark.local.dir"] = local_dir
         conf["spark.sql.warehouse.dir"] = str(Path(local_dir) / "warehouse")

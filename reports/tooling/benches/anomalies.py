@@ -1,6 +1,6 @@
 """The cost of the MapState order fix: engine throughput under rocksdb, heap and arrival order.
 
-Seed 002's proposal (an arrival stamp in state, sorted on read) costs a sort
+The state-views write-up's proposal (an arrival stamp in state, sorted on read) costs a sort
 on every read in Flink, where RocksDB already iterates in key order. converge
 sorts on every read in all three modes (its MapState is a dict), so what is
 measured here is what each mode's order key costs to compute at write time and
@@ -81,7 +81,7 @@ def _bench_order_cost(config: BenchConfig) -> dict:
 
 
 def _sort_on_read_ns(fanout: int, reads: int = 20_000) -> int:
-    """What the seed's proposal adds per read where the backend already iterates in key order (Flink's
+    """What the state-views write-up's proposal adds per read where the backend already iterates in key order (Flink's
     RocksDB): sorting a key's entries, met in byte order, by their arrival stamps. ns per read, over a
     plain copy of the entries."""
 

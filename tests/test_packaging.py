@@ -1,0 +1,58 @@
+"""What `pip install converge` puts into site-packages: one `converge` package and its entry points."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+FOLDERS = ("engine", "oracle", "generators", "properties", "reports")
+
+
+def _package_folders() -> set[str]:
+    """Every folder with an __init__.py, as its installed dotted name."""
+    names = {"converge"}
+    for folder in FOLDERS:
+        for init in (ROOT / folder).rglob("__init__.py"):
+            names.add(".".join(["converge", *init.parent.relative_to(ROOT).parts]))
+    return names
+
+
+def test_every_package_folder_is_listed_for_installation() -> None:
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    assert set(setuptools["packages"]) == _package_folders()
+    assert setuptools["package-dir"] == {"converge": "converge", **{f"converge.{f}": f for f in FOLDERS}}
+
+
+def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    for name in tracked:  # a copy, so the build leaves nothing in the checkout
+        if not name.startswith("tests/") and (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path),
+                    str(source)], check=True, capture_output=True, timeout=600)
+    (wheel,) = tmp_path.glob("converge-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"converge"}
+    packages = {".".join(n.split("/")[:-1]) for n in names if n.endswith("/__init__.py")}
+    assert packages == _package_folders()
+    entry_points = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
+    assert "converge = converge.reports.tooling.cli:main" in entry_points
+    assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
+    assert not any(n.startswith("converge/tests") for n in names)
+
+
+def test_the_installed_command_prints_its_version() -> None:
+    from converge import __version__
+
+    done = subprocess.run(["converge", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"converge {__version__}"

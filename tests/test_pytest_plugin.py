@@ -1,0 +1,108 @@
+"""converge's pytest plugin, as a user gets it by installing converge: reports, options, marker, fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+FAILING = '''
+from hypothesis import given, settings
+from converge.generators import regular_join_scenarios
+from converge.properties.divergence import Divergence, PropertyFailure
+
+@settings(settings.get_profile("converge"), max_examples=3)
+@given(regular_join_scenarios())
+def test_always_fails(scenario):
+    raise PropertyFailure(Divergence("always_fails", scenario, "by design"))
+'''
+
+
+def _written(folder: Path) -> list[str]:
+    return sorted(p.suffix for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_failing_property_leaves_a_report_in_the_folder_given(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_user=FAILING)
+    result = pytester.runpytest_subprocess(f"--converge-reports={tmp_path / 'reports'}")
+    result.assert_outcomes(failed=1)
+    assert _written(tmp_path / "reports") == [".json", ".md", ".png"]
+    result.stdout.fnmatch_lines(["*converge failure reports*", f"*{tmp_path / 'reports'}*always-fails*.json"])
+
+
+def test_off_writes_nothing(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    pytester.makepyfile(test_user=FAILING)
+    pytester.runpytest_subprocess("--converge-reports=off").assert_outcomes(failed=1)
+    assert not (pytester.path / "converge-reports").exists()
+
+
+def test_the_environment_variable_is_the_fallback(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    monkeypatch.setenv("CONVERGE_REPORTS_DIR", str(tmp_path / "from-env"))
+    pytester.makepyfile(test_user=FAILING)
+    pytester.runpytest_subprocess().assert_outcomes(failed=1)
+    assert _written(tmp_path / "from-env") == [".json", ".md", ".png"]
+
+
+def test_without_a_setting_reports_go_to_the_working_directory(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    pytester.makepyfile(test_user=FAILING)
+    pytester.runpytest_subprocess().assert_outcomes(failed=1)
+    assert _written(pytester.path / "converge-reports") == [".json", ".md", ".png"]
+
+
+def test_the_marker_overrides_the_option_for_one_test(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_user="import pytest\n" + FAILING.replace(
+        "def test_always_fails", "@pytest.mark.converge_reports('off')\ndef test_always_fails"))
+    result = pytester.runpytest_subprocess("--strict-markers", f"--converge-reports={tmp_path / 'reports'}")
+    result.assert_outcomes(failed=1)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_failure_that_is_not_a_property_failure_is_left_alone(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_user="import converge.properties.divergence\n"
+                                  "def test_plain():\n    assert 1 == 2\n")
+    result = pytester.runpytest_subprocess(f"--converge-reports={tmp_path / 'reports'}")
+    result.assert_outcomes(failed=1)
+    assert not (tmp_path / "reports").exists() and "converge failure reports" not in result.stdout.str()
+
+
+def test_an_unwritable_folder_is_reported_not_crashed(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    pytester.makepyfile(test_user=FAILING)
+    result = pytester.runpytest_subprocess(f"--converge-reports={blocker / 'reports'}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*not written to*a-file*"])
+
+
+def test_fixtures_a_user_gets(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_fixtures='''
+import json
+from collections import Counter
+
+SCENARIO = {"name": "one match",
+            "inputs": [{"name": "a", "columns": [["k", "BIGINT"]], "changelog_mode": "insert_only"},
+                       {"name": "b", "columns": [["k", "BIGINT"]], "changelog_mode": "insert_only"}],
+            "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"]},
+            "events": [{"input": "a", "kind": "+I", "row": [1]}, {"input": "b", "kind": "+I", "row": [1]}]}
+
+def test_oracle_and_loader(converge_oracle, converge_scenario, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCENARIO))
+    for source in (SCENARIO, json.dumps(SCENARIO), path):
+        assert converge_oracle.final(converge_scenario(source)) == Counter({(1, 1): 1})
+
+def test_reports_dir(converge_reports_dir, pytestconfig):
+    assert str(converge_reports_dir) == pytestconfig.getoption("converge_reports")
+''')
+    pytester.runpytest_subprocess(f"--converge-reports={tmp_path / 'r'}").assert_outcomes(passed=2)
+
+
+def test_option_and_marker_are_registered(pytester: pytest.Pytester) -> None:
+    pytester.runpytest_subprocess("--help").stdout.fnmatch_lines(["*--converge-reports=DIR|off*"])
+    pytester.runpytest_subprocess("--markers").stdout.fnmatch_lines(["*converge_reports(folder)*"])

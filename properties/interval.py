@@ -155,7 +155,6 @@ def why_not_exact(scenario: Scenario, model: ModelRun) -> str | None:
 
 def no_late_equals_oracle(scenario: Scenario) -> None:
     """With no late record, the output after a final +inf watermark is exactly the batch interval join."""
-
     prop = "no_late_equals_oracle"
     s = _pos_scenario(scenario)
     model = model_of(s)
@@ -173,7 +172,6 @@ def no_late_equals_oracle(scenario: Scenario) -> None:
 
 def late_records_bounded(scenario: Scenario) -> None:
     """With late records: pairs of batch(non-late) <= output pairs <= pairs of batch(all); padding only when unmatched."""
-
     prop = "late_records_bounded"
     require(scenario.config.semantics == "correct", prop, "needs semantics=correct (flink mode may drop rows)")
     s = _pos_scenario(scenario)

@@ -46,7 +46,6 @@ def run_on(scenario: Scenario, runtime: RuntimeName):
 
 def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:
     """The oracle-backed properties that decide a scenario with no written expectations."""
-
     ttl = scenario.config.state_ttl_ms
     if scenario.join.interval is not None:
         return interval.applicable(scenario)

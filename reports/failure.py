@@ -24,7 +24,7 @@ from converge.oracle import render_join_sql
 from converge.properties.divergence import Divergence, PropertyFailure, bag_diff
 from converge.properties.registry import select
 from converge.properties.regular import shared_oracle
-from converge.reports.timeline import draw_timeline
+from converge.reports.timeline import INSTALL_HINT, draw_timeline, pictures_available
 
 SELF = "self"  # an argument that is the file's own scenario
 
@@ -186,6 +186,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
              f"| runtime | {info.get('runtime', 'local')} |"]
     if png is not None:
         lines += ["", f"![timeline]({png.name})"]
+    elif not pictures_available():
+        lines += ["", f"(No timeline picture: matplotlib is not installed; `{INSTALL_HINT}` adds it.)"]
     lines += ["", "## Join", "", "```sql", _join_sql(s), "```", "",
               "## Config", "", "| state TTL | MapState order | semantics | changelog normalize | multi-way join |"
               " runtime |", "|---|---|---|---|---|---|",
@@ -249,7 +251,7 @@ def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local",
     scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
     per_event = _emitted(d.scenario)
     png: Path | None = None
-    if timeline:
+    if timeline and pictures_available():
         try:
             png = draw_timeline(d.scenario, stem.with_suffix(".png"), event_index=d.event_index,
                                 output_per_event=per_event)
@@ -272,7 +274,6 @@ def crash_divergence(prop: str, exc: BaseException, args: Sequence[Any] | None) 
 
 def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str, Any] | None = None) -> Callable:
     """A callback for run_property: writes the report of a failed property into `folder`."""
-
     def report(result) -> None:
         if result.failure is not None:
             d: Divergence | None = result.failure.divergence

@@ -10,6 +10,7 @@ display is needed.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +23,14 @@ _KIND_STYLE = {  # marker, colour
     "-D": ("v", "#d62728"),
 }
 _LABEL_LIMIT = 40  # events; beyond this the row labels would only be ink
+
+
+INSTALL_HINT = 'pip install "converge[pictures]"'
+
+
+def pictures_available() -> bool:
+    """matplotlib is an optional dependency (the `pictures` extra): without it, reports have no picture."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def _short(row: Sequence[object]) -> str:

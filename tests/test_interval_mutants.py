@@ -1,6 +1,6 @@
 """Seeded interval-join bugs: each must make a property fail, with a shrunk counterexample.
 
-Each mutant changes one line of engine source (properties/mutant_catalog.py
+Each mutant changes one line of engine source (reports/tooling/mutant_catalog.py
 applies it and puts the original back). The suite runs each mutant against
 the properties expected to catch it, at the suite's example counts, so a
 property that stopped looking at the hard cases fails here.

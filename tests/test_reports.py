@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,12 @@ def test_several_distinct_failures_report_the_property_failure_with_its_own_argu
     assert result.failure is not None and result.error is None
     (scenario,) = result.failure_args
     assert scenario is result.failure.divergence.scenario and len(scenario.events) == 3
+
+
+def test_without_matplotlib_a_report_is_written_without_its_picture(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the `pictures` extra were not installed
+    paths = write_failure_report(Divergence("p", TLP, "by design"), tmp_path)
+    assert [p.suffix for p in paths] == [".json", ".md"]
+    assert 'pip install "converge[pictures]"' in paths[1].read_text()
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".md"]
+

@@ -6,8 +6,8 @@ replacement. Applying a mutant recompiles the patched functions from their
 own source with the snippet replaced and installs them; leaving the context
 puts the originals back. So a bug is literally a changed line of engine code,
 never a wrapper that guesses its effect, and the shipped engine path is never
-touched: only `properties.mutants` (the `converge mutants` command) and its
-tests use this module.
+touched: only `mutants` (the `converge mutants` command) and the tests use
+this module.
 
 A patch whose snippet is no longer found (the engine was edited) makes the
 mutant *stale*: it is reported, never silently skipped.
@@ -72,7 +72,7 @@ def _mutated(patch: Patch, mutant: str) -> tuple[Any, str, Any, Any]:
     found = source.count(patch.old)
     if found != patch.count:
         raise StaleMutantError(f"{mutant}: expected {patch.count} occurrence(s) of {patch.old!r} in "
-                               f"{patch.target}, found {found}; update properties/mutant_catalog.py")
+                               f"{patch.target}, found {found}; update reports/tooling/mutant_catalog.py")
     code = compile(source.replace(patch.old, patch.new), f"<mutant {mutant}: {patch.target}>", "exec",
                    flags=__future__.annotations.compiler_flag, dont_inherit=True)
     namespace: dict[str, Any] = {}
@@ -82,7 +82,6 @@ def _mutated(patch: Patch, mutant: str) -> tuple[Any, str, Any, Any]:
 
 def _reset_caches() -> None:
     """Compiled conditions are cached; a mutant of the compiler must not leak through the cache."""
-
     condition._CACHE.clear()
     condition._split_cached.cache_clear()
 

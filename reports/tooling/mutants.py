@@ -1,6 +1,6 @@
 """The seeded-bug campaign: does the harness catch each known bug, how fast, and how small is the evidence?
 
-For every mutant of `properties.mutant_catalog`, the engine gets that one bug
+For every mutant of `mutant_catalog`, the engine gets that one bug
 and the property campaign runs against it: the mutant's hinted properties
 first, then the rest of its family, until one fails (killed) or none does
 (survived). A crash of the engine counts as a kill too: it is a failure the

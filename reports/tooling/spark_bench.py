@@ -111,7 +111,6 @@ def _native_files(scenario: Any, batches: int, folder: Path) -> int:
 
 def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: int | None) -> dict:
     """Spark's stream-stream inner join on k; with `round_ms`, watermarks and a time range of that size."""
-
     t0 = time.perf_counter()
     files = _native_files(scenario, batches, work / "source")
     prepared = time.perf_counter()
@@ -142,7 +141,6 @@ def run_native(spark: Any, scenario: Any, batches: int, work: Path, round_ms: in
 
 def warm_up(spark: Any, keys: int, work: Path) -> float:
     """Both kinds of query once on a small stream, untimed: JIT, Python workers and RocksDB start warm."""
-
     start = time.perf_counter()
     small = inner_join_stream(min(20_000, 10 * keys), max(1, min(keys, 2_000)), unique_keys=True)
     run_ours(spark, small, 1, work / "warm-ours", verify=False)
@@ -152,7 +150,6 @@ def warm_up(spark: Any, keys: int, work: Path) -> float:
 
 def run_spark_bench(config: BenchConfig) -> int:
     """Measure both on the same data; print them and their ratio; write JSON to config.out."""
-
     batches = max(1, config.batches)
     verify = config.verify
     print(f"building the inner-join stream: {config.events} events, {config.keys} keys ...", flush=True)

@@ -54,7 +54,6 @@ DEFAULT_EXAMPLES = 60
 
 def family_strategies() -> dict[str, Callable[[], st.SearchStrategy[Scenario]]]:
     """The families the Spark runtime runs, as scenario strategies."""
-
     return {
         "regular": lambda: st.one_of(regular_join_scenarios(), regular_join_scenarios(ttl="long"),
                                      regular_join_scenarios(ttl="short", modes=("insert_only", "retract"))),
@@ -164,14 +163,12 @@ def check_results(scenarios: Sequence[Scenario], results: Sequence[RunResult | B
 def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] = PROPERTIES,
                    batches: int = 3, spark: Any = None, work_dir: str | Path | None = None) -> list[SparkCheck]:
     """Run the scenarios in one Spark query and check each with every named property."""
-
     results = run_scenarios_on_spark(scenarios, spark=spark, batches=batches, work_dir=work_dir)
     return check_results(scenarios, results, properties=properties)
 
 
 def run_spark_campaign(options: RunOptions) -> int:
     """Draw each family's examples, run them on Spark in one query per family, print a table; 1 on failure."""
-
     strategies = family_strategies()
     if options.family and options.family not in strategies:
         raise BadInputError(f"--family {options.family!r}: the Spark campaign runs {', '.join(strategies)}")

@@ -93,7 +93,6 @@ def add_output_watermarks(scenario: Scenario, clocks: Clocks, per_event: list[li
 
     on_watermark is not keyed, so the driver calls it on its own copy of the
     operator, in event order, as the local runtime does after firing timers."""
-
     (node,) = make_plan(scenario).nodes()
     ctx = OperatorContext(KeyedStateBackend(scenario.config.map_state_order))
     node.operator.open(ctx)
@@ -125,7 +124,6 @@ class IdempotentParquetSink:
 
 def read_sink_rows(path: Path) -> list[tuple[str, bytes]]:
     """Every (key, data) row the sink holds, batch folder by batch folder."""
-
     rows: list[tuple[str, bytes]] = []
     for part in sorted(path.glob("batch_id=*/*.parquet")):
         table = pq.read_table(part, columns=["key", "data"])
@@ -255,7 +253,6 @@ class SparkJoinJob:
         A time-driven job runs in EventTime mode with the micro-batch number as
         event time (watermark delay 0): Spark's watermark then says which
         micro-batches are done, which is what a timer needs to be woken."""
-
         columns = ["key", "data"]
         mode = "None"
         if self.time_driven:

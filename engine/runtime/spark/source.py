@@ -124,7 +124,6 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
     event time Spark's watermark follows, so Spark timers can wake keys once a
     given micro-batch is done. `tick` adds a row no stage reads, so a batch of
     watermark events only still moves Spark's watermark."""
-
     cols: dict[str, list] = {"scenario": [], "seq": [], "stage": [], "node": [], "key": [], "data": []}
     for rows, start, end in parts:
         lo = bisect.bisect_left(rows.seq, start)
@@ -142,7 +141,6 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
 
 def write_batch_file(cols: dict[str, list], path: Path, mtime: float) -> bool:
     """Write one micro-batch's columns as a Parquet file (atomically); False when there are no rows."""
-
     if not cols["seq"]:
         return False
     types = {"scenario": pa.int32(), "seq": pa.int64(), "stage": pa.int32(), "node": pa.int32(),

@@ -1,1 +1,1 @@
-"""One module per benchmark family; each registers its benchmarks with reports.tooling.bench.bench."""
+"""One module per benchmark family; each lists its benchmarks in BENCHES, which reports/tooling/bench.py merges."""

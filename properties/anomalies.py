@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Any, Callable
 
-from hypothesis import Phase, find, settings
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
@@ -39,7 +39,6 @@ from converge.generators.anomalies import (
     replacing_scenarios,
 )
 from converge.generators.disorder import disordered_scenarios
-from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
 from converge.properties.divergence import fail, require
@@ -226,7 +225,9 @@ def search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: i
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
     try:
         return find(strategy, predicate, random=Random(seed),
-                    settings=settings(PROFILE, max_examples=budget, database=None, phases=phases))
+                    # a search, not a test: no health check applies (as `find` itself has them off by default)
+                    settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,
+                                      suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         scenario = fallback(last[0]) if last else None
         if scenario is None:

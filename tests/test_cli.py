@@ -18,6 +18,24 @@ def test_replay_ok_and_exit_code(capsys) -> None:
     assert "1 passed, 0 failed" in capsys.readouterr().out
 
 
+def test_replay_takes_several_paths_and_wildcards_the_shell_left_alone(capsys) -> None:
+    acc = sorted(SCENARIOS.glob("acc_*.json"))
+    assert len(acc) >= 3
+    assert main(["replay", str(SCENARIOS / "ret_inner_no_match.json"), str(SCENARIOS / "acc_*.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(acc) + 1} passed, 0 failed" in out and all(p.name in out for p in acc)
+    assert main(["replay", str(SCENARIOS / "no_such_*.json")]) == 2
+    assert "no file or directory matches" in capsys.readouterr().err
+
+
+def test_version(capsys) -> None:
+    from converge import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"converge {__version__}"
+
+
 def test_replay_prints_a_diff_and_exits_1(tmp_path: Path, capsys) -> None:
     data = json.loads((SCENARIOS / "acc_inner_first_match_retracts_padding.json").read_text())
     data["events"][1]["expect"]["emits"][0]["kind"] = "-U"  # Flink retracts padding with -D, not -U

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -13,6 +16,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Hypothesis keeps its example database and constants cache in ./.hypothesis, written while
+    # tests are collected; the suite keeps them out of the checkout, in one folder of the temp dir.
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "converge-suite-hypothesis")
     # `pytest -n auto` distributes with "load"; Spark tests must share one JVM, so keep
     # xdist_group members on one worker ("loadgroup"). Without xdist nothing changes.
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "dist", "no") == "load":
@@ -39,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _reports_under_pytest_temporary_folder(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
+def _nothing_written_into_the_checkout(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
     """The suite's own failure reports go under pytest's temporary folder, never into the checkout,
     unless --converge-reports names a folder."""
     if pytestconfig.getoption("converge_reports") is None:

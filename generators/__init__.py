@@ -13,6 +13,6 @@ from converge.generators.multiway import multiway_scenarios
 from converge.generators.profile import PROFILE, PROFILE_NAME
 from converge.generators.scenarios import regular_join_scenarios, without_unique_keys
 
-__all__ = ["PROFILE", "PROFILE_NAME", "Op", "build_events", "dedupe_scenarios", "disordered_scenarios", "interleave",
-           "interval_join_scenarios", "lost_key_scenarios", "multiway_scenarios", "ops_strategy", "order_item_scenarios",
-           "packed_ops", "per_key_tokens", "regular_join_scenarios", "without_unique_keys"]
+__all__ = ["PROFILE", "PROFILE_NAME", "Op", "build_events", "dedupe_scenarios", "disordered_scenarios",
+           "interleave", "interval_join_scenarios", "lost_key_scenarios", "multiway_scenarios", "ops_strategy",
+           "order_item_scenarios", "packed_ops", "per_key_tokens", "regular_join_scenarios", "without_unique_keys"]

@@ -1,4 +1,4 @@
-"""Running the oracle's SQL: one DuckDB connection per process, and one place that turns DuckDB's errors into OracleError.
+"""Running the oracle's SQL: one DuckDB connection per process; DuckDB's errors become OracleError here.
 
 Property runs issue one query per Hypothesis example, so per-query overhead
 is the budget that matters; the connection's settings are chosen for it.

@@ -1,4 +1,4 @@
-"""The interval-join write-up's worked example, step by step: what is stored, which cleanup timers exist, when state goes.
+"""The interval-join write-up's worked example, step by step: what is stored, which timers exist, when state goes.
 
 The scenario file holds the emitted rows and watermarks; this test also checks
 the operator's state after every event against a table written by hand from

@@ -38,7 +38,7 @@ def test_padding_not_retracted_on_first_match_is_caught(monkeypatch, tmp_path: P
     assert result.failure is not None, "the broken association count went unnoticed"
     d = result.failure.divergence
     changes = _changes(d.scenario)
-    # shrunk to a few inserts (the bound the multi-way mutants are held to: at most 6 events), the last one being the first partner on
+    # shrunk to a few inserts (multi-way mutants are held to at most 6 events), the last one being the first partner on
     # a LEFT-joined input. How few depends on the chain length Hypothesis settles on, which varies with the
     # constants Hypothesis collects from the modules loaded in the process (2-3 alone, 4 under xdist).
     assert len(changes) <= 6 and all(e.kind == "+I" for e in changes)

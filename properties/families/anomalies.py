@@ -50,7 +50,7 @@ def _dedupe() -> st.SearchStrategy[tuple]:
 
 PROPERTIES: list[PropertySpec] = [
     PropertySpec(ANOMALIES, "mapstate_order_reproduced", _seeds, anomalies.mapstate_order_reproduced, 3,
-                 "rocksdb / heap order: an order change re-emits its items out of arrival order (the state-views write-up)",
+                 "rocksdb / heap order: an order change re-emits its items out of arrival order",
                  suite_examples=1, verdict=REPRODUCED),
     PropertySpec(ANOMALIES, "emitted_in_arrival_order", _arrival, anomalies.emitted_in_arrival_order, 200,
                  "map_state_order=arrival: every event emits a key's records in arrival order",

@@ -24,7 +24,8 @@ BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.
-DETAIL_TABLES: dict[str, Callable[[dict], str]] = {"multiway_state": lambda result: multiway.format_rows(result["cases"])}
+DETAIL_TABLES: dict[str, Callable[[dict], str]] = {
+    "multiway_state": lambda result: multiway.format_rows(result["cases"])}
 
 
 def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda line: None) -> dict:

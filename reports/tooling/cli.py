@@ -110,9 +110,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    only = tuple(n.strip() for n in args.only.split(",")) if args.only else None
     config = BenchConfig(events=args.events, keys=args.keys, examples=args.examples, rounds=args.rounds,
-                         runtime=args.runtime, only=tuple(n.strip() for n in args.only.split(",")) if args.only else None,
-                         out=Path(args.out), batches=args.batches)
+                         runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches)
     if config.runtime == "spark":
         from converge.reports.tooling.spark_bench import run_spark_bench  # lazy: only this starts a JVM
         return run_spark_bench(config)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["BenchConfig", "RunOptions", "RuntimeName"]
+__all__ = ["RUNTIMES", "BenchConfig", "RunOptions", "RuntimeName"]
 
 RuntimeName = Literal["local", "spark"]
 RUNTIMES: tuple[RuntimeName, ...] = ("local", "spark")

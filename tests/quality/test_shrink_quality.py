@@ -78,9 +78,6 @@ def test_every_regular_join_bug_shrinks_small(name: str, seed: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(OTHER_FAMILIES))
 def test_interval_and_multiway_bugs_shrink_small(name: str) -> None:
-    (mutant,) = by_name(name)
-    if not mutant.available():
-        pytest.skip(f"{name}: its family is not built yet")
     family, prop = OTHER_FAMILIES[name]
     size = shrunk_size(name, family, prop, seed=1)
     assert size <= REGULAR_BOUND, f"{name}: shrunk to {size} events"

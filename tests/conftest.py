@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
+# Hypothesis keeps its example database and constants cache in ./.hypothesis, written while tests are
+# collected; the suite (and the processes it starts) keep them out of the checkout, in the temp dir.
+HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "converge-suite-hypothesis"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
@@ -16,9 +20,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Hypothesis keeps its example database and constants cache in ./.hypothesis, written while
-    # tests are collected; the suite keeps them out of the checkout, in one folder of the temp dir.
-    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "converge-suite-hypothesis")
+    set_hypothesis_home_dir(HYPOTHESIS_HOME)
     # `pytest -n auto` distributes with "load"; Spark tests must share one JVM, so keep
     # xdist_group members on one worker ("loadgroup"). Without xdist nothing changes.
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "dist", "no") == "load":

@@ -32,6 +32,7 @@ import pytest
 from converge.properties.registry import select
 from converge.reports.tooling.mutant_catalog import by_name
 from converge.reports.tooling.mutants import run_mutant
+from tests.conftest import HYPOTHESIS_HOME
 
 REGULAR_BOUND = 6
 
@@ -70,7 +71,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def shrunk_size(mutant_name: str, family: str, prop: str, seed: int, examples: int = 400) -> int:
     """The size of the shrunk counterexample, measured in a fresh process (see the module docstring)."""
     args = json.dumps([mutant_name, family, prop, seed, examples])
-    code = f"import json; from tests.quality.test_shrink_quality import measure; print(measure(*json.loads({args!r})))"
+    code = ("import json; from hypothesis.configuration import set_hypothesis_home_dir; "
+            f"set_hypothesis_home_dir({str(HYPOTHESIS_HOME)!r}); "
+            f"from tests.quality.test_shrink_quality import measure; print(measure(*json.loads({args!r})))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return int(done.stdout.strip().splitlines()[-1])

@@ -225,7 +225,7 @@ def search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: i
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
     try:
         return find(strategy, predicate, random=Random(seed),
-                    # a search, not a test: no health check applies (as `find` itself has them off by default)
+                    # a search, not a test: `find` turns every health check off whatever it is given
                     settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,
                                       suppress_health_check=list(HealthCheck)))
     except NoSuchExample:

@@ -44,11 +44,15 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "(\"off\": none), instead of --converge-reports")
 
 
+def _run_folder(config: pytest.Config) -> Path | None:
+    return reports_folder(config.getoption("converge_reports"))
+
+
 def _folder_for(item: pytest.Item) -> Path | None:
     marker = item.get_closest_marker(_MARKER)
     if marker is not None and marker.args:
         return reports_folder(str(marker.args[0]))
-    return reports_folder(item.config.getoption("converge_reports"))
+    return _run_folder(item.config)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -88,7 +92,7 @@ def converge_oracle() -> Any:
 @pytest.fixture(scope="session")
 def converge_reports_dir(pytestconfig: pytest.Config) -> Path | None:
     """Where failure reports go in this run (None: reports are off)."""
-    return reports_folder(pytestconfig.getoption("converge_reports"))
+    return _run_folder(pytestconfig)
 
 
 @pytest.fixture(scope="session")

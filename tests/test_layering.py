@@ -11,6 +11,8 @@ only its own layer or lower ones.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,9 +149,6 @@ def test_the_registries_list_every_module_of_their_folder() -> None:
 @pytest.mark.parametrize("module", ["converge", "converge.reports.pytest_plugin"])
 def test_light_modules_import_nothing_heavy(module: str) -> None:
     """`import converge` and the pytest plugin (loaded by every pytest run where converge is installed)."""
-    import subprocess
-    import sys
-
     code = (f"import sys, {module}\n"
             "heavy = [m for m in ('duckdb', 'hypothesis', 'matplotlib', 'pyspark', 'converge.engine')"
             " if m in sys.modules]\n"

@@ -9,6 +9,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from converge import __version__
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FOLDERS = ("engine", "oracle", "generators", "properties", "reports")
@@ -52,7 +54,5 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
 
 
 def test_the_installed_command_prints_its_version() -> None:
-    from converge import __version__
-
     done = subprocess.run(["converge", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == f"converge {__version__}"

@@ -56,6 +56,10 @@ _EXPORTS: dict[str, str] = {
     "BadInputError": "converge.engine.errors",
     "DivergenceError": "converge.engine.errors",
     "OracleError": "converge.engine.errors",
+    "ApiMisuseError": "converge.engine.errors",
+    "UsageError": "converge.engine.errors",
+    "InternalError": "converge.engine.errors",
+    "NonTerminationError": "converge.engine.errors",
     "PropertyFailure": "converge.properties.divergence",
 }
 

@@ -1,6 +1,33 @@
-"""One root exception and a small hierarchy, so callers can tell bad input from a real divergence."""
+"""Every error converge raises on purpose, one class per meaning, and the exit code each one means.
+
+A caller (the command line, the pytest plugin, a user's CI) must be able to
+tell "your input is wrong" from "the system under test is wrong" from "converge
+itself is wrong" without reading messages. So each class below means exactly
+one thing, and `exit_code()` / `label()` map them to what `converge` prints
+and returns:
+
+========================  ====  ==========================================
+class                     exit  meaning
+========================  ====  ==========================================
+(none)                    0     every check passed
+DivergenceError           1     an engine's answer differs from a property
+BadInputError             2     a scenario, stream, option or file is invalid
+UsageError                2     the command line is wrong
+ApiMisuseError            2     a Python caller broke an API's contract
+OracleError               3     the batch oracle could not answer
+InternalError             3     a state only a bug can reach (incl. a hang)
+any other exception       3     a crash
+========================  ====  ==========================================
+"""
 
 from __future__ import annotations
+
+from typing import Final
+
+EXIT_OK: Final = 0
+EXIT_DIVERGENCE: Final = 1
+EXIT_BAD_INPUT: Final = 2
+EXIT_INTERNAL: Final = 3
 
 
 class ConvergeError(Exception):
@@ -8,19 +35,25 @@ class ConvergeError(Exception):
 
 
 class BadInputError(ConvergeError):
-    """The scenario, stream or spec is not valid; the message names what and where."""
+    """The scenario, stream, option or file is not valid; the message names what and where.
 
-    def __init__(self, message: str, *, event_index: int | None = None) -> None:
+    `path` is the key path inside the scenario (``config.state_ttl_ms``) and
+    `event_index` the event that was rejected, when either is known.
+    """
+
+    def __init__(self, message: str, *, event_index: int | None = None, path: str | None = None) -> None:
         self.event_index = event_index
+        self.path = path
         self.detail = message
         where = f"event {event_index}: " if event_index is not None else ""
+        where += f"{path}: " if path else ""
         super().__init__(where + message)
 
     def at_event(self, index: int) -> "BadInputError":
         """The same error, now naming the event that caused it."""
         if self.event_index is not None:
             return self
-        return type(self)(self.detail, event_index=index)
+        return type(self)(self.detail, event_index=index, path=self.path)
 
 
 class DivergenceError(ConvergeError):
@@ -29,3 +62,50 @@ class DivergenceError(ConvergeError):
 
 class OracleError(ConvergeError):
     """The batch oracle (DuckDB) failed to produce an answer."""
+
+
+class ApiMisuseError(ConvergeError, TypeError):
+    """A Python caller passed converge's API something its contract rules out (Hypothesis's InvalidArgument).
+
+    It is also a TypeError so that code catching the built-in keeps working.
+    """
+
+
+class UsageError(ConvergeError):
+    """The command line is wrong: an unknown option value, a missing file, an unwritable folder."""
+
+
+class InternalError(ConvergeError):
+    """A state that only a bug in converge or in an engine under test can reach."""
+
+
+class NonTerminationError(InternalError):
+    """An engine kept working on one event past its step budget (e.g. timers that re-fire without progress)."""
+
+
+def exit_code(exc: BaseException | None) -> int:
+    """The process exit code that `exc` stands for (None: success)."""
+    if exc is None:
+        return EXIT_OK
+    if isinstance(exc, DivergenceError):
+        return EXIT_DIVERGENCE
+    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError)):
+        return EXIT_BAD_INPUT
+    return EXIT_INTERNAL
+
+
+def label(exc: BaseException | None) -> str:
+    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, oracle error, internal error, crashed."""
+    if exc is None:
+        return "passed"
+    if isinstance(exc, DivergenceError):
+        return "diverged"
+    if isinstance(exc, (BadInputError, ApiMisuseError)):
+        return "bad input"
+    if isinstance(exc, UsageError):
+        return "usage"
+    if isinstance(exc, OracleError):
+        return "oracle error"
+    if isinstance(exc, InternalError):
+        return "internal error"
+    return "crashed"

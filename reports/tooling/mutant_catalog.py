@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from converge.engine import condition
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.errors import BadInputError, InternalError
 
 
-class StaleMutantError(ConvergeError):
+class StaleMutantError(InternalError):
     """A patch's snippet is not in the engine source any more: the mutant must be updated."""
 
 

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.errors import BadInputError
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import PlanNode
 from converge.engine.planner import plan as make_plan
@@ -48,7 +48,7 @@ from converge.engine.scenario import Scenario, scenario_to_dict
 from converge.engine.state import KeyedStateBackend
 
 
-class UnsupportedOnSpark(ConvergeError):
+class UnsupportedOnSpark(BadInputError):
     """The scenario needs something the Spark runtime does not run yet (docs/spark.md says what)."""
 
 

@@ -45,8 +45,10 @@ class BadInputError(ConvergeError):
         self.event_index = event_index
         self.path = path
         self.detail = message
-        where = f"event {event_index}: " if event_index is not None else ""
-        where += f"{path}: " if path else ""
+        if path:  # a key path such as events[3].row already names the event
+            where = f"{path}: "
+        else:
+            where = f"event {event_index}: " if event_index is not None else ""
         super().__init__(where + message)
 
     def at_event(self, index: int) -> "BadInputError":

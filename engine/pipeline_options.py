@@ -1,36 +1,28 @@
-"""Optional config keys that change what stands in front of a regular join (docs/anomalies.md).
+"""What stands in front of a regular join: dedupes, lost unique keys, per-key order (docs/anomalies.md).
 
-They live in `config.extra` (the scenario format keeps unknown config keys)
-and are validated here, eagerly, when a plan is built:
+The options are typed fields of `Config` (`dedupe_before_join`,
+`unique_key_lost`, `per_key_order`), checked when the scenario is built; this
+module resolves them against the inputs:
 
-* `dedupe_before_join`: a list of input names, or an object {input: [key
-  columns]}. Each named input passes through a dedupe (keep the last row per
-  key by arrival, Flink's ROW_NUMBER() ... = 1 rewrite) before the join; the
-  key defaults to the input's unique key. The join then sees the input as a
-  retract stream whose unique key is the dedupe key.
-* `unique_key_lost`: a list of input names whose declared unique key the join
-  does not know (Flink's planner loses it, e.g. with mini-batch, FLINK-27922),
-  so their join state is InputSideHasNoUniqueKey. A dedupe restores it.
-* `per_key_order`: `kept` (default: a retraction of a row the join state does
-  not hold is bad input) | `disordered` (changes of one key may arrive
-  swapped, as after a different keyBy upstream; the join takes them as Flink's
-  state views do, without that check).
+* `dedupe_before_join`: each named input passes through a dedupe (keep the
+  last row per key by arrival, Flink's ROW_NUMBER() ... = 1 rewrite) before the
+  join; the key defaults to the input's unique key. The join then sees the
+  input as a retract stream whose unique key is the dedupe key.
+* `unique_key_lost`: inputs whose declared unique key the join does not know
+  (Flink's planner loses it, e.g. with mini-batch, FLINK-27922), so their join
+  state is InputSideHasNoUniqueKey. A dedupe restores it.
+* `per_key_order`: `kept` (a retraction of a row the join state does not hold
+  is bad input) | `disordered` (changes of one key may arrive swapped, as after
+  a different keyBy upstream; the join takes them as Flink's state views do,
+  without that check).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal, get_args
 
-from converge.engine.errors import BadInputError
 from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
-from converge.engine.scenario import InputSpec, Scenario
-
-PerKeyOrder = Literal["kept", "disordered"]
-
-DEDUPE_KEY = "dedupe_before_join"
-LOST_KEY = "unique_key_lost"
-ORDER_KEY = "per_key_order"
+from converge.engine.scenario import InputSpec, PerKeyOrder, Scenario
 
 
 @dataclass(frozen=True)
@@ -40,52 +32,12 @@ class PipelineOptions:
     per_key_order: PerKeyOrder = "kept"
 
 
-def _names(value: Any, where: str, chain: tuple[str, ...]) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
-        raise BadInputError(f"config.{where}: expected a list of input names, got {value!r}")
-    for n in value:
-        if n not in chain:
-            raise BadInputError(f"config.{where}: {n!r} is not an input of the join chain {list(chain)}")
-    if len(set(value)) != len(value):
-        raise BadInputError(f"config.{where}: an input is named twice in {value}")
-    return value
-
-
 def pipeline_options(scenario: Scenario) -> PipelineOptions:
-    """The validated options; BadInputError names the config key and what is wrong with it."""
-    extra = scenario.config.extra
-    chain = scenario.join.inputs
-    dedupe: dict[str, tuple[str, ...]] = {}
-    raw = extra.get(DEDUPE_KEY)
-    if raw is not None:
-        if isinstance(raw, dict):
-            _names(list(raw), DEDUPE_KEY, chain)
-            items = list(raw.items())
-        else:
-            items = [(n, None) for n in _names(raw, DEDUPE_KEY, chain)]
-        for name, cols in items:
-            spec = scenario.input(name)
-            if cols is None:
-                if not spec.unique_key:
-                    raise BadInputError(f"config.{DEDUPE_KEY}: input {name!r} has no unique key; "
-                                        f"name the key columns, e.g. {{{name!r}: [{spec.column_names[0]!r}]}}")
-                cols = list(spec.unique_key)
-            if (not isinstance(cols, list) or not cols or any(c not in spec.column_names for c in cols)
-                    or len(set(cols)) != len(cols)):
-                raise BadInputError(f"config.{DEDUPE_KEY}.{name}: {cols!r} must be a non-empty list of distinct "
-                                    f"columns of {name!r} {list(spec.column_names)}")
-            dedupe[name] = tuple(cols)
-        if scenario.join.interval is not None:
-            raise BadInputError(f"config.{DEDUPE_KEY}: an interval join takes append-only inputs; "
-                                f"a dedupe emits retractions")
-    lost = frozenset(_names(extra.get(LOST_KEY, []), LOST_KEY, chain))
-    for name in lost:
-        if not scenario.input(name).unique_key:
-            raise BadInputError(f"config.{LOST_KEY}: input {name!r} declares no unique key to lose")
-    order = extra.get(ORDER_KEY, "kept")
-    if order not in get_args(PerKeyOrder):
-        raise BadInputError(f"config.{ORDER_KEY}: {order!r} is not one of {', '.join(get_args(PerKeyOrder))}")
-    return PipelineOptions(dedupe, lost, order)
+    """The options with every default resolved (a dedupe without columns keys on the input's unique key)."""
+    config = scenario.config
+    dedupe = {name: cols if cols is not None else tuple(scenario.input(name).unique_key or ())
+              for name, cols in config.dedupe_before_join.items()}
+    return PipelineOptions(dedupe, frozenset(config.unique_key_lost), config.per_key_order)
 
 
 def join_inputs(scenario: Scenario) -> tuple[InputSpec, ...]:

@@ -6,7 +6,7 @@ import functools
 from typing import Callable
 
 from converge.engine.errors import BadInputError
-from converge.engine.scenario import InputSpec
+from converge.engine.scenario import InputSpec, unencodable_at
 
 _BIGINT_RANGE = (-(2**63), 2**63 - 1)
 _INTEGER_RANGE = (-(2**31), 2**31 - 1)
@@ -23,28 +23,46 @@ def allowed_kinds(spec: InputSpec) -> frozenset[str]:
 def _int_check(lo: int, hi: int, ctype: str) -> Callable[[object], object]:
     def check(v: object) -> object:
         if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"expected {ctype}, got {v!r}")
+            raise TypeError(f"expected {ctype}, got {_short(v)}")
         if not lo <= v <= hi:
-            raise TypeError(f"{v} is out of {ctype} range")
+            raise TypeError(f"{_short(v)} is out of {ctype} range")
         return v
     return check
 
 
+_DOUBLE_MAX = 1.7976931348623157e308
+
+
 def _double(v: object) -> object:
+    """A finite double. NaN is rejected: SQL engines disagree on NaN = NaN, so it cannot be judged."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"expected DOUBLE, got {v!r}")
-    return float(v)
+        raise TypeError(f"expected DOUBLE, got {_short(v)}")
+    if isinstance(v, int) and not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
+        raise TypeError(f"{_short(v)} is out of DOUBLE range")
+    value = float(v)
+    if not -_DOUBLE_MAX <= value <= _DOUBLE_MAX:
+        raise TypeError(f"{value} is not a finite DOUBLE (NaN and infinities are not accepted)")
+    return value
 
 
 def _varchar(v: object) -> object:
     if not isinstance(v, str):
-        raise TypeError(f"expected VARCHAR, got {v!r}")
+        raise TypeError(f"expected VARCHAR, got {_short(v)}")
+    at = unencodable_at(v)
+    if at is not None:
+        raise TypeError(f"VARCHAR value holds a lone surrogate \\u{ord(v[at]):04x} at offset {at}; "
+                        f"it is not valid Unicode text")
     return v
+
+
+def _short(v: object, limit: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _boolean(v: object) -> object:
     if not isinstance(v, bool):
-        raise TypeError(f"expected BOOLEAN, got {v!r}")
+        raise TypeError(f"expected BOOLEAN, got {_short(v)}")
     return v
 
 
@@ -60,8 +78,8 @@ _CHECKS: dict[str, Callable[[object], object]] = {
 _FAST_TEST = {
     "BIGINT": "(type({v}) is int and -9223372036854775808 <= {v} <= 9223372036854775807 or {v} is None)",
     "INTEGER": "(type({v}) is int and -2147483648 <= {v} <= 2147483647 or {v} is None)",
-    "DOUBLE": "(type({v}) is float or {v} is None)",
-    "VARCHAR": "(type({v}) is str or {v} is None)",
+    "DOUBLE": "(type({v}) is float and -1.7976931348623157e308 <= {v} <= 1.7976931348623157e308 or {v} is None)",
+    "VARCHAR": "(type({v}) is str and {v}.isascii() or {v} is None)",
     "BOOLEAN": "(type({v}) is bool or {v} is None)",
 }
 
@@ -94,9 +112,11 @@ class RowValidator:
         return self._validate_slow(row)
 
     def _validate_slow(self, row: tuple | list) -> tuple:
+        if not isinstance(row, (tuple, list)):
+            raise BadInputError(f"a row must be a list of values, got {_short(row)}")
         if len(row) != len(self._checks):
             raise BadInputError(
-                f"row {list(row)} on input {self.spec.name!r} has {len(row)} values; "
+                f"row {_short(list(row))} on input {self.spec.name!r} has {len(row)} values; "
                 f"the input has {len(self._checks)} columns {list(self._names)}")
         try:
             if self._needs_conversion:
@@ -116,3 +136,17 @@ def _fails(check: Callable[[object], object], v: object) -> bool:
     except TypeError:
         return True
     return False
+
+
+def validate_output_row(row: list | tuple, width: int, path: str) -> tuple:
+    """An expected output row: `width` plain values (the oracle compares them with the engine's rows)."""
+    if len(row) != width:
+        raise BadInputError(f"expected {width} values (the join's output width), got {len(row)}", path=path)
+    for j, v in enumerate(row):
+        if isinstance(v, (dict, list, tuple)):
+            raise BadInputError(f"expected a value, got {_short(v)}", path=f"{path}[{j}]")
+        if isinstance(v, float) and not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
+            raise BadInputError(f"{v} is not a finite number", path=f"{path}[{j}]")
+        if isinstance(v, str) and unencodable_at(v) is not None:
+            raise BadInputError("holds a lone surrogate; it is not valid Unicode text", path=f"{path}[{j}]")
+    return tuple(row)

@@ -1,17 +1,17 @@
 """The scenario model: inputs, join chain, config and events (docs/scenario-format.md).
 
-One format serves hand-written cases, shrunk counterexamples and conformance
-cases, so loading validates eagerly and names the offending key.
+One model serves hand-written cases, shrunk counterexamples and users' own
+captured changelogs, so every part checks itself when it is built (from a file
+or from Python) and names the offending key. The JSON form lives in
+engine/scenario_json.py; the vocabularies (`Literal` types) are declared here
+once and nowhere else.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Mapping, get_args
 
-from converge.engine.changelog import ROW_KINDS
 from converge.engine.errors import BadInputError
 
 ChangelogMode = Literal["insert_only", "retract", "upsert"]
@@ -21,15 +21,74 @@ MultiJoinMode = Literal["off", "on"]
 Semantics = Literal["correct", "flink"]
 TimeMode = Literal["event", "processing"]
 ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]
+PerKeyOrder = Literal["kept", "disordered"]
+ExpectMatch = Literal["exact", "contains"]
 
 COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
+INTEGER_TYPES = frozenset({"BIGINT", "INTEGER"})
+# Times, TTLs and bounds are milliseconds in a signed 64-bit long, as in Flink.
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
-def _check_literal(value: Any, lit: Any, where: str) -> Any:
+# ---------------------------------------------------------------- checks shared by the model and the JSON reader
+
+
+def check_literal(value: Any, lit: Any, path: str) -> Any:
+    """`value` if it is one of the `Literal` type's values; BadInputError naming `path` otherwise."""
     allowed = get_args(lit)
-    if value not in allowed:
-        raise BadInputError(f"{where}: {value!r} is not one of {', '.join(map(str, allowed))}")
+    if not isinstance(value, str) or value not in allowed:
+        raise BadInputError(f"{value!r} is not one of {', '.join(map(str, allowed))}", path=path)
     return value
+
+
+def check_int(value: Any, path: str, *, lo: int = LONG_MIN, hi: int = LONG_MAX) -> int:
+    """An integer in [lo, hi] (a bool is not an integer here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInputError(f"expected an integer, got {_short(value)}", path=path)
+    if not lo <= value <= hi:
+        raise BadInputError(f"{_short(value)} is outside [{lo}, {hi}]", path=path)
+    return value
+
+
+def check_bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise BadInputError(f"expected true or false, got {_short(value)}", path=path)
+    return value
+
+
+def check_text(value: Any, path: str, *, what: str = "a string") -> str:
+    """A non-empty string a database and a UTF-8 file can both hold: no NUL, no lone surrogate."""
+    if not isinstance(value, str):
+        raise BadInputError(f"expected {what}, got {_short(value)}", path=path)
+    if not value.strip():
+        raise BadInputError(f"expected {what}, got an empty string", path=path)
+    if "\x00" in value:
+        raise BadInputError(f"{what} must not contain a NUL character (found at offset {value.index(chr(0))})",
+                            path=path)
+    surrogate = unencodable_at(value)
+    if surrogate is not None:
+        raise BadInputError(f"{what} holds a lone surrogate \\u{ord(value[surrogate]):04x} at offset {surrogate}; "
+                            f"it is not valid Unicode text", path=path)
+    return value
+
+
+def unencodable_at(text: str) -> int | None:
+    """Offset of the first character UTF-8 cannot encode (a lone surrogate), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------- the model
 
 
 @dataclass(frozen=True)
@@ -39,6 +98,37 @@ class InputSpec:
     unique_key: tuple[str, ...] | None = None
     changelog_mode: ChangelogMode = "retract"
     time_column: str | None = None
+
+    def __post_init__(self) -> None:
+        check_text(self.name, "name", what="an input name")
+        if not self.name.isidentifier():
+            raise BadInputError(f"{self.name!r} is not an identifier", path="name")
+        if not isinstance(self.columns, tuple) or not self.columns:
+            raise BadInputError("expected a non-empty list of [name, type]", path="columns")
+        seen: dict[str, str] = {}
+        for j, col in enumerate(self.columns):
+            if not (isinstance(col, tuple) and len(col) == 2):
+                raise BadInputError(f"expected [name, type], got {_short(col)}", path=f"columns[{j}]")
+            cname, ctype = col
+            check_text(cname, f"columns[{j}][0]", what="a column name")
+            check_literal(ctype, ColumnType, f"columns[{j}][1]")
+            folded = cname.casefold()
+            if folded in seen:
+                # SQL folds unquoted names: `k` and `K` would be one column to the oracle and two to the engine
+                raise BadInputError(f"columns {seen[folded]!r} and {cname!r} differ only in case; SQL "
+                                    f"identifiers are case-insensitive", path=f"columns[{j}]")
+            seen[folded] = cname
+        names = self.column_names
+        if self.unique_key is not None:
+            if (not isinstance(self.unique_key, tuple) or not self.unique_key
+                    or any(c not in names for c in self.unique_key) or len(set(self.unique_key)) != len(self.unique_key)):
+                raise BadInputError(f"{_short(self.unique_key)} must be a non-empty list of distinct columns of "
+                                    f"{self.name!r} {list(names)}", path="unique_key")
+        # (a declared upsert input needs a unique key; the join's own view of it may have lost it)
+        check_literal(self.changelog_mode, ChangelogMode, "changelog_mode")
+        if self.time_column is not None and self.time_column not in names:
+            raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names)}",
+                                path="time_column")
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -64,6 +154,17 @@ class IntervalSpec:
     time: TimeMode = "event"
     allowed_lateness_ms: int = 0
 
+    def __post_init__(self) -> None:
+        for key in ("left_time", "right_time"):
+            value = getattr(self, key)
+            if value is not None:
+                check_text(value, key, what="a column name")
+        # bounds are added to times; keep every sum inside a long
+        check_int(self.lower_ms, "lower_ms", lo=-(2**62), hi=2**62)
+        check_int(self.upper_ms, "upper_ms", lo=-(2**62), hi=2**62)
+        check_literal(self.time, TimeMode, "time")
+        check_int(self.allowed_lateness_ms, "allowed_lateness_ms", lo=0, hi=2**62)
+
 
 @dataclass(frozen=True)
 class JoinSpec:
@@ -72,16 +173,87 @@ class JoinSpec:
     conditions: tuple[str, ...]
     interval: IntervalSpec | None = None
 
+    def __post_init__(self) -> None:
+        for key in ("inputs", "types", "conditions"):
+            if not isinstance(getattr(self, key), tuple):
+                raise BadInputError(f"expected a list, got {_short(getattr(self, key))}", path=key)
+        if len(self.inputs) < 2:
+            raise BadInputError("a join needs at least two inputs", path="inputs")
+        for i, name in enumerate(self.inputs):
+            check_text(name, f"inputs[{i}]", what="an input name")
+        if len(set(self.inputs)) != len(self.inputs):
+            raise BadInputError("an input appears twice in the chain", path="inputs")
+        n = len(self.inputs) - 1
+        if len(self.types) != n or len(self.conditions) != n:
+            raise BadInputError(f"{len(self.inputs)} inputs need {n} types and {n} conditions, got "
+                                f"{len(self.types)} and {len(self.conditions)}", path="types")
+        for i, jtype in enumerate(self.types):
+            check_literal(jtype, JoinType, f"types[{i}]")
+        for i, cond in enumerate(self.conditions):
+            check_text(cond, f"conditions[{i}]", what="a SQL boolean expression")
+        if self.interval is not None:
+            if not isinstance(self.interval, IntervalSpec):
+                raise BadInputError(f"expected an interval spec, got {_short(self.interval)}", path="interval")
+            if n != 1:
+                raise BadInputError("interval joins are binary", path="interval")
+
+
+TtlSetting = int | Mapping[str, int] | None
+
 
 @dataclass(frozen=True)
 class Config:
-    state_ttl_ms: int | dict[str, int] | None = None
+    """Every option a scenario can set, typed; docs/scenario-format.md says what each one means."""
+
+    state_ttl_ms: TtlSetting = None
     map_state_order: MapStateOrder = "rocksdb"
     multi_join: MultiJoinMode = "off"
     changelog_normalize: bool = True
     semantics: Semantics = "correct"
     min_cleanup_interval_ms: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    # input -> dedupe key columns (None: the input's unique key); docs/anomalies.md
+    dedupe_before_join: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
+    unique_key_lost: tuple[str, ...] = ()
+    per_key_order: PerKeyOrder = "kept"
+    # the multi-way planner's options; docs/multiway.md
+    multi_join_max_tables: int | None = None
+    multi_join_min_tables: int = 3
+    multi_join_rewrite_right: bool = False
+
+    def __post_init__(self) -> None:
+        ttl = self.state_ttl_ms
+        if isinstance(ttl, Mapping):
+            for name, value in ttl.items():
+                check_text(name, "state_ttl_ms", what="an input name")
+                check_int(value, f"state_ttl_ms.{name}", lo=1, hi=2**62)
+            object.__setattr__(self, "state_ttl_ms", dict(ttl))
+        elif ttl is not None:
+            check_int(ttl, "state_ttl_ms", lo=1, hi=2**62)
+        check_literal(self.map_state_order, MapStateOrder, "map_state_order")
+        check_literal(self.multi_join, MultiJoinMode, "multi_join")
+        check_bool(self.changelog_normalize, "changelog_normalize")
+        check_literal(self.semantics, Semantics, "semantics")
+        check_int(self.min_cleanup_interval_ms, "min_cleanup_interval_ms", lo=0, hi=2**62)
+        if not isinstance(self.dedupe_before_join, Mapping):
+            raise BadInputError(f"expected input names or {{input: [key columns]}}, got "
+                                f"{_short(self.dedupe_before_join)}", path="dedupe_before_join")
+        for name, cols in self.dedupe_before_join.items():
+            check_text(name, "dedupe_before_join", what="an input name")
+            if cols is not None and (not isinstance(cols, tuple) or not cols or len(set(cols)) != len(cols)
+                                     or not all(isinstance(c, str) for c in cols)):
+                raise BadInputError(f"{_short(cols)} must be a non-empty list of distinct column names",
+                                    path=f"dedupe_before_join.{name}")
+        object.__setattr__(self, "dedupe_before_join", dict(self.dedupe_before_join))
+        if not isinstance(self.unique_key_lost, tuple) or len(set(self.unique_key_lost)) != len(self.unique_key_lost):
+            raise BadInputError(f"expected a list of distinct input names, got {_short(self.unique_key_lost)}",
+                                path="unique_key_lost")
+        for i, name in enumerate(self.unique_key_lost):
+            check_text(name, f"unique_key_lost[{i}]", what="an input name")
+        check_literal(self.per_key_order, PerKeyOrder, "per_key_order")
+        if self.multi_join_max_tables is not None:
+            check_int(self.multi_join_max_tables, "multi_join_max_tables", lo=2, hi=2**31)
+        check_int(self.multi_join_min_tables, "multi_join_min_tables", lo=2, hi=2**31)
+        check_bool(self.multi_join_rewrite_right, "multi_join_rewrite_right")
 
     def ttl_for(self, input_name: str) -> int | None:
         ttl = self.state_ttl_ms
@@ -89,12 +261,22 @@ class Config:
             return ttl
         return ttl.get(input_name)
 
+    def optional_settings(self) -> dict[str, Any]:
+        """The options beyond the base format that differ from their defaults (what a reader must notice)."""
+        return {key: getattr(self, key) for key in OPTIONAL_CONFIG_KEYS
+                if getattr(self, key) != getattr(_DEFAULT_CONFIG, key)}
+
+
+OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
+                        "multi_join_min_tables", "multi_join_rewrite_right")
+_DEFAULT_CONFIG = Config()
+
 
 @dataclass(frozen=True)
 class Expect:
     emits: tuple[dict, ...]
     ordered: bool = True
-    match: Literal["exact", "contains"] = "exact"
+    match: ExpectMatch = "exact"
 
 
 @dataclass(frozen=True)
@@ -136,7 +318,20 @@ class Scenario:
     events: tuple[Event, ...] = ()
     expect_final: tuple[tuple, ...] | None = None
     expect_changelog: Expect | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    # the one free-form place: provenance written by converge (converge_failure, generated_chain, ...)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise BadInputError(f"expected a string, got {_short(self.name)}", path="name")
+        if not isinstance(self.inputs, tuple) or not all(isinstance(s, InputSpec) for s in self.inputs):
+            raise BadInputError("expected a list of inputs", path="inputs")
+        if not isinstance(self.join, JoinSpec):
+            raise BadInputError(f"expected a join spec, got {_short(self.join)}", path="join")
+        if not isinstance(self.config, Config):
+            raise BadInputError(f"expected a config, got {_short(self.config)}", path="config")
+        _check_references(self)
 
     def input(self, name: str) -> InputSpec:
         for spec in self.inputs:
@@ -166,269 +361,45 @@ class Scenario:
         return width
 
 
-# ---------------------------------------------------------------- parsing
-
-
-def _req(obj: dict, key: str, where: str) -> Any:
-    if not isinstance(obj, dict):
-        raise BadInputError(f"{where}: expected an object, got {type(obj).__name__}")
-    if key not in obj:
-        raise BadInputError(f"{where}: missing key {key!r}")
-    return obj[key]
-
-
-def _int(value: Any, where: str, *, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadInputError(f"{where}: expected an integer, got {value!r}")
-    return value
-
-
-def _parse_expect(obj: Any, where: str) -> Expect | None:
-    if obj is None:
-        return None
-    emits = _req(obj, "emits", where)
-    if not isinstance(emits, list):
-        raise BadInputError(f"{where}.emits: expected a list")
-    items = []
-    for i, item in enumerate(emits):
-        if not isinstance(item, dict) or not ({"kind", "row"} <= item.keys() or "watermark" in item):
-            raise BadInputError(f"{where}.emits[{i}]: expected {{kind, row}} or {{watermark}}, got {item!r}")
-        if "kind" in item and item["kind"] not in ROW_KINDS:
-            raise BadInputError(f"{where}.emits[{i}]: unknown row kind {item['kind']!r}")
-        items.append(item)
-    match = obj.get("match", "exact")
-    if match not in ("exact", "contains"):
-        raise BadInputError(f"{where}.match: {match!r} is not exact|contains")
-    return Expect(tuple(items), bool(obj.get("ordered", True)), match)
-
-
-def _parse_input(obj: dict, i: int) -> InputSpec:
-    where = f"inputs[{i}]"
-    name = _req(obj, "name", where)
-    if not isinstance(name, str) or not name.isidentifier():
-        raise BadInputError(f"{where}.name: {name!r} is not an identifier")
-    cols = _req(obj, "columns", where)
-    if not isinstance(cols, list) or not cols:
-        raise BadInputError(f"{where}.columns: expected a non-empty list of [name, type]")
-    columns = []
-    for j, col in enumerate(cols):
-        if not (isinstance(col, (list, tuple)) and len(col) == 2 and isinstance(col[0], str)):
-            raise BadInputError(f"{where}.columns[{j}]: expected [name, type], got {col!r}")
-        ctype = str(col[1]).upper()
-        if ctype not in COLUMN_TYPES:
-            raise BadInputError(f"{where}.columns[{j}]: type {col[1]!r} is not one of {', '.join(COLUMN_TYPES)}")
-        columns.append((col[0], ctype))
-    names = [c for c, _ in columns]
-    if len(set(names)) != len(names):
-        raise BadInputError(f"{where}.columns: duplicate column names in {names}")
-    uk = obj.get("unique_key")
-    if uk is not None:
-        if not isinstance(uk, list) or not uk or any(c not in names for c in uk):
-            raise BadInputError(f"{where}.unique_key: {uk!r} must be a non-empty list of columns of {name!r}")
-        uk = tuple(uk)
-    mode = _check_literal(obj.get("changelog_mode", "retract"), ChangelogMode, f"{where}.changelog_mode")
-    if mode == "upsert" and uk is None:
-        raise BadInputError(f"{where}: an upsert input needs a unique_key")
-    tcol = obj.get("time_column")
-    if tcol is not None and tcol not in names:
-        raise BadInputError(f"{where}.time_column: {tcol!r} is not a column of {name!r}")
-    return InputSpec(name, tuple(columns), uk, mode, tcol)
-
-
-def _parse_interval(obj: Any) -> IntervalSpec | None:
-    if obj is None:
-        return None
-    where = "join.interval"
-    time = _check_literal(obj.get("time", "event"), TimeMode, f"{where}.time")
-    return IntervalSpec(
-        left_time=obj.get("left_time"),
-        right_time=obj.get("right_time"),
-        lower_ms=_int(_req(obj, "lower_ms", where), f"{where}.lower_ms"),
-        upper_ms=_int(_req(obj, "upper_ms", where), f"{where}.upper_ms"),
-        time=time,
-        allowed_lateness_ms=_int(obj.get("allowed_lateness_ms", 0), f"{where}.allowed_lateness_ms"),
-    )
-
-
-def _parse_config(obj: Any) -> Config:
-    obj = obj or {}
-    where = "config"
-    known = {"state_ttl_ms", "map_state_order", "multi_join", "changelog_normalize", "semantics",
-             "min_cleanup_interval_ms"}
-    ttl = obj.get("state_ttl_ms")
-    if isinstance(ttl, dict):
-        ttl = {k: _int(v, f"{where}.state_ttl_ms.{k}") for k, v in ttl.items()}
-        for k, v in ttl.items():
-            if v <= 0:
-                raise BadInputError(f"{where}.state_ttl_ms.{k}: TTL must be positive, got {v}")
-    elif ttl is not None:
-        ttl = _int(ttl, f"{where}.state_ttl_ms")
-        if ttl <= 0:
-            raise BadInputError(f"{where}.state_ttl_ms: TTL must be positive, got {ttl}")
-    normalize = obj.get("changelog_normalize", True)
-    if not isinstance(normalize, bool):
-        raise BadInputError(f"{where}.changelog_normalize: expected true or false, got {normalize!r}")
-    return Config(
-        state_ttl_ms=ttl,
-        map_state_order=_check_literal(obj.get("map_state_order", "rocksdb"), MapStateOrder, f"{where}.map_state_order"),
-        multi_join=_check_literal(obj.get("multi_join", "off"), MultiJoinMode, f"{where}.multi_join"),
-        changelog_normalize=normalize,
-        semantics=_check_literal(obj.get("semantics", "correct"), Semantics, f"{where}.semantics"),
-        min_cleanup_interval_ms=_int(obj.get("min_cleanup_interval_ms", 0), f"{where}.min_cleanup_interval_ms"),
-        extra={k: v for k, v in obj.items() if k not in known},
-    )
-
-
-def _parse_event(obj: Any, i: int, input_names: set[str]) -> Event:
-    where = f"events[{i}]"
-    if not isinstance(obj, dict):
-        raise BadInputError(f"{where}: expected an object, got {obj!r}")
-    expect = _parse_expect(obj.get("expect"), f"{where}.expect")
-    if "processing_time" in obj:
-        return ProcessingTimeEvent(_int(obj["processing_time"], f"{where}.processing_time"), expect)
-    name = _req(obj, "input", where)
-    if name not in input_names:
-        raise BadInputError(f"{where}.input: unknown input {name!r}")
-    if "watermark" in obj:
-        return WatermarkEvent(name, _int(obj["watermark"], f"{where}.watermark"), expect)
-    if obj.get("idle"):
-        return IdleEvent(name, expect)
-    kind = _req(obj, "kind", where)
-    if kind not in ROW_KINDS:
-        raise BadInputError(f"{where}.kind: unknown row kind {kind!r} (expected one of {', '.join(ROW_KINDS)})")
-    row = _req(obj, "row", where)
-    if not isinstance(row, list):
-        raise BadInputError(f"{where}.row: expected a list, got {row!r}")
-    return ChangeEvent(name, kind, tuple(row), expect)
-
-
-def scenario_from_dict(obj: dict, *, default_name: str = "scenario") -> Scenario:
-    """Build and validate a scenario from its JSON object."""
-    inputs = tuple(_parse_input(o, i) for i, o in enumerate(_req(obj, "inputs", "scenario")))
-    names = {s.name for s in inputs}
-    if len(names) != len(inputs):
-        raise BadInputError("inputs: duplicate input names")
-    join_obj = _req(obj, "join", "scenario")
-    chain = tuple(_req(join_obj, "inputs", "join"))
-    types = tuple(_req(join_obj, "types", "join"))
-    conditions = tuple(_req(join_obj, "conditions", "join"))
-    if len(chain) < 2:
-        raise BadInputError("join.inputs: a join needs at least two inputs")
-    for n in chain:
-        if n not in names:
-            raise BadInputError(f"join.inputs: unknown input {n!r}")
-    if len(set(chain)) != len(chain):
-        raise BadInputError("join.inputs: an input appears twice in the chain")
-    if len(types) != len(chain) - 1 or len(conditions) != len(chain) - 1:
-        raise BadInputError(
-            f"join: {len(chain)} inputs need {len(chain) - 1} types and conditions, "
-            f"got {len(types)} and {len(conditions)}")
-    for i, t in enumerate(types):
-        _check_literal(t, JoinType, f"join.types[{i}]")
-    for i, c in enumerate(conditions):
-        if not isinstance(c, str) or not c.strip():
-            raise BadInputError(f"join.conditions[{i}]: expected a SQL boolean expression")
-    interval = _parse_interval(join_obj.get("interval"))
-    if interval is not None and len(chain) != 2:
-        raise BadInputError("join.interval: interval joins are binary")
-    join = JoinSpec(chain, types, conditions, interval)
-    events = tuple(_parse_event(e, i, names) for i, e in enumerate(obj.get("events", [])))
-    final = obj.get("expect_final")
-    if final is not None:
-        if not isinstance(final, list):
-            raise BadInputError("expect_final: expected a list of rows")
-        final = tuple(tuple(r) for r in final)
-    meta = {k: v for k, v in obj.items() if k not in
-            {"name", "inputs", "join", "config", "events", "expect_final", "expect_changelog"}}
-    return Scenario(
-        name=str(obj.get("name", default_name)),
-        inputs=inputs,
-        join=join,
-        config=_parse_config(obj.get("config")),
-        events=events,
-        expect_final=final,
-        expect_changelog=_parse_expect(obj.get("expect_changelog"), "expect_changelog"),
-        meta=meta,
-    )
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise BadInputError(f"{path}: not valid JSON ({exc})") from None
-    try:
-        return scenario_from_dict(obj, default_name=path.stem)
-    except BadInputError as exc:
-        raise BadInputError(f"{path}: {exc}") from None
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _expect_to_json(expect: Expect) -> dict:
-    out: dict[str, Any] = {"emits": list(expect.emits), "ordered": expect.ordered}
-    if expect.match != "exact":
-        out["match"] = expect.match
-    return out
-
-
-def event_to_json(event: Event) -> dict:
-    if isinstance(event, ChangeEvent):
-        out: dict[str, Any] = {"input": event.input, "kind": event.kind, "row": list(event.row)}
-    elif isinstance(event, ProcessingTimeEvent):
-        out = {"processing_time": event.processing_time}
-    elif isinstance(event, WatermarkEvent):
-        out = {"input": event.input, "watermark": event.watermark}
-    else:
-        out = {"input": event.input, "idle": True}
-    if event.expect is not None:
-        out["expect"] = _expect_to_json(event.expect)
-    return out
-
-
-def scenario_to_dict(s: Scenario) -> dict:
-    cfg = s.config
-    config: dict[str, Any] = {
-        "state_ttl_ms": cfg.state_ttl_ms,
-        "map_state_order": cfg.map_state_order,
-        "multi_join": cfg.multi_join,
-        "changelog_normalize": cfg.changelog_normalize,
-        "semantics": cfg.semantics,
-        "min_cleanup_interval_ms": cfg.min_cleanup_interval_ms,
-        **cfg.extra,
-    }
-    interval = None
-    if s.join.interval is not None:
-        iv = s.join.interval
-        interval = {"left_time": iv.left_time, "right_time": iv.right_time, "lower_ms": iv.lower_ms,
-                    "upper_ms": iv.upper_ms, "time": iv.time, "allowed_lateness_ms": iv.allowed_lateness_ms}
-    out: dict[str, Any] = {
-        "name": s.name,
-        **s.meta,
-        "inputs": [
-            {"name": i.name, "columns": [list(c) for c in i.columns],
-             "unique_key": list(i.unique_key) if i.unique_key else None,
-             "changelog_mode": i.changelog_mode, "time_column": i.time_column}
-            for i in s.inputs
-        ],
-        "join": {"inputs": list(s.join.inputs), "types": list(s.join.types),
-                 "conditions": list(s.join.conditions), "interval": interval},
-        "config": config,
-        "events": [event_to_json(e) for e in s.events],
-    }
-    if s.expect_changelog is not None:
-        out["expect_changelog"] = _expect_to_json(s.expect_changelog)
-    if s.expect_final is not None:
-        out["expect_final"] = [list(r) for r in s.expect_final]
-    return out
-
-
-def dump_scenario(s: Scenario, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(scenario_to_dict(s), indent=1) + "\n")
-    return path
+def _check_references(s: Scenario) -> None:
+    """Every name the join and the config use is declared, once (input names compare case-insensitively)."""
+    seen: dict[str, str] = {}
+    for i, spec in enumerate(s.inputs):
+        folded = spec.name.casefold()
+        if folded in seen:
+            raise BadInputError(f"inputs {seen[folded]!r} and {spec.name!r} have the same name (SQL names are "
+                                f"case-insensitive)", path=f"inputs[{i}].name")
+        seen[folded] = spec.name
+        if spec.changelog_mode == "upsert" and spec.unique_key is None:
+            raise BadInputError("an upsert input needs a unique_key", path=f"inputs[{i}].changelog_mode")
+    declared = {spec.name: spec for spec in s.inputs}
+    for i, name in enumerate(s.join.inputs):
+        if name not in declared:
+            raise BadInputError(f"unknown input {name!r} (declared: {', '.join(declared)})", path=f"join.inputs[{i}]")
+    chain = s.join.inputs
+    config = s.config
+    if isinstance(config.state_ttl_ms, Mapping):
+        for name in config.state_ttl_ms:
+            if name not in chain:
+                raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                    path=f"config.state_ttl_ms.{name}")
+    for name, cols in config.dedupe_before_join.items():
+        if name not in chain:
+            raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                path="config.dedupe_before_join")
+        spec = declared[name]
+        if cols is None and not spec.unique_key:
+            raise BadInputError(f"input {name!r} has no unique key; name the key columns, e.g. "
+                                f"{{{name!r}: [{spec.column_names[0]!r}]}}", path="config.dedupe_before_join")
+        if cols is not None and any(c not in spec.column_names for c in cols):
+            raise BadInputError(f"{list(cols)} are not all columns of {name!r} {list(spec.column_names)}",
+                                path=f"config.dedupe_before_join.{name}")
+    if config.dedupe_before_join and s.join.interval is not None:
+        raise BadInputError("an interval join takes append-only inputs; a dedupe emits retractions",
+                            path="config.dedupe_before_join")
+    for name in config.unique_key_lost:
+        if name not in chain:
+            raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                path="config.unique_key_lost")
+        if not declared[name].unique_key:
+            raise BadInputError(f"input {name!r} declares no unique key to lose", path="config.unique_key_lost")

@@ -138,15 +138,13 @@ def lost_key_scenarios(*, dedupe: bool = False, map_state_orders: Sequence[str] 
     ops_st = st.lists(_op, min_size=1, max_size=max_ops)
     orders_st = st.sampled_from(tuple(map_state_orders))
     jtypes = st.sampled_from(("inner", "left"))
-    extra: dict = {"unique_key_lost": ["payments"]}
-    if dedupe:
-        extra["dedupe_before_join"] = ["payments"]
+    dedupe_before_join = {"payments": None} if dedupe else {}
 
     @st.composite
     def scenarios(draw: st.DrawFn) -> Scenario:
         events = build_order_events(draw(ops_st), PAYMENTS)
         config = Config(map_state_order=draw(orders_st), changelog_normalize=False, semantics="flink",
-                        extra=dict(extra))
+                        unique_key_lost=("payments",), dedupe_before_join=dedupe_before_join)
         return Scenario("orders join payments (unique key lost)", (ORDERS, PAYMENTS),
                         JoinSpec(("orders", "payments"), (draw(jtypes),), (ORDER_KEY.format(other="payments"),)),
                         config, tuple(events))
@@ -166,16 +164,16 @@ def dedupe_scenarios(*, max_ops: int = 20) -> st.SearchStrategy[Scenario]:
         s = draw(base)
         chosen = draw(which)
         normalize, lose, semantics = draw(flags)
-        dedupe: dict[str, list[str]] = {}
+        dedupe: dict[str, tuple[str, ...]] = {}
         lost: list[str] = []
         for spec, on in zip(s.inputs, chosen):
             raw_upsert = spec.changelog_mode == "upsert" and not normalize
             if on or raw_upsert:  # a raw upsert input without a dedupe is FLINK-40681's territory
-                dedupe[spec.name] = list(spec.unique_key or ("id",))
+                dedupe[spec.name] = tuple(spec.unique_key or ("id",))
                 if lose and spec.unique_key:
                     lost.append(spec.name)
-        extra = {"dedupe_before_join": dedupe, **({"unique_key_lost": lost} if lost else {})}
-        config = replace(s.config, changelog_normalize=normalize, semantics=semantics, extra=extra)
+        config = replace(s.config, changelog_normalize=normalize, semantics=semantics, dedupe_before_join=dedupe,
+                         unique_key_lost=tuple(lost))
         return replace(s, name=s.name + " (dedupe before join)", config=config)
 
     return scenarios()
@@ -290,4 +288,5 @@ def as_upsert_tables(scenario: Scenario, keys: dict[str, Sequence[str]] | None =
         keys = {s.name: s.unique_key for s in scenario.inputs if s.unique_key}
     inputs = tuple(replace(s, unique_key=tuple(keys[s.name]), changelog_mode="upsert") if s.name in keys else s
                    for s in scenario.inputs)
-    return replace(scenario, inputs=inputs, config=replace(scenario.config, extra={}))
+    return replace(scenario, inputs=inputs, config=replace(scenario.config, dedupe_before_join={}, unique_key_lost=(),
+                                                                 per_key_order="kept"))

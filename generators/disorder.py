@@ -60,8 +60,7 @@ def swap(events: Sequence[Event], i: int, j: int) -> list[Event]:
 
 def disordered(scenario: Scenario, i: int, j: int) -> Scenario:
     """The arrived stream: events i and j swapped, in the Flink-faithful disordered mode."""
-    extra = {**scenario.config.extra, "per_key_order": "disordered"}
-    config = replace(scenario.config, semantics="flink", extra=extra)
+    config = replace(scenario.config, semantics="flink", per_key_order="disordered")
     return replace(scenario, name=f"{scenario.name} (events {i} and {j} swapped)", config=config,
                    events=tuple(swap(scenario.events, i, j)), meta={**scenario.meta, "disorder_swapped": [i, j]})
 

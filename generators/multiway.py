@@ -109,7 +109,7 @@ def multiway_scenarios(
     (and `id` when composite), so the chain has a common partition key unless a
     null-safe link goes through an input that may be padded. `ttl="long"` sets
     a TTL longer than the stream's processing-time span. `extra_configs` are
-    drawn into `config.extra` (the multi-way planner's options). `first_input_weight`
+    drawn into the config (the multi-way planner's options). `first_input_weight`
     makes changes on the first input that many times as likely as on any other
     (every combination needs a record of input 0). With `min_ops` > 1 that many
     operations are drawn, each kept with probability 3/4 and able to shrink away,
@@ -179,7 +179,7 @@ def multiway_scenarios(
             span = max([getattr(e, "processing_time", 0) for e in events], default=0)
             ttl_value = span + 1 + draw(long_extra)
         config = Config(state_ttl_ms=ttl_value, map_state_order=draw(order_st),  # type: ignore[arg-type]
-                        multi_join=multi_join, extra=dict(draw(extra_st)))  # type: ignore[arg-type]
+                        multi_join=multi_join, **draw(extra_st))  # type: ignore[arg-type]
         meta = {"generated_chain": {"shape": shape, "key_columns": list(key_cols), "break_at": break_at,
                           "links": [link.to_json() for link in links]}}
         return Scenario(

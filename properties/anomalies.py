@@ -31,7 +31,8 @@ from converge.engine.errors import BadInputError
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.pipeline_options import join_inputs, pipeline_options
 from converge.engine.runtime.local import RunResult, run_scenario
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario, event_to_json
+from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.scenario_json import event_to_json
 from converge.generators.anomalies import (
     as_upsert_tables,
     lost_key_scenarios,
@@ -52,7 +53,7 @@ def describe_example(scenario: Scenario, result: RunResult | None = None) -> str
     cfg = scenario.config
     lines = [f"{scenario.name}: {scenario.join.types[0]} join ON {scenario.join.conditions[0]}",
              f"  map_state_order={cfg.map_state_order} semantics={cfg.semantics} "
-             f"normalize={cfg.changelog_normalize} {cfg.extra or ''}".rstrip()]
+             f"normalize={cfg.changelog_normalize} {cfg.optional_settings() or ''}".rstrip()]
     for spec in scenario.inputs:
         lines.append(f"  {spec.name}{list(spec.column_names)} unique_key={spec.unique_key} {spec.changelog_mode}")
     result = result or run_scenario(scenario)
@@ -330,11 +331,10 @@ def disorder_guarded(source: Scenario, arrived: Scenario) -> None:
     `+U r, -U r`, cannot be told apart from a source that sent it; `disorder_diverges` shows
     where that leads."""
     prop = "disorder_guarded"
-    require(arrived.config.extra.get("per_key_order") == "disordered", prop, "an arrived, disordered stream")
+    require(arrived.config.per_key_order == "disordered", prop, "an arrived, disordered stream")
     first, _ = arrived.meta["disorder_swapped"]
     run_scenario(arrived)  # must not raise: Flink does not crash on disorder either
-    extra = {k: v for k, v in arrived.config.extra.items() if k != "per_key_order"}
-    strict = replace(arrived, config=replace(arrived.config, semantics="correct", extra=extra))
+    strict = replace(arrived, config=replace(arrived.config, semantics="correct", per_key_order="kept"))
     try:
         presence_intervals(strict)
         return  # a valid changelog: nothing for the strict mode to reject
@@ -358,8 +358,7 @@ SEARCH_OPS = 8
 
 
 def _with(scenario: Scenario, **config: Any) -> Scenario:
-    extra = {**scenario.config.extra, **config.pop("extra", {})}
-    return replace(scenario, config=replace(scenario.config, extra=extra, **config))
+    return replace(scenario, config=replace(scenario.config, **config))
 
 
 def find_order_anomaly(order: str, *, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET) -> Scenario:
@@ -388,7 +387,7 @@ def find_lost_key_anomaly(*, seed: int, shrink: bool = True, budget: int = SEARC
 def lost_key_reproduced(seed: int) -> None:
     """Reproduced: the one-to-one join becomes one-to-many; a dedupe before the join removes it."""
     witness = find_lost_key_anomaly(seed=seed, shrink=False)
-    dedupe_matches_batch(_with(witness, extra={"dedupe_before_join": list(pipeline_options(witness).unique_key_lost)}))
+    dedupe_matches_batch(_with(witness, dedupe_before_join=dict.fromkeys(pipeline_options(witness).unique_key_lost)))
 
 
 def find_flink_40681(*, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET) -> Scenario:

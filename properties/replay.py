@@ -12,7 +12,8 @@ from converge.engine.errors import BadInputError, ConvergeError
 from converge.engine.materialize import clean, fold
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
-from converge.engine.scenario import Scenario, load_scenario, scenario_from_dict
+from converge.engine.scenario import Scenario
+from converge.engine.scenario_json import load_scenario, scenario_from_dict
 from converge.properties import interval, regular
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations

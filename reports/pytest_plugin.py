@@ -99,7 +99,7 @@ def converge_reports_dir(pytestconfig: pytest.Config) -> Path | None:
 def converge_scenario() -> Callable[[Any], Any]:
     """A loader: a scenario file's path, a JSON text or a dict in the scenario format -> a Scenario."""
     from converge.engine.errors import BadInputError  # lazy: the engine
-    from converge.engine.scenario import load_scenario, scenario_from_dict  # lazy: the engine
+    from converge.engine.scenario_json import load_scenario, scenario_from_dict  # lazy: the engine
 
     def load(source: Any) -> Any:
         if isinstance(source, dict):

@@ -15,7 +15,8 @@ from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import InputSpec, dump_scenario, load_scenario, scenario_from_dict
+from converge.engine.scenario import InputSpec
+from converge.engine.scenario_json import dump_scenario, load_scenario, scenario_from_dict
 from converge.engine.state import KeyedStateBackend
 from converge.properties import anomalies
 from converge.properties.divergence import PropertyFailure
@@ -83,9 +84,9 @@ def _payments(config: dict, *, join: dict | None = None, uk=("order_id",)) -> di
 @pytest.mark.parametrize("config, needle", [
     ({"dedupe_before_join": ["nope"]}, "config.dedupe_before_join: 'nope' is not an input of the join chain"),
     ({"dedupe_before_join": "payments"}, "expected a list of input names"),
-    ({"dedupe_before_join": {"payments": ["amount"]}}, "config.dedupe_before_join.payments: ['amount'] must be"),
+    ({"dedupe_before_join": {"payments": ["amount"]}}, "config.dedupe_before_join.payments: ['amount'] are not all columns of 'payments'"),
     ({"dedupe_before_join": {"payments": []}}, "must be a non-empty list"),
-    ({"unique_key_lost": ["orders", "orders"]}, "an input is named twice"),
+    ({"unique_key_lost": ["orders", "orders"]}, "config.unique_key_lost: expected a list of distinct input names"),
     ({"per_key_order": "random"}, "config.per_key_order: 'random' is not one of kept, disordered"),
 ])
 def test_bad_pipeline_options_are_rejected_by_name(config: dict, needle: str) -> None:
@@ -118,13 +119,14 @@ def test_dedupe_restores_the_unique_key_the_join_lost() -> None:
 def test_pipeline_options_survive_a_dump_and_load(tmp_path: Path) -> None:
     scenario = _load("lost_unique_key_dedupe")
     again = load_scenario(dump_scenario(scenario, tmp_path / "again.json"))
-    assert again.config.extra == {"unique_key_lost": ["payments"], "dedupe_before_join": ["payments"]}
+    assert again.config.unique_key_lost == ("payments",)
+    assert again.config.dedupe_before_join == {"payments": None}
     assert run_scenario(again).per_event == run_scenario(scenario).per_event
 
 
 def test_strict_per_key_order_rejects_the_swapped_update() -> None:
     arrived = _load("per_key_disorder_flink")
-    strict = replace(arrived, config=replace(arrived.config, extra={}))
+    strict = replace(arrived, config=replace(arrived.config, per_key_order="kept", semantics="correct"))
     with pytest.raises(BadInputError) as info:
         run_scenario(strict)
     assert info.value.event_index == 3 and "retracts row [1, 300], which is not in the join state" in str(info.value)
@@ -193,8 +195,8 @@ def test_lost_unique_key_is_found_and_dedupe_removes_it() -> None:
     witness = anomalies.find_lost_key_anomaly(seed=2026)
     print(f"\n--- shrunk lost-unique-key example ---\n{anomalies.describe_example(witness)}")
     assert anomalies.duplicate_versions(witness) and len(witness.events) <= 3
-    extra = {**witness.config.extra, "dedupe_before_join": ["payments"]}
-    anomalies.dedupe_matches_batch(replace(witness, config=replace(witness.config, extra=extra)))
+    config = replace(witness.config, dedupe_before_join={"payments": None})
+    anomalies.dedupe_matches_batch(replace(witness, config=config))
 
 
 def test_flink_40681_is_found_under_flink_and_gone_under_correct() -> None:

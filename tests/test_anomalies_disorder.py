@@ -47,8 +47,8 @@ def test_the_disorder_mode_swaps_exactly_one_same_key_pair(pair) -> None:
     assert key(first) == key(second)
     between = [e for e in source.events[i + 1:j] if isinstance(e, ChangeEvent)]
     assert all(key(e) != key(first) for e in between), "only neighbours in the key's own order are swapped"
-    assert arrived.config.extra["per_key_order"] == "disordered" and arrived.config.semantics == "flink"
-    assert "per_key_order" not in source.config.extra
+    assert arrived.config.per_key_order == "disordered" and arrived.config.semantics == "flink"
+    assert source.config.per_key_order == "kept"
 
 
 @settings(max_examples=examples(60), deadline=None, database=None)

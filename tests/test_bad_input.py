@@ -8,7 +8,8 @@ import pytest
 
 from converge.engine.errors import BadInputError, ConvergeError
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, scenario_from_dict
+from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent
+from converge.engine.scenario_json import scenario_from_dict
 
 
 def _scenario(mode_a: str = "retract", uk_a=None, cond: str = "a.k = b.k", jtype: str = "left", events=()):
@@ -72,11 +73,11 @@ def test_minus_u_on_upsert_input() -> None:
 
 
 @pytest.mark.parametrize("obj_patch, needle", [
-    ({"events": [{"input": "a", "kind": "+X", "row": [1, "p"]}]}, "events[0].kind: unknown row kind '+X'"),
+    ({"events": [{"input": "a", "kind": "+X", "row": [1, "p"]}]}, "events[0].kind: '+X' is not one of +I, -U, +U, -D"),
     ({"events": [{"input": "zz", "kind": "+I", "row": [1, "p"]}]}, "events[0].input: unknown input 'zz'"),
     ({"join": {"inputs": ["a", "b"], "types": ["outer"], "conditions": ["a.k = b.k"]}}, "join.types[0]: 'outer'"),
     ({"config": {"map_state_order": "sorted"}}, "config.map_state_order: 'sorted'"),
-    ({"config": {"state_ttl_ms": 0}}, "TTL must be positive"),
+    ({"config": {"state_ttl_ms": 0}}, "config.state_ttl_ms: 0 is outside [1, "),
 ])
 def test_bad_scenario_files(obj_patch, needle) -> None:
     base = {

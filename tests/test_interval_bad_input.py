@@ -9,7 +9,8 @@ import pytest
 from converge.engine.errors import BadInputError
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, WatermarkEvent, scenario_from_dict
+from converge.engine.scenario import ChangeEvent, WatermarkEvent
+from converge.engine.scenario_json import scenario_from_dict
 
 
 def _doc(mode: str = "retract", jtype: str = "left", interval: dict | None = None, **inputs_extra) -> dict:
@@ -63,7 +64,7 @@ def test_bad_event_names_index_and_leaves_state(event, needle) -> None:
     (_doc(jtype="semi"), "an interval join cannot be 'semi'"),
     (_doc(jtype="anti"), "an interval join cannot be 'anti'"),
     (_doc(interval={"lower_ms": 6, "upper_ms": 5}), "lower_ms 6 > upper_ms 5"),
-    (_doc(interval={"allowed_lateness_ms": -1}), "allowed_lateness_ms: -1 is negative"),
+    (_doc(interval={"allowed_lateness_ms": -1}), "join.interval.allowed_lateness_ms: -1 is outside [0, "),
     (_doc(interval={"time": "processing", "left_time": None, "right_time": None, "allowed_lateness_ms": 3}),
      "a processing-time interval join has no allowed lateness"),
     (_doc(interval={"left_time": "a.s"}), "time attribute a.s is VARCHAR"),

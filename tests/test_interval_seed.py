@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import load_scenario
+from converge.engine.scenario_json import load_scenario
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "interval"
 

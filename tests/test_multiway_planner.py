@@ -11,7 +11,8 @@ from converge.engine.errors import BadInputError
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
 from converge.engine.planner import PlanNode, plan
-from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario, scenario_to_dict
+from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.engine.scenario_json import scenario_to_dict
 from converge.reports.tooling.cli import main
 
 COLS = (("k", "BIGINT"), ("k2", "BIGINT"), ("v", "BIGINT"))
@@ -21,8 +22,8 @@ def chain(types: list[str], conditions: list[str], *, uks: dict | None = None, *
     names = "abcdefg"[:len(types) + 1]
     uks = uks or {}
     specs = tuple(InputSpec(n, COLS, uks.get(n), "upsert" if uks.get(n) else "retract") for n in names)
-    extra = {k: v for k, v in config.items() if k.startswith("multi_join_")}
-    cfg = Config(multi_join=config.get("multi_join", "on"), extra=extra)  # type: ignore[arg-type]
+    options = {k: v for k, v in config.items() if k.startswith("multi_join_")}
+    cfg = Config(multi_join=config.get("multi_join", "on"), **options)  # type: ignore[arg-type]
     return Scenario("planner case", specs, JoinSpec(tuple(names), tuple(types), tuple(conditions)), cfg)
 
 
@@ -150,7 +151,7 @@ def test_state_views_follow_each_input_unique_key() -> None:
 ])
 def test_bad_options_are_rejected(extra: dict, message: str) -> None:
     with pytest.raises(BadInputError, match=message):
-        plan(chain(["inner", "inner"], ["a.k = b.k", "a.k = c.k"], **extra))
+        chain(["inner", "inner"], ["a.k = b.k", "a.k = c.k"], **extra)
 
 
 def test_a_condition_on_a_hidden_input_names_the_join() -> None:

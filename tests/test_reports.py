@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from converge.engine.scenario import load_scenario, scenario_from_dict
+from converge.engine.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
@@ -81,7 +81,7 @@ def test_a_property_with_extra_arguments_reruns_with_them(tmp_path: Path) -> Non
         failure = _failure(tlp_partition, TLP, "a.k = b.k", residual)
         failure.converge_args = (TLP, "a.k = b.k", residual)  # what run_property records
         (path, *_) = report_exception(failure, tmp_path, seed=5)
-        args = json.loads(path.read_text())["converge_failure"]["args"]
+        args = json.loads(path.read_text())["meta"]["converge_failure"]["args"]
         assert args == [{"$scenario": "self"}, "a.k = b.k", residual]
         (broken,) = replay_path(path)
         assert [d.property for d in broken.divergences] == ["tlp_partition"]

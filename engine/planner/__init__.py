@@ -8,7 +8,6 @@ planner shares; `binary`, `interval` and `multi` are the three planners.
 
 from __future__ import annotations
 
-from converge.engine.pipeline_options import pipeline_options
 from converge.engine.planner.base import Plan, PlanNode
 from converge.engine.planner.binary import plan_binary_chain
 from converge.engine.planner.interval import plan_interval_join
@@ -20,7 +19,6 @@ __all__ = ["Plan", "PlanNode", "plan", "plan_binary_chain", "plan_interval_join"
 
 def plan(scenario: Scenario) -> Plan:
     """The plan the scenario asks for: join.interval and config.multi_join decide."""
-    pipeline_options(scenario)  # validates dedupe_before_join / unique_key_lost / per_key_order, for every planner
     if scenario.join.interval is not None:
         return plan_interval_join(scenario)
     if scenario.config.multi_join == "on":

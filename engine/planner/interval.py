@@ -47,8 +47,6 @@ def _check(scenario: Scenario, iv: IntervalSpec) -> None:
         raise BadInputError(f"join.types[0]: an interval join cannot be {jtype!r} (inner, left, right or full)")
     if iv.lower_ms > iv.upper_ms:
         raise BadInputError(f"join.interval: lower_ms {iv.lower_ms} > upper_ms {iv.upper_ms}: the window is empty")
-    if iv.allowed_lateness_ms < 0:
-        raise BadInputError(f"join.interval.allowed_lateness_ms: {iv.allowed_lateness_ms} is negative")
     if iv.time == "processing" and iv.allowed_lateness_ms != 0:
         raise BadInputError("join.interval.allowed_lateness_ms: a processing-time interval join has no "
                             "allowed lateness (Flink passes 0)")

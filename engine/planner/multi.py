@@ -51,12 +51,9 @@ from converge.engine.planner.base import (
 from converge.engine.scenario import Config, InputSpec, Scenario
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
-OPTION_KEYS = ("multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right")
-
-
 @dataclass(frozen=True)
 class MultiJoinOptions:
-    """The optional config keys of the multi-way planner (kept in `config.extra`)."""
+    """The multi-way planner's options (typed `Config` fields, checked when the config is built)."""
 
     max_tables: int | None = None     # Flink's table.optimizer.multi-join.max-tables (None: no limit)
     min_tables: int = 3               # smaller groups run as binary joins
@@ -64,18 +61,7 @@ class MultiJoinOptions:
 
     @classmethod
     def from_config(cls, config: Config) -> "MultiJoinOptions":
-        extra = config.extra
-        max_tables = extra.get("multi_join_max_tables")
-        if max_tables is not None and (isinstance(max_tables, bool) or not isinstance(max_tables, int)
-                                       or max_tables < 2):
-            raise BadInputError(f"config.multi_join_max_tables: expected null or an integer >= 2, got {max_tables!r}")
-        min_tables = extra.get("multi_join_min_tables", 3)
-        if isinstance(min_tables, bool) or not isinstance(min_tables, int) or min_tables < 2:
-            raise BadInputError(f"config.multi_join_min_tables: expected an integer >= 2, got {min_tables!r}")
-        rewrite = extra.get("multi_join_rewrite_right", False)
-        if not isinstance(rewrite, bool):
-            raise BadInputError(f"config.multi_join_rewrite_right: expected true or false, got {rewrite!r}")
-        return cls(max_tables, min_tables, rewrite)
+        return cls(config.multi_join_max_tables, config.multi_join_min_tables, config.multi_join_rewrite_right)
 
 
 @dataclass

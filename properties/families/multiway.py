@@ -10,7 +10,7 @@ from converge.properties.spec import PropertySpec
 
 MULTIWAY = "multiway"
 
-# The planner's options as scenarios set them (config.extra); {} is Flink's default.
+# The planner's options as scenarios set them (Config fields); {} is Flink's default.
 PLANNER_OPTIONS = (
     {},
     {},

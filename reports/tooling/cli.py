@@ -11,7 +11,7 @@ from typing import Sequence
 from converge import __version__
 from converge.engine.errors import BadInputError, ConvergeError
 from converge.engine.planner import plan
-from converge.engine.scenario import load_scenario
+from converge.engine.scenario_json import load_scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.registry import families, select
 from converge.properties.replay import replay_path

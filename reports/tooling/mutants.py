@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 from converge.engine.errors import BadInputError
-from converge.engine.scenario import Scenario, scenario_to_dict
+from converge.engine.scenario import Scenario
+from converge.engine.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select

@@ -89,7 +89,7 @@ def oracle_decides(scenario: Scenario) -> bool:
     ttl = cfg.state_ttl_ms
     raw_upsert = not cfg.changelog_normalize and any(i.changelog_mode == "upsert" for i in scenario.inputs)
     return ((ttl is None or (isinstance(ttl, dict) and not ttl)) and cfg.semantics == "correct"
-            and not raw_upsert and not cfg.extra)
+            and not raw_upsert and not cfg.optional_settings())
 
 
 def spark_equals_local(scenario: Scenario, got: RunResult | BadInputError) -> bool:

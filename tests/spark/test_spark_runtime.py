@@ -19,7 +19,8 @@ from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
 from converge.engine.runtime.spark.source import batch_bounds
-from converge.engine.scenario import ChangeEvent, Scenario, load_scenario
+from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.scenario_json import load_scenario
 from converge.properties.expectations import check_expectations
 from converge.reports.tooling.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from tests.conftest import examples

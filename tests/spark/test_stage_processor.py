@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from converge.engine.errors import BadInputError
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark
-from converge.engine.scenario import ChangeEvent, Scenario, load_scenario
+from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.scenario_json import load_scenario
 from converge.engine.state import KeyedStateBackend
 from converge.generators.anomalies import dedupe_scenarios
 from converge.generators.interval import interval_join_scenarios

@@ -44,7 +44,8 @@ from converge.engine.runtime.spark.source import (
     mtime_base,
     write_batch_file,
 )
-from converge.engine.scenario import Scenario, scenario_to_dict
+from converge.engine.scenario import Scenario
+from converge.engine.scenario_json import scenario_to_dict
 from converge.engine.state import KeyedStateBackend
 
 

@@ -44,7 +44,7 @@ from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
 from converge.engine.runtime.spark.clocks import Clocks
 from converge.engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
-from converge.engine.scenario import scenario_from_dict
+from converge.engine.scenario_json import scenario_from_dict
 from converge.engine.state import KeyedStateBackend
 
 ROW_SCHEMA = "key string, data binary"

@@ -41,7 +41,7 @@ from converge.engine.scenario import (
 )
 
 __all__ = ["load_scenario", "scenario_from_dict", "scenario_to_dict", "dump_scenario", "event_to_json",
-           "parse_scenario_text", "MAX_FILE_BYTES", "MAX_META_DEPTH"]
+           "parse_scenario_text", "parse_scenario_bytes", "MAX_FILE_BYTES", "MAX_META_DEPTH"]
 
 MAX_FILE_BYTES: Final = 1 << 30      # a million-event capture is ~70 MB; a gigabyte is a mistake
 MAX_META_DEPTH: Final = 32           # `meta` is free-form, but must stay writable and readable back
@@ -109,30 +109,33 @@ def parse_scenario_text(text: str, *, default_name: str = "scenario") -> Scenari
     return scenario_from_dict(obj, default_name=default_name)
 
 
+def parse_scenario_bytes(data: bytes, *, source: str = "scenario") -> Scenario:
+    """A scenario from a file's bytes; errors start with `source` (the file's path)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInputError(f"{source}: {len(data)} bytes; scenario files are limited to {MAX_FILE_BYTES}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BadInputError(f"{source}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                            f"(line {line}) {exc.reason}") from None
+    try:
+        return parse_scenario_text(text, default_name=Path(source).stem or "scenario")
+    except BadInputError as exc:
+        raise BadInputError(f"{source}: {exc}") from None
+
+
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read one scenario file; every problem is a BadInputError that starts with the file's path."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise BadInputError(f"the file has {size} bytes; scenario files are limited to {MAX_FILE_BYTES}")
+            raise BadInputError(f"{path}: {size} bytes; scenario files are limited to {MAX_FILE_BYTES}")
         data = path.read_bytes()
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    except BadInputError as exc:
-        raise BadInputError(f"{path}: {exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise BadInputError(f"{path}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                            f"(line {line}) {exc.reason}") from None
-    try:
-        return parse_scenario_text(text, default_name=path.stem)
-    except BadInputError as exc:
-        raise BadInputError(f"{path}: {exc}") from None
-    except RecursionError:  # pragma: no cover - parse_scenario_text turns it into BadInputError
-        raise BadInputError(f"{path}: nested too deeply") from None
+    return parse_scenario_bytes(data, source=str(path))
 
 
 # ---------------------------------------------------------------- JSON -> model
@@ -368,7 +371,7 @@ def scenario_from_dict(obj: Any, *, default_name: str = "scenario") -> Scenario:
     _object(obj, "", TOP_KEYS + LEGACY_META_KEYS, ("inputs", "join"))
     inputs = tuple(_parse_input(o, f"inputs[{i}]") for i, o in enumerate(_list(obj["inputs"], "inputs", non_empty=True)))
     join = _parse_join(obj["join"])
-    meta = _check_meta(obj.get("meta") or {})
+    meta = _check_meta(obj["meta"]) if obj.get("meta") is not None else {}
     for key in LEGACY_META_KEYS:
         if key in obj:
             if key in meta:

@@ -19,24 +19,16 @@ claims its directory later never moves the pointer back.
 from __future__ import annotations
 
 import os
-import secrets
-import time
 from pathlib import Path
 
 from converge.engine.errors import UsageError
+from converge.reports.location import new_run_name
 
 __all__ = ["LATEST_FILE", "LATEST_LINK", "claim_run_dir", "ensure_run_dir", "latest_run", "new_run_name",
            "point_latest"]
 
 LATEST_FILE = "LATEST"
 LATEST_LINK = "latest"
-
-
-def new_run_name(kind: str = "run", started: float | None = None) -> str:
-    """A directory name that sorts by start time and names the process: 20261123T101530.123456Z-run-4242-a1b2."""
-    started = time.time() if started is None else started
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started)) + f".{int(started % 1 * 1e6):06d}Z"
-    return f"{stamp}-{kind}-{os.getpid()}-{secrets.token_hex(2)}"
 
 
 def _unusable(folder: Path, exc: OSError) -> UsageError:

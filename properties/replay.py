@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.errors import BadInputError, ConvergeError, DivergenceError, exit_code, label
 from converge.engine.materialize import clean, fold
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
@@ -19,21 +19,43 @@ from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
 from converge.properties.regular import shared_oracle
+from converge.properties.replay_files import Skipped, find_scenario_files
 
 RuntimeName = Literal["local", "spark"]
 
 
 @dataclass
 class ReplayOutcome:
+    """One file's replay: what was checked and every problem found, each with the error it stands for."""
+
     path: Path
     scenario: Scenario | None
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     divergences: list[Divergence] = field(default_factory=list)  # property failures seen on this replay
+    errors: list[BaseException] = field(default_factory=list)    # one per problem: what kind of problem it is
+
+    def add(self, error: BaseException, text: str | None = None) -> None:
+        """Record a problem; its error's class decides the label and exit code (engine/errors.py)."""
+        self.errors.append(error)
+        self.problems.append(text if text is not None else f"{type(error).__name__}: {error}")
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def error(self) -> BaseException | None:
+        """The most severe problem (exit code 3 > 2 > 1), None when the file passed."""
+        return max(self.errors, key=exit_code, default=None)
+
+    @property
+    def label(self) -> str:
+        return label(self.error)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.error)
 
 
 def run_on(scenario: Scenario, runtime: RuntimeName):
@@ -58,19 +80,23 @@ def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scena
     return []
 
 
-def _final_on_runtime(scenario: Scenario, runtime: RuntimeName) -> None:
-    """On another runtime: the folded output must equal the local runtime's and, without TTL, DuckDB's."""
+def _check_other_runtime(outcome: ReplayOutcome, scenario: Scenario, runtime: RuntimeName) -> None:
+    """On another runtime: the folded output must equal the local runtime's and, without TTL, DuckDB's.
 
-
+    Each comparison is recorded under its own name, so the printed list says what was compared."""
     got = clean(fold(run_on(scenario, runtime).changes))
-    local = clean(fold(run_scenario(scenario).changes))
-    want: Counter = local
+    checks: list[tuple[str, Callable[[], Counter], str]] = [
+        (f"{runtime}_final_equals_local", lambda: clean(fold(run_scenario(scenario).changes)), "the local runtime")]
     if scenario.config.state_ttl_ms is None and scenario.join.interval is None:
-        want = shared_oracle().final(scenario)
-    for expected, what in ((local, "the local runtime"), (want, "the oracle")):
+        checks.append((f"{runtime}_final_equals_oracle", lambda: shared_oracle().final(scenario), "DuckDB"))
+    for name, expected_of, what in checks:
+        outcome.checked.append(name)
+        expected = expected_of()
         if got != expected:
-            raise PropertyFailure(Divergence(f"final_on_{runtime}", scenario, f"{runtime} output differs from {what}",
-                                             engine=got, expected=expected))
+            failure = PropertyFailure(Divergence(name, scenario, f"{runtime} output differs from {what}",
+                                                 engine=got, expected=expected))
+            outcome.divergences.append(failure.divergence)
+            outcome.add(failure, str(failure))
 
 
 def failure_info(scenario: Scenario) -> dict | None:
@@ -123,59 +149,82 @@ def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
         d = exc.divergence
         outcome.divergences.append(d)
         same = d.property == info["property"] and d.event_index == info.get("event_index")
-        outcome.problems.append(("reproduces the recorded failure: " if same else
-                                 "fails, differently from the record: ") + str(exc))
-    except Exception as exc:  # noqa: BLE001 - a crash of the engine or the check is a failure to show
-        outcome.problems.append(f"{name} crashed: {type(exc).__name__}: {exc}")
+        outcome.add(exc, ("reproduces the recorded failure: " if same else
+                          "fails, differently from the record: ") + str(exc))
+    except Exception as exc:  # noqa: BLE001 - a typed error or a crash of the engine or the check: shown, labelled
+        outcome.add(exc, f"{name}: {label(exc)}: {type(exc).__name__}: {exc}")
     return True
 
 
+def _check_expectations(outcome: ReplayOutcome, scenario: Scenario, runtime: RuntimeName) -> None:
+    outcome.checked.append("expectations")
+    for problem in check_expectations(scenario, run_on(scenario, runtime)):
+        outcome.add(DivergenceError(problem), problem)
+
+
+def _check_properties(outcome: ReplayOutcome, scenario: Scenario) -> None:
+    """Each oracle property that applies, on its own: one failing or crashing does not hide the others."""
+    for name, check in applicable_properties(scenario):
+        outcome.checked.append(name)
+        try:
+            check(scenario)
+        except PropertyFailure as exc:
+            outcome.divergences.append(exc.divergence)
+            outcome.add(exc, str(exc))
+        except Exception as exc:  # noqa: BLE001 - typed or not, the problem is this check's outcome
+            outcome.add(exc, f"{name}: {label(exc)}: {type(exc).__name__}: {exc}")
+
+
 def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
+    """Replay one scenario: a failure report's property, its written expectations, or the properties that apply."""
     outcome = ReplayOutcome(path, scenario)
     try:
         if runtime == "local" and failure_info(scenario) is not None and rerun_recorded_property(scenario, outcome):
             if scenario.has_expectations():
-                outcome.checked.append("expectations")
-                outcome.problems.extend(check_expectations(scenario, run_on(scenario, runtime)))
-            return outcome
-        if scenario.has_expectations():
-            result = run_on(scenario, runtime)
-            outcome.checked.append("expectations")
-            outcome.problems.extend(check_expectations(scenario, result))
-            return outcome
-        props = applicable_properties(scenario)
-        if not props:
-            outcome.problems.append("the scenario has no expectations and no property applies to it")
-        for name, check in props:
-            outcome.checked.append(name)
-            try:
-                if runtime == "local":
-                    check(scenario)
-                else:
-                    _final_on_runtime(scenario, runtime)
-            except PropertyFailure as exc:
-                outcome.problems.append(str(exc))
-    except ConvergeError as exc:
-        outcome.problems.append(f"{type(exc).__name__}: {exc}")
+                _check_expectations(outcome, scenario, runtime)
+        elif scenario.has_expectations():
+            _check_expectations(outcome, scenario, runtime)
+        elif not applicable_properties(scenario):
+            outcome.add(BadInputError("the scenario has no expectations and no property applies to it; "
+                                      "nothing to check"))
+        elif runtime == "local":
+            _check_properties(outcome, scenario)
+        else:
+            _check_other_runtime(outcome, scenario, runtime)
+    except Exception as exc:  # noqa: BLE001 - whatever happens, it is this file's outcome and the others still run
+        outcome.add(exc, f"{label(exc)}: {type(exc).__name__}: {exc}")
     return outcome
 
 
+def replay_file(path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
+    """Load and replay one file; a file that does not load is that file's bad input."""
+    try:
+        scenario = load_scenario_file(path)
+    except BadInputError as exc:
+        outcome = ReplayOutcome(path, None)
+        outcome.add(exc, str(exc))
+        return outcome
+    except Exception as exc:  # noqa: BLE001 - the loader crashed on this file: show it, go on with the next one
+        outcome = ReplayOutcome(path, None)
+        outcome.add(exc, f"{label(exc)} while loading: {type(exc).__name__}: {exc}")
+        return outcome
+    return replay_scenario(scenario, path, runtime)
+
+
+def load_scenario_file(path: Path) -> Scenario:
+    """The scenario at `path`; every way the file can be wrong is a BadInputError naming the file."""
+    return load_scenario(path)
+
+
 def scenario_files(target: str | Path) -> list[Path]:
-    target = Path(target)
-    if target.is_dir():
-        return sorted(target.rglob("*.json"))
-    if not target.exists():
-        raise BadInputError(f"{target}: no such file or directory")
-    return [target]
+    """The scenario files at `target`; the files that are not scenarios are left out (see replay_files)."""
+    return find_scenario_files(target)[0]
 
 
 def replay_path(target: str | Path, runtime: RuntimeName = "local") -> list[ReplayOutcome]:
-    outcomes = []
-    for path in scenario_files(target):
-        try:
-            scenario = load_scenario(path)
-        except BadInputError as exc:
-            outcomes.append(ReplayOutcome(path, None, [str(exc)]))
-            continue
-        outcomes.append(replay_scenario(scenario, path, runtime))
-    return outcomes
+    """Replay every scenario file at `target`, each on its own (one bad file does not stop the others)."""
+    return [replay_file(path, runtime) for path in scenario_files(target)]
+
+
+__all__ = ["ReplayOutcome", "Skipped", "applicable_properties", "find_scenario_files", "replay_file", "replay_path",
+           "replay_scenario", "scenario_files"]

@@ -291,8 +291,8 @@ def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str
     return report
 
 
-def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None) -> list[Path]:
-    """Reports for every PropertyFailure inside `exc` (pytest tests that call properties directly)."""
+def property_failures(exc: BaseException) -> list[PropertyFailure]:
+    """Every PropertyFailure inside `exc` (itself, or the leaves of an exception group)."""
     found: list[PropertyFailure] = []
 
     def walk(e: BaseException) -> None:
@@ -303,8 +303,13 @@ def report_exception(exc: BaseException, folder: Path, *, seed: int | None = Non
                 walk(sub)
 
     walk(exc)
+    return found
+
+
+def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None) -> list[Path]:
+    """Reports for every PropertyFailure inside `exc` (pytest tests that call properties directly)."""
     paths: list[Path] = []
-    for f in found:
+    for f in property_failures(exc):
         paths.extend(write_failure_report(f.divergence, folder, seed=seed,
                                           args=getattr(f, "converge_args", None)))
     return paths

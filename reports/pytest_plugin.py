@@ -6,6 +6,9 @@
   the test's failure output.
 * `--converge-reports=DIR|off` says where reports go; without it,
   $CONVERGE_REPORTS_DIR, then ./converge-reports (converge.reports.location).
+  Each pytest run writes into a directory of its own inside that folder,
+  created at its first report and shared by its xdist workers; LATEST and
+  the `latest` link name it (converge.reports.runs).
   The marker `@pytest.mark.converge_reports("off")` (or a folder) overrides
   it for one test, e.g. a test that expects a property to fail.
 * Fixtures: `converge_oracle` (one DuckDB oracle per worker process),
@@ -27,9 +30,11 @@ from typing import Any, Callable
 
 import pytest
 
-from converge.reports.location import reports_folder
+from converge.reports.location import new_run_name, reports_folder
 
 _MARKER = "converge_reports"
+_RUN_NAME = pytest.StashKey[str]()
+_WORKER_KEY = "converge_run_name"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +47,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{_MARKER}(folder): where this test's converge failure reports go "
                                        "(\"off\": none), instead of --converge-reports")
+    # One name per pytest run: an xdist worker takes its controller's, so the run's reports stay together.
+    config.stash[_RUN_NAME] = getattr(config, "workerinput", {}).get(_WORKER_KEY) or new_run_name("pytest")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, controller side: hand the run's directory name to each worker."""
+    node.workerinput[_WORKER_KEY] = node.config.stash[_RUN_NAME]
 
 
 def _run_folder(config: pytest.Config) -> Path | None:
@@ -66,15 +79,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     folder = _folder_for(item)
     if folder is None:
         return
-    from converge.reports.failure import report_exception  # lazy: the engine, DuckDB and matplotlib
+    from converge.engine.errors import UsageError  # lazy: the engine
+    from converge.reports.failure import property_failures, report_exception  # lazy: engine, DuckDB, matplotlib
+    from converge.reports.runs import ensure_run_dir  # lazy: the engine's errors
 
+    if not property_failures(call.excinfo.value):
+        return  # the run's directory is made for a report only
     try:
         seed = item.config.getoption("hypothesis_seed", None)
     except ValueError:
         seed = None
     try:
-        paths = report_exception(call.excinfo.value, folder, seed=seed)
-    except OSError as exc:
+        paths = report_exception(call.excinfo.value, ensure_run_dir(folder, item.config.stash[_RUN_NAME]),
+                                 seed=seed)
+    except (OSError, UsageError) as exc:
         report.sections.append(("converge failure reports", f"not written to {folder}: {exc}"))
         return
     if paths:
@@ -91,7 +109,7 @@ def converge_oracle() -> Any:
 
 @pytest.fixture(scope="session")
 def converge_reports_dir(pytestconfig: pytest.Config) -> Path | None:
-    """Where failure reports go in this run (None: reports are off)."""
+    """The reports folder of this run (None: reports are off); the run's own directory is made inside it."""
     return _run_folder(pytestconfig)
 
 

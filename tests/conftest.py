@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from hypothesis.configuration import set_hypothesis_home_dir
 # Hypothesis keeps its example database and constants cache in ./.hypothesis, written while tests are
 # collected; the suite (and the processes it starts) keep them out of the checkout, in the temp dir.
 HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "converge-suite-hypothesis"
+CHECKOUT = Path(__file__).resolve().parents[1]
+_BEFORE = pytest.StashKey[frozenset[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,10 +52,59 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session", autouse=True)
 def _nothing_written_into_the_checkout(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
     """The suite's own failure reports go under pytest's temporary folder, never into the checkout,
-    unless --converge-reports names a folder."""
+    unless --converge-reports names a folder. The environment variable carries the same folder to
+    code that reads the default (`reports_folder()`) and to the processes tests start."""
+    folder = str(tmp_path_factory.getbasetemp() / "converge-reports")
     if pytestconfig.getoption("converge_reports") is None:
-        pytestconfig.option.converge_reports = str(tmp_path_factory.getbasetemp() / "converge-reports")
+        pytestconfig.option.converge_reports = folder
+    saved = os.environ.get("CONVERGE_REPORTS_DIR")
+    os.environ["CONVERGE_REPORTS_DIR"] = pytestconfig.option.converge_reports
     yield
+    if saved is None:
+        os.environ.pop("CONVERGE_REPORTS_DIR", None)
+    else:
+        os.environ["CONVERGE_REPORTS_DIR"] = saved
+
+
+def checkout_files() -> frozenset[str] | None:
+    """`git status --porcelain --ignored` of the checkout, as a set of lines (None: not a git checkout).
+
+    Python's own bytecode caches are left out: `.ci/run` keeps them away with PYTHONDONTWRITEBYTECODE."""
+    try:
+        done = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=CHECKOUT,
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return frozenset(line for line in done.stdout.splitlines()
+                     if "__pycache__/" not in line and not line.endswith(".pyc"))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist) checks
+        before = checkout_files()
+        if before is not None:
+            session.config.stash[_BEFORE] = before
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run, loudly, when a test left a file in the checkout that was not there before."""
+    before = session.config.stash.get(_BEFORE, None)
+    after = checkout_files() if before is not None else None
+    if after is None:
+        return
+    left = sorted(after - before)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "the test run left files in the checkout:\n" + "\n".join(f"  {line}" for line in left)
+        if reporter is not None:
+            reporter.write_sep("!", "files written into the checkout", red=True, bold=True)
+            reporter.write_line(message, red=True)
+        else:
+            print(message)
+        if session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def examples(default: int) -> int:

@@ -99,7 +99,8 @@ def test_a_kill_written_as_a_report_records_its_mutant_and_replays(tmp_path: Pat
     name = "unmatched_outer_retraction_keeps_padding"
     assert main(["mutants", "--only", name, "--examples", "200", "--seed", "1", "--out", str(tmp_path / "m.json"),
                  "--reports-dir", str(tmp_path / "reports")]) == 0
-    (report,) = (tmp_path / "reports").glob("*.json")
+    (report,) = (tmp_path / "reports").glob("*-mutants-*/*.json")  # the run's own directory
+    assert f"reports: {report.parent}" in capsys.readouterr().out
     info = load_scenario(report).meta["converge_failure"]
     assert info["mutants"] == [name] and info["property"] == "prefix_consistency"
     with applied(by_name(name)[0]):

@@ -21,7 +21,13 @@ def test_always_fails(scenario):
 
 
 def _written(folder: Path) -> list[str]:
-    return sorted(p.suffix for p in folder.iterdir()) if folder.exists() else []
+    """What the run wrote: the suffixes of the files in its own directory, which LATEST names."""
+    if not folder.exists():
+        return []
+    runs = [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(runs) == 1, runs
+    assert (folder / "LATEST").read_text().strip() == runs[0].name
+    return sorted(p.suffix for p in runs[0].iterdir())
 
 
 def test_a_failing_property_leaves_a_report_in_the_folder_given(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -29,7 +35,7 @@ def test_a_failing_property_leaves_a_report_in_the_folder_given(pytester: pytest
     result = pytester.runpytest_subprocess(f"--converge-reports={tmp_path / 'reports'}")
     result.assert_outcomes(failed=1)
     assert _written(tmp_path / "reports") == [".json", ".md", ".png"]
-    result.stdout.fnmatch_lines(["*converge failure reports*", f"*{tmp_path / 'reports'}*always-fails*.json"])
+    result.stdout.fnmatch_lines(["*converge failure reports*", f"*{tmp_path / 'reports'}/*-pytest-*/always-fails*.json"])
 
 
 def test_off_writes_nothing(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,6 +59,26 @@ def test_without_a_setting_reports_go_to_the_working_directory(pytester: pytest.
     pytester.makepyfile(test_user=FAILING)
     pytester.runpytest_subprocess().assert_outcomes(failed=1)
     assert _written(pytester.path / "converge-reports") == [".json", ".md", ".png"]
+
+
+def test_each_run_writes_its_own_directory_and_latest_names_the_last(pytester: pytest.Pytester,
+                                                                     tmp_path: Path) -> None:
+    pytester.makepyfile(test_user=FAILING)
+    folder = tmp_path / "reports"
+    for _ in range(2):
+        pytester.runpytest_subprocess(f"--converge-reports={folder}").assert_outcomes(failed=1)
+    runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    assert len(runs) == 2 and all("-pytest-" in r.name for r in runs)
+    assert [sorted(p.suffix for p in r.iterdir()) for r in runs] == [[".json", ".md", ".png"]] * 2
+    assert (folder / "LATEST").read_text().strip() == runs[1].name  # names sort by start time
+    assert (folder / "latest").resolve() == runs[1].resolve()
+
+
+def test_xdist_workers_share_one_run_directory(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_user=FAILING + FAILING.replace("test_always_fails", "test_fails_too"))
+    pytester.runpytest_subprocess("-n", "2", f"--converge-reports={tmp_path / 'reports'}").assert_outcomes(failed=2)
+    (run,) = [p for p in (tmp_path / "reports").iterdir() if p.is_dir() and not p.is_symlink()]
+    assert sorted(p.suffix for p in run.iterdir()) == [".json", ".json", ".md", ".md", ".png", ".png"]
 
 
 def test_the_marker_overrides_the_option_for_one_test(pytester: pytest.Pytester, tmp_path: Path) -> None:

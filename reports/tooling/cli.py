@@ -5,24 +5,28 @@ from __future__ import annotations
 import argparse
 import glob
 import sys
+import traceback
+from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from converge import __version__
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
 from converge.engine.planner import plan
-from converge.engine.scenario_json import load_scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.registry import families, select
-from converge.properties.replay import replay_path
+from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
-from converge.reports.failure import failure_reporter
 from converge.reports.location import reports_folder
-from converge.reports.summary import write_summary
+from converge.reports.run_reports import RunReports
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
 from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.terminal import format_table, progress
+
+# Exit codes (engine/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
+# crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
+# results cannot be trusted, bad input means some checks did not run at all, a divergence is a finished check.
 
 
 def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:
@@ -32,45 +36,58 @@ def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:
     return spec.verdict if result.ok else f"NOT {spec.verdict}"
 
 
+def result_error(result: PropertyResult) -> BaseException | None:
+    """What a property's result stands for in engine/errors.py's terms (None: it held)."""
+    return result.failure or result.error
+
+
+def tally(labels: Iterable[str]) -> str:
+    """ "4 passed, 1 diverged, 2 bad input": every label that occurred, passed first."""
+    counts = Counter(labels)
+    order = ["passed"] + sorted(k for k in counts if k != "passed")
+    return ", ".join(f"{counts[k]} {k}" for k in order)
+
+
 def run_campaign(options: RunOptions) -> int:
-    """Run the selected properties, print the table, the summary's path and each failure; 1 on any failure."""
+    """Run the selected properties, print the table, the summary's path and each failure; see the exit codes above."""
     if options.runtime != "local":
         from converge.reports.tooling.spark_campaign import run_spark_campaign  # lazy: only this starts a JVM
         return run_spark_campaign(options)
     if options.family and options.family not in families():
-        raise BadInputError(f"--family {options.family!r}: known families are {', '.join(families())}")
+        raise UsageError(f"--family {options.family!r}: known families are {', '.join(families())}")
     specs = select(options.family, options.property)
     if not specs:
-        raise BadInputError(f"no property matches family={options.family!r} property={options.property!r}")
-    reporter = failure_reporter(options.reports) if options.reports is not None else None
+        raise UsageError(f"no property matches family={options.family!r} property={options.property!r}")
+    reports = RunReports.open(options.reports, "run")
+    reporter = reports.reporter()
     results = []
     for i, spec in enumerate(specs):
         progress(i, len(specs), f"{spec.family}/{spec.name}")
         examples = options.examples if options.examples is not None else spec.examples
         results.append(run_property(spec, max_examples=examples, seed=options.seed, on_failure=reporter))
     progress(len(specs), len(specs), "done")
-    rows = [(r.family, r.name, r.examples, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.0f}")
-            for r in results]
-    headers: tuple[str, ...] = ("family", "property", "examples", "failures", "seconds", "examples/s")
+    rows = [(r.family, r.name, label(result_error(r)), r.examples, r.failures, f"{r.seconds:.1f}",
+             f"{r.examples_per_second:.0f}") for r in results]
+    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "failures", "seconds", "examples/s")
     verdicts = [verdict_of(s, r) for s, r in zip(specs, results)]
     if any(verdicts):  # the anomalies family: "reproduced" / "fixed", or "NOT ..." when its property fails
         headers += ("verdict",)
         rows = [row + (v,) for row, v in zip(rows, verdicts)]
     print(format_table(headers, rows))
+    summary = reports.summary(results)
+    if summary is not None:
+        print(f"summary: {summary}")
     failed = [r for r in results if not r.ok]
-    if options.reports is not None:
-        paths = write_summary(results, options.reports)
-        print(f"summary: {paths[0]}")
     for r in failed:
-        print(f"\nFAILED {r.family}/{r.name} (seed {r.seed})")
+        print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")
         text = str(r.failure or f"{type(r.error).__name__}: {r.error}").splitlines()
         more = f"\n  ... ({len(text) - 12} more lines in the report)" if len(text) > 12 else ""
         print("\n".join(text[:12]) + more)
         for path in r.reports:
             print(f"  report: {path}")
     total = sum(r.examples for r in results)
-    print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed ({total} examples)")
-    return 1 if failed else 0
+    print(f"\n{tally(label(result_error(r)) for r in results)} ({total} examples)")
+    return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -88,25 +105,36 @@ def expand_targets(targets: Sequence[str]) -> list[Path]:
             continue
         matched = sorted(glob.glob(target, recursive=True))
         if not matched:
-            raise BadInputError(f"{target}: no file or directory matches")
+            raise UsageError(f"{target}: no file or directory matches")
         out.extend(Path(m) for m in matched)
     return out
 
 
+def print_outcome(o: ReplayOutcome) -> None:
+    checked = ", ".join(o.checked)
+    print(f"{o.label:<14} {o.path}" + (f"  [{checked}]" if checked else ""))
+    for p in o.problems:
+        print("               " + p.replace("\n", "\n               "))
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
-    outcomes = [o for target in expand_targets(args.targets) for o in replay_path(target, args.runtime)]
+    files: list[Path] = []
+    skipped: list[Skipped] = []
+    for target in expand_targets(args.targets):
+        found, left = find_scenario_files(target)
+        files += found
+        skipped += left
+    outcomes = []
+    for path in dict.fromkeys(files):  # a file named twice (a folder and a wildcard) is replayed once
+        outcomes.append(replay_file(path, args.runtime))
+        print_outcome(outcomes[-1])
+    for s in skipped:
+        print(f"{'skipped':<14} {s.path}  ({s.reason})")
     if not outcomes:
-        raise BadInputError(f"{', '.join(args.targets)}: no scenario files (*.json) found")
-    bad = 0
-    for o in outcomes:
-        status = "ok  " if o.ok else "FAIL"
-        checked = ", ".join(o.checked)
-        print(f"{status} {o.path}" + (f"  [{checked}]" if checked else ""))
-        for p in o.problems:
-            print("     " + p.replace("\n", "\n     "))
-        bad += not o.ok
-    print(f"{len(outcomes) - bad} passed, {bad} failed")
-    return 1 if bad else 0
+        raise UsageError(f"{', '.join(args.targets)}: no scenario files found"
+                         + (f" ({len(skipped)} other files skipped)" if skipped else ""))
+    print(tally(o.label for o in outcomes) + (f"; {len(skipped)} skipped (not scenarios)" if skipped else ""))
+    return max(o.exit_code for o in outcomes)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -128,9 +156,34 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    path = Path(args.scenario)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    scenario = load_scenario_file(path)
     print(plan(scenario).explain())
     return 0
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of examples, events, rounds ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file converge may create or replace (not a folder, not inside a file)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    parent = next((p for p in path.absolute().parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a folder")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the property campaign and print a table")
-    run.add_argument("--examples", type=int, default=None, help="examples per property (default: per property)")
+    run.add_argument("--examples", type=positive_int, default=None, help="examples per property (default: per property)")
     run.add_argument("--seed", type=int, default=None, help="Hypothesis seed, for a repeatable campaign")
     run.add_argument("--family", default=None, help="only this property family")
     run.add_argument("--property", default=None, help="only this property")
@@ -150,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-reports", action="store_true", help="write no report files (as --reports-dir off)")
     run.set_defaults(func=cmd_run)
 
-    rp = sub.add_parser("replay", help="replay scenario files; exit 1 on any difference")
+    rp = sub.add_parser("replay", help="replay scenario files; exit 1 on a divergence, 2 on bad input, 3 on a crash")
     rp.add_argument("targets", nargs="+", metavar="FILE_OR_DIR",
                     help="scenario files or folders of them (wildcards are expanded when the shell did not)")
     rp.add_argument("--runtime", choices=RUNTIMES, default="local")
@@ -158,23 +211,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     defaults = BenchConfig()
     b = sub.add_parser("bench", help="measure engine events/s and property examples/s")
-    b.add_argument("--events", type=int, default=defaults.events)
-    b.add_argument("--keys", type=int, default=defaults.keys)
-    b.add_argument("--examples", type=int, default=defaults.examples)
-    b.add_argument("--rounds", type=int, default=defaults.rounds,
+    b.add_argument("--events", type=positive_int, default=defaults.events)
+    b.add_argument("--keys", type=positive_int, default=defaults.keys)
+    b.add_argument("--examples", type=positive_int, default=defaults.examples)
+    b.add_argument("--rounds", type=positive_int, default=defaults.rounds,
                    help="repeat the property benchmarks (same seed, same examples); median and best are reported")
-    b.add_argument("--batches", type=int, default=defaults.batches,
+    b.add_argument("--batches", type=positive_int, default=defaults.batches,
                    help="micro-batches of the Spark benchmark (--runtime spark)")
     b.add_argument("--runtime", choices=RUNTIMES, default="local")
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
-    b.add_argument("--out", default=str(defaults.out), help="where the JSON results go")
+    b.add_argument("--out", type=output_file, default=str(defaults.out), help="where the JSON results go")
     b.set_defaults(func=cmd_bench)
 
     m = sub.add_parser("mutants", help="seeded-bug campaign: apply each known bug, see which properties kill it")
-    m.add_argument("--examples", type=int, default=300, help="examples per property per mutant")
+    m.add_argument("--examples", type=positive_int, default=300, help="examples per property per mutant")
     m.add_argument("--seed", type=int, default=None)
     m.add_argument("--only", default=None, help="comma-separated mutant names")
-    m.add_argument("--out", default="converge-mutants.json", help="where the JSON results go")
+    m.add_argument("--out", type=output_file, default="converge-mutants.json", help="where the JSON results go")
     m.add_argument("--reports-dir", metavar="DIR", default=None,
                    help="also write each kill as a failure report recording its mutant (default: none)")
     m.set_defaults(func=cmd_mutants)
@@ -186,12 +239,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except ConvergeError as exc:
-        print(f"converge: {exc}", file=sys.stderr)
-        return 2
+    except ConvergeError as exc:  # bad input, usage, an oracle failure, an internal error: one line, no traceback
+        print(f"converge: {label(exc)}: {exc}", file=sys.stderr)
+        return exit_code(exc)
+    except Exception as exc:  # noqa: BLE001 - a crash: the traceback is what a bug report needs
+        traceback.print_exc()
+        print(f"converge: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from converge.engine.errors import BadInputError
+from converge.engine.errors import EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_OK, BadInputError
 from converge.engine.scenario import Scenario
 from converge.engine.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
-from converge.reports.failure import failure_reporter
+from converge.reports.run_reports import RunReports
 from converge.reports.tooling.mutant_catalog import Mutant, StaleMutantError, applied, by_name, report_notes
 from converge.reports.tooling.terminal import format_table, progress
 
@@ -94,7 +94,7 @@ def properties_for(mutant: Mutant) -> list[PropertySpec]:
 
 
 def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence[PropertySpec] | None = None,
-               shrink: bool = True, reports: Path | None = None) -> MutantOutcome:
+               shrink: bool = True, reports: RunReports | None = None) -> MutantOutcome:
     """Run the campaign against one mutant; stop at the first property that kills it.
 
     `properties` replaces the mutant's own list; `shrink=False` only asks whether it is killed.
@@ -109,7 +109,7 @@ def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence
     start = time.perf_counter()
     try:
         with applied(mutant):
-            reporter = failure_reporter(reports, notes=report_notes()) if reports is not None else None
+            reporter = reports.reporter(notes=report_notes()) if reports is not None else None
             for spec in specs:
                 probe = _Probe()
                 outcome.tried.append(spec.name)
@@ -145,7 +145,7 @@ def _record_evidence(outcome: MutantOutcome, result) -> None:
 
 def run_campaign(mutants: Sequence[Mutant], *, examples: int, seed: int,
                  progress: Callable[[int, int, str], None] | None = None,
-                 reports: Path | None = None) -> list[MutantOutcome]:
+                 reports: RunReports | None = None) -> list[MutantOutcome]:
     outcomes = []
     for i, m in enumerate(mutants):
         if progress:
@@ -201,17 +201,28 @@ def write_results(outcomes: Sequence[MutantOutcome], out: Path, *, examples: int
 
 def run_mutants(*, only: str | None = None, examples: int = 300, seed: int | None = None,
                 out: Path = Path("converge-mutants.json"), reports: Path | None = None) -> int:
-    """`converge mutants`: exit 1 if any mutant survives (or no longer applies)."""
+    """`converge mutants`: exit 1 if any mutant survives (the harness missed a bug), 3 if one no longer
+    applies (the catalog is out of step with the engine: a bug of converge), 2 if results or reports
+    could not be written and nothing else went wrong."""
     mutants = by_name(only)
     seed = seed if seed is not None else random.SystemRandom().getrandbits(32)
-    outcomes = run_campaign(mutants, examples=examples, seed=seed, progress=progress, reports=reports)
+    run_reports = RunReports.open(reports, "mutants")
+    outcomes = run_campaign(mutants, examples=examples, seed=seed, progress=progress, reports=run_reports)
     print(format_table(_HEADERS, [_row(o) for o in outcomes]))
-    js, md = write_results(outcomes, out, examples=examples, seed=seed)
+    written = None
+    try:
+        written = write_results(outcomes, out, examples=examples, seed=seed)
+    except OSError as exc:
+        run_reports.problems.append(f"results not written to {out}: {exc.strerror or exc}")
     for o in outcomes:
         if o.status == "stale":
             print(f"stale: {o.name}: {o.message}", file=sys.stderr)
     bad = [o for o in outcomes if o.status in ("survived", "stale")]
     killed = sum(o.status == "killed" for o in outcomes)
     print(f"\n{killed} killed, {len(bad)} survived or stale (seed {seed})")
-    print(f"results: {js} and {md}")
-    return 1 if bad else 0
+    if written is not None:
+        print(f"results: {written[0]} and {written[1]}")
+    if run_reports.run_dir is not None:
+        print(f"reports: {run_reports.run_dir}")
+    stale = any(o.status == "stale" for o in outcomes)
+    return run_reports.settle(EXIT_INTERNAL if stale else EXIT_DIVERGENCE if bad else EXIT_OK)

@@ -30,7 +30,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError
+from converge.engine.errors import BadInputError, UsageError, exit_code, label
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.runtime.spark.job import run_scenarios_on_spark
@@ -43,12 +43,15 @@ from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.regular import shared_oracle
-from converge.reports.failure import write_failure_report
-from converge.reports.summary import write_summary
+from converge.reports.run_reports import RunReports
 from converge.reports.tooling.options import RunOptions
 from converge.reports.tooling.terminal import format_table
 
 PROPERTIES = ("spark_equals_local", "spark_final_equals_oracle")
+# DuckDB decides no scenario of the anomalies (flink semantics, pipeline options) and interval families:
+# a property that can decide none of a family's scenarios is not run on it (it would check nothing).
+FAMILY_PROPERTIES = {"regular": PROPERTIES, "multiway": PROPERTIES,
+                     "anomalies": ("spark_equals_local",), "interval": ("spark_equals_local",)}
 DEFAULT_EXAMPLES = 60
 
 
@@ -167,20 +170,39 @@ def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] =
     return check_results(scenarios, results, properties=properties)
 
 
+def nothing_checked(family: str, name: str, drawn: int) -> UsageError:
+    """A property that decided none of the drawn scenarios did not pass: it checked nothing."""
+    return UsageError(f"none of the {drawn} scenarios drawn for {family} is one {name} decides; "
+                      "draw more (--examples) or choose another family")
+
+
+def outcome_of(result: PropertyResult) -> str:
+    """The table's outcome: errors.label(), or "not checked" for a property that decided no scenario."""
+    return "not checked" if result.examples == 0 and result.failure is None else label(result.failure or result.error)
+
+
 def run_spark_campaign(options: RunOptions) -> int:
-    """Draw each family's examples, run them on Spark in one query per family, print a table; 1 on failure."""
+    """Draw each family's examples, run them on Spark in one query per family, print a table.
+
+    Exit codes as `converge run`: 1 on a divergence; 2 when a property decided none of the
+    scenarios drawn (it checked nothing, which is not a pass) or reports could not be written."""
     strategies = family_strategies()
     if options.family and options.family not in strategies:
-        raise BadInputError(f"--family {options.family!r}: the Spark campaign runs {', '.join(strategies)}")
+        raise UsageError(f"--family {options.family!r}: the Spark campaign runs {', '.join(strategies)}")
     if options.property and options.property not in CHECKS:
-        raise BadInputError(f"--property {options.property!r}: on Spark the properties are {', '.join(CHECKS)}")
-    families = [options.family] if options.family else list(strategies)
-    props = [options.property] if options.property else list(PROPERTIES)
+        raise UsageError(f"--property {options.property!r}: on Spark the properties are {', '.join(CHECKS)}")
+    families = [f for f in ([options.family] if options.family else list(strategies))
+                if not options.property or options.property in FAMILY_PROPERTIES[f]]
+    if not families:
+        raise UsageError(f"--property {options.property} decides no scenario of the {options.family} family "
+                         f"(it runs on {', '.join(f for f, p in FAMILY_PROPERTIES.items() if options.property in p)})")
     n = options.examples if options.examples is not None else DEFAULT_EXAMPLES
     seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     print(f"seed {seed} (--seed {seed} draws the same scenarios again)", flush=True)
+    reports = RunReports.open(options.reports, "spark")
     results: list[PropertyResult] = []
     for family in families:
+        props = [options.property] if options.property else list(FAMILY_PROPERTIES[family])
         start = time.perf_counter()
         scenarios = draw_scenarios(strategies[family](), n, seed)
         print(f"{family}: {len(scenarios)} scenarios on Spark ...", flush=True)
@@ -191,25 +213,27 @@ def run_spark_campaign(options: RunOptions) -> int:
                                seconds=seconds, seed=seed)
             if check.failures:
                 r.failure = check.failures[0]
-                if options.reports is not None:
-
-                    paths = write_failure_report(r.failure.divergence, options.reports, runtime="spark",
-                                                 seed=seed, family=family)
-                    r.reports.extend(str(p) for p in paths)
+                r.reports += reports.write_failure(r.failure.divergence, runtime="spark", seed=seed, family=family)
+            elif check.checked == 0:
+                r.error = nothing_checked(family, check.name, len(scenarios))
             results.append(r)
-    rows = [(r.family, r.name, r.examples, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.1f}")
-            for r in results]
-    print(format_table(("family", "property", "examples", "failures", "seconds", "examples/s"), rows))
+    rows = [(r.family, r.name, outcome_of(r), r.examples, r.failures, f"{r.seconds:.1f}",
+             f"{r.examples_per_second:.1f}") for r in results]
+    print(format_table(("family", "property", "outcome", "examples", "failures", "seconds", "examples/s"), rows))
     print("(seconds: the family's Spark queries, shared by its properties)")
-    if options.reports is not None:
-
-        print(f"summary: {write_summary(results, options.reports)[0]}")
+    summary = reports.summary(results)
+    if summary is not None:
+        print(f"summary: {summary}")
     failed = [r for r in results if not r.ok]
     for r in failed:
-        print(f"\nFAILED {r.family}/{r.name} ({r.failures} of {r.examples} scenarios; the smallest:)")
+        if r.failure is None:
+            print(f"\n{outcome_of(r).upper()} {r.family}/{r.name}: {r.error}")
+            continue
+        print(f"\nDIVERGED {r.family}/{r.name} ({r.failures} of {r.examples} scenarios; the smallest:)")
         print(str(r.failure))
         for path in r.reports:
             print(f"  report: {path}")
-    print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed ({n * len(families)} scenarios on Spark; "
-          f"examples = the scenarios a property decides)")
-    return 1 if failed else 0
+    counts = Counter(outcome_of(r) for r in results)
+    tally = ", ".join(f"{counts[k]} {k}" for k in ["passed"] + sorted(set(counts) - {"passed"}))
+    print(f"\n{tally} ({n * len(families)} scenarios on Spark; examples = the scenarios a property decides)")
+    return reports.settle(max((exit_code(r.failure or r.error) for r in results), default=0))

@@ -1,0 +1,106 @@
+"""One directory per run inside the reports folder, and a stable pointer to the latest one.
+
+Two runs must never write over each other's summary or reports, not even when
+they run at the same time (two terminals, two CI jobs on one cache). So every
+run claims a directory of its own, named by its UTC start time (names sort by
+time) plus its process id, created with an exclusive ``mkdir``: a name that
+is taken is never reused. The reports folder then holds
+
+* ``<run>/``: the run's failure reports and its ``summary.md``/``summary.json``;
+* ``LATEST``: a one-line text file naming the latest run's directory, replaced
+  atomically (written aside, then renamed over the old one);
+* ``latest``: a symbolic link to that directory, where the file system allows
+  links (replaced atomically the same way).
+
+"Latest" is the run that started last: a run that started earlier but
+claims its directory later never moves the pointer back.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from converge.engine.errors import UsageError
+from converge.reports.location import new_run_name
+
+__all__ = ["LATEST_FILE", "LATEST_LINK", "claim_run_dir", "ensure_run_dir", "latest_run", "new_run_name",
+           "point_latest"]
+
+LATEST_FILE = "LATEST"
+LATEST_LINK = "latest"
+
+
+def _unusable(folder: Path, exc: OSError) -> UsageError:
+    reason = exc.strerror or type(exc).__name__
+    return UsageError(f"reports folder {folder}: cannot write there ({reason}: {exc.filename or folder})")
+
+
+def claim_run_dir(folder: Path, kind: str = "run") -> Path:
+    """Create this run's own directory inside `folder` and point LATEST at it.
+
+    Raises UsageError (one line) when the folder cannot be written: it is a
+    file, read-only, or on a path that cannot be created."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        while True:
+            run = folder / new_run_name(kind)
+            try:
+                run.mkdir()  # exclusive: a directory another run made is never shared
+                break
+            except FileExistsError:
+                continue
+    except OSError as exc:
+        raise _unusable(folder, exc) from None
+    point_latest(folder, run)
+    return run
+
+
+def ensure_run_dir(folder: Path, name: str) -> Path:
+    """The run directory `name` (chosen once per run, e.g. by pytest's controller), created on first use.
+
+    Several processes of one run (pytest-xdist workers) share it; the name
+    holds the run's process id and a random part, so no other run has it."""
+    run = Path(folder) / name
+    if run.is_dir():
+        return run
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unusable(Path(folder), exc) from None
+    point_latest(Path(folder), run)
+    return run
+
+
+def latest_run(folder: Path) -> Path | None:
+    """The run directory LATEST names (None: no run has written here yet)."""
+    try:
+        name = (Path(folder) / LATEST_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return Path(folder) / name if name else None
+
+
+def point_latest(folder: Path, run: Path) -> None:
+    """Make LATEST (and the `latest` link) name `run`, unless a run that started later already holds it.
+
+    Best effort: the run's own directory is what matters, so a pointer that
+    cannot be written is left as it was."""
+    current = latest_run(folder)
+    if current is not None and current.name > run.name and current.is_dir():
+        return
+    aside = f".{run.name}.tmp"
+    try:
+        (folder / aside).write_text(run.name + "\n", encoding="utf-8")
+        os.replace(folder / aside, folder / LATEST_FILE)
+    except OSError:
+        return
+    try:
+        os.symlink(run.name, folder / aside, target_is_directory=True)
+        os.replace(folder / aside, folder / LATEST_LINK)
+    except (OSError, NotImplementedError):  # no links on this file system (or no right to make them)
+        try:
+            (folder / aside).unlink()
+        except OSError:
+            pass

@@ -172,7 +172,7 @@ def test_one_unreadable_file_does_not_hide_the_others(tmp_path: Path, capsys) ->
     assert main(["replay", str(tmp_path)]) == 2
     out = capsys.readouterr().out
     assert _rows(out) == {"a_good.json": "passed", "b_latin1.json": "bad input", "c_good.json": "passed"}
-    assert "not UTF-8 text (byte 13" in out
+    assert "not UTF-8 text: byte 0xe9 at offset 13" in out
 
 
 def test_replaying_a_reports_folder_skips_what_is_not_a_scenario(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ timer callback keeps that loop going for ever. Both runtimes count, per event,
   fires once when its clock reaches it; firing again in the same event means
   the operator re-registered it at or below a clock that did not move. No
   operator of converge does that (cleanup timers are always registered after
-  the clock, see docs/runtime.md), so `MAX_SAME_TIMER_FIRINGS` (1,000) is
+  the clock, see docs/semantics.md), so `MAX_SAME_TIMER_FIRINGS` (1,000) is
   far above anything legitimate and is reached in milliseconds by a loop;
 * all firings: at most the timers pending when the event began plus
   `EXTRA_TIMER_FIRINGS` (100,000). A legitimate event fires each pending

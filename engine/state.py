@@ -8,6 +8,16 @@ visible up to t+T-1 and gone at t+T. Reads never refresh it.
 MapState never iterates in dict order by accident: every entry carries an
 order key (serialized bytes for `rocksdb`, a seeded hash for `heap`, an
 arrival stamp for `arrival`) and iteration sorts by it.
+
+A runtime that must apply an event to all operators or to none sets one
+`StateJournal` on its backends (and timer services): while it is set, every
+change appends how to undo it (the old value, the old map entry, a bucket
+created or dropped, the old arrival counter; expired entries dropped on read
+included), `rollback()` undoes them newest first, `commit()` forgets them.
+Values are never changed in place (an operator that changes one puts a new
+one, as it must on RocksDB, where a read returns a copy), so the old value
+itself is the undo record. Appending a tuple per write is the whole cost on
+the hot path.
 """
 
 from __future__ import annotations
@@ -19,6 +29,55 @@ from converge.engine.keycodec import order_key_fn
 from converge.engine.scenario import MapStateOrder
 
 _MISSING = object()
+
+
+class StateJournal:
+    """How to undo every change of the event being processed, over any number of backends and timer services.
+
+    `records` holds (undo function, *arguments); `rollback` calls them newest
+    first, so each one sees the state its change left behind."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: list[tuple] = []
+
+    def commit(self) -> None:
+        if self.records:
+            self.records.clear()
+
+    def rollback(self) -> None:
+        records = self.records
+        for record in reversed(records):
+            record[0](*record[1:])
+        records.clear()
+
+
+def _undo_value(table: dict, key: Any, old: Any) -> None:
+    if old is _MISSING:
+        table.pop(key, None)
+    else:
+        table[key] = old
+
+
+def _undo_entry(table: dict, key: Any, map_key: Any, old: list | None) -> None:
+    bucket = table[key]                 # newest-first undo: the bucket this change wrote to is back in place
+    if old is None:
+        bucket.entries.pop(map_key, None)
+    else:
+        bucket.entries[map_key] = old
+
+
+def _undo_bucket_created(table: dict, key: Any) -> None:
+    table.pop(key, None)
+
+
+def _undo_bucket_dropped(table: dict, key: Any, bucket: Any) -> None:
+    table[key] = bucket
+
+
+def _undo_arrival(arrival: list, value: int) -> None:
+    arrival[0] = value
 
 
 class KeyedStateBackend:
@@ -33,6 +92,7 @@ class KeyedStateBackend:
         self.now = 0
         self._tables: dict[str, dict] = {}
         self._arrival = [0]
+        self.undo: list | None = None    # a StateJournal's records, set by a runtime that rolls events back
 
     # -- registration -------------------------------------------------------
     def value_state(self, name: str, ttl_ms: int | None = None) -> "ValueState":
@@ -100,15 +160,22 @@ class KeyedStateBackend:
     def purge_expired(self) -> None:
         """Drop what TTL has already made invisible (Flink's background cleanup)."""
         now = self.now
+        undo = self.undo
         for table in self._tables.values():
             for key in list(table):
                 value = table[key]
                 if isinstance(value, _MapBucket):
                     for mk in [k for k, e in value.entries.items() if e[1] <= now]:
+                        if undo is not None:
+                            undo.append((_undo_entry, table, key, mk, value.entries[mk]))
                         del value.entries[mk]
                     if not value.entries:
+                        if undo is not None:
+                            undo.append((_undo_bucket_dropped, table, key, value))
                         del table[key]
                 elif isinstance(value, _Timed) and value.expires <= now:
+                    if undo is not None:
+                        undo.append((_undo_value, table, key, value))
                     del table[key]
 
 
@@ -141,10 +208,23 @@ class ValueState:
         return self._table.get(self._backend.current_key)
 
     def update(self, value: Any) -> None:
-        self._table[self._backend.current_key] = value
+        backend = self._backend
+        key = backend.current_key
+        table = self._table
+        undo = backend.undo
+        if undo is not None:
+            undo.append((_undo_value, table, key, table.get(key, _MISSING)))
+        table[key] = value
 
     def clear(self) -> None:
-        self._table.pop(self._backend.current_key, None)
+        backend = self._backend
+        key = backend.current_key
+        table = self._table
+        if key in table:
+            undo = backend.undo
+            if undo is not None:
+                undo.append((_undo_value, table, key, table[key]))
+            del table[key]
 
 
 class TtlValueState(ValueState):
@@ -160,13 +240,20 @@ class TtlValueState(ValueState):
         if timed is None:
             return None
         if backend.now >= timed.expires:
+            if backend.undo is not None:
+                backend.undo.append((_undo_value, self._table, backend.current_key, timed))
             del self._table[backend.current_key]
             return None
         return timed.value
 
     def update(self, value: Any) -> None:
         backend = self._backend
-        self._table[backend.current_key] = _Timed(value, backend.now + self._ttl)
+        key = backend.current_key
+        table = self._table
+        undo = backend.undo
+        if undo is not None:
+            undo.append((_undo_value, table, key, table.get(key, _MISSING)))
+        table[key] = _Timed(value, backend.now + self._ttl)
 
 
 _NEVER = float("inf")
@@ -207,7 +294,10 @@ class MapState:
         entry = bucket.entries.get(map_key)
         if entry is None:
             return default
-        if entry[1] <= self._backend.now:
+        backend = self._backend
+        if entry[1] <= backend.now:
+            if backend.undo is not None:
+                backend.undo.append((_undo_entry, self._table, backend.current_key, map_key, entry))
             del bucket.entries[map_key]
             return default
         return entry[0]
@@ -219,11 +309,17 @@ class MapState:
         """Write an entry. `new_arrival=False` keeps its place in arrival order
         (used for count and association updates, which are not new records)."""
         backend = self._backend
+        undo = backend.undo
         bucket = self._table.get(backend.current_key)
         if bucket is None:
             bucket = self._table[backend.current_key] = _MapBucket()
+            if undo is not None:
+                undo.append((_undo_bucket_created, self._table, backend.current_key))
         expires = _NEVER if self._ttl is None else backend.now + self._ttl
         entry = bucket.entries.get(map_key)
+        if undo is not None:
+            undo.append((_undo_entry, self._table, backend.current_key, map_key,
+                         None if entry is None else list(entry)))
         if entry is not None and entry[1] > backend.now:
             entry[0] = value
             entry[1] = expires
@@ -234,16 +330,25 @@ class MapState:
         bucket.entries[map_key] = [value, expires, order]
 
     def _stamp(self) -> int:
-        arrival = self._backend._arrival
+        backend = self._backend
+        arrival = backend._arrival
+        if backend.undo is not None:
+            backend.undo.append((_undo_arrival, arrival, arrival[0]))
         arrival[0] += 1
         return arrival[0]
 
     def remove(self, map_key: Any) -> None:
-        bucket = self._table.get(self._backend.current_key)
+        backend = self._backend
+        bucket = self._table.get(backend.current_key)
         if bucket is not None:
-            bucket.entries.pop(map_key, None)
+            undo = backend.undo
+            entry = bucket.entries.pop(map_key, None)
+            if undo is not None and entry is not None:
+                undo.append((_undo_entry, self._table, backend.current_key, map_key, entry))
             if not bucket.entries:
-                del self._table[self._backend.current_key]
+                if undo is not None:
+                    undo.append((_undo_bucket_dropped, self._table, backend.current_key, bucket))
+                del self._table[backend.current_key]
 
     def items(self) -> list[tuple[Any, Any]]:
         """Live entries in iteration order (expired ones are dropped on the way)."""
@@ -255,9 +360,14 @@ class MapState:
         now = backend.now
         if self._ttl is not None:
             dead = [k for k, e in entries.items() if e[1] <= now]
+            undo = backend.undo
             for k in dead:
+                if undo is not None:
+                    undo.append((_undo_entry, self._table, backend.current_key, k, entries[k]))
                 del entries[k]
             if not entries:
+                if undo is not None:
+                    undo.append((_undo_bucket_dropped, self._table, backend.current_key, bucket))
                 del self._table[backend.current_key]
                 return []
         if len(entries) == 1:
@@ -273,7 +383,10 @@ class MapState:
         return not self.items()
 
     def clear(self) -> None:
-        self._table.pop(self._backend.current_key, None)
+        backend = self._backend
+        bucket = self._table.pop(backend.current_key, None)
+        if bucket is not None and backend.undo is not None:
+            backend.undo.append((_undo_bucket_dropped, self._table, backend.current_key, bucket))
 
 
 def _order_of(item: tuple[Any, list]) -> Any:

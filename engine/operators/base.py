@@ -65,3 +65,12 @@ class Operator:
     def on_watermark(self, watermark: int, ctx: OperatorContext) -> list:
         """Called after the runtime fired the event-time timers up to `watermark`."""
         return []
+
+    def volatile_state(self) -> Any:
+        """Fields the operator keeps outside keyed state (Flink's non-checkpointed fields), for a runtime
+        that undoes a rejected event; None: there are none. Must be a copy, not a live reference."""
+        return None
+
+    def restore_volatile_state(self, saved: Any) -> None:
+        """Put back what `volatile_state` returned."""
+

@@ -197,9 +197,8 @@ class TimeIntervalJoinOperator(Operator):
             bucket = cache.get(map_key)
             if bucket is None:
                 cache.put(map_key, [[row, emitted]])
-            else:
-                bucket.append([row, emitted])
-                cache.put(map_key, bucket, new_arrival=False)
+            else:  # a new list: state values are never changed in place (engine/state.py)
+                cache.put(map_key, bucket + [[row, emitted]], new_arrival=False)
             if self.cleanup_timers[side].get() is None:
                 self._register_cleanup(ctx, time, side)
         elif not emitted and self.outer[side]:
@@ -217,17 +216,19 @@ class TimeIntervalJoinOperator(Operator):
         for map_key, bucket in cache.items():
             other_time = cache_time(map_key)
             if lower <= other_time <= upper and can_match:
-                updated = False
-                for entry in bucket:
+                updated: list | None = None
+                for i, entry in enumerate(bucket):
                     left, right = (row, entry[0]) if side == 0 else (entry[0], row)
                     if residual is None or residual(left, right):
                         out.append(Change("+I", left + right))
                         emitted = True
                         if other_outer and not entry[1]:
-                            entry[1] = True
-                            updated = True
-                if updated:
-                    cache.put(map_key, bucket, new_arrival=False)
+                            if updated is None:  # copy on write: state values are never changed in place
+                                updated = [list(e) for e in bucket]
+                            updated[i][1] = True
+                if updated is not None:
+                    cache.put(map_key, updated, new_arrival=False)
+                    bucket = updated
             if other_time <= expiration:
                 if other_outer:
                     for entry in bucket:
@@ -288,6 +289,12 @@ class TimeIntervalJoinOperator(Operator):
             self._register_cleanup(ctx, earliest, side)
         else:
             self.cleanup_timers[side].clear()
+
+    def volatile_state(self) -> list[int]:
+        return list(self.expiration)
+
+    def restore_volatile_state(self, saved: list[int]) -> None:
+        self.expiration = list(saved)
 
     def on_watermark(self, watermark: int, ctx: OperatorContext) -> list:
         """Called after the timers of `watermark`: the held-back output watermark."""

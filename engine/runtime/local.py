@@ -3,8 +3,17 @@
 It validates every event before any operator sees it, routes changes through
 the plan keyed by each operator's own key, advances processing time and
 watermarks as the event sequence says, fires timers in time order, and returns
-the output changelog event by event. A bad event raises BadInputError naming
-its index and leaves all state exactly as it was before that event.
+the output changelog event by event.
+
+Every event applies to every operator of the plan or to none: while an event
+runs, the first change of each state entry, timer, clock and watermark is
+journaled (engine/state.py's StateJournal), and when the event raises -- bad
+input found by the third operator of a chain, a residual that overflows after
+a replaced row was retracted, a looping timer -- the journal is rolled back
+before the error leaves `process_event`. A bad event raises BadInputError
+naming its index, and the runtime can go on with the next event. The timers
+of one event run under a step budget (engine/runtime/guard.py), so a looping
+operator raises NonTerminationError instead of hanging.
 """
 
 from __future__ import annotations
@@ -15,12 +24,13 @@ from typing import Any, Iterable
 
 from converge.engine.changelog import Change, OutputWatermark
 from converge.engine.errors import BadInputError
-from converge.engine.operators.base import OperatorContext
+from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import Plan, PlanNode
 from converge.engine.planner import plan as make_plan
 from converge.engine.rows import RowValidator, allowed_kinds
 from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
-from converge.engine.state import KeyedStateBackend
+from converge.engine.runtime.guard import TimerBudget
+from converge.engine.state import KeyedStateBackend, StateJournal
 
 OutputItem = Change | OutputWatermark
 
@@ -38,29 +48,52 @@ class LocalTimerService:
     def register_event_time_timer(self, timestamp: int) -> None:
         item = (timestamp, self._backend.current_key)
         if item not in self.event:
+            self._record(True, item, False)
             self.event.add(item)
             heapq.heappush(self._event_heap, (timestamp, repr(item[1]), item[1]))
 
     def register_processing_time_timer(self, timestamp: int) -> None:
         item = (timestamp, self._backend.current_key)
         if item not in self.proc:
+            self._record(False, item, False)
             self.proc.add(item)
             heapq.heappush(self._proc_heap, (timestamp, repr(item[1]), item[1]))
 
     def delete_event_time_timer(self, timestamp: int) -> None:
-        self.event.discard((timestamp, self._backend.current_key))
+        item = (timestamp, self._backend.current_key)
+        if item in self.event:
+            self._record(True, item, True)
+            self.event.discard(item)
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
-        self.proc.discard((timestamp, self._backend.current_key))
+        item = (timestamp, self._backend.current_key)
+        if item in self.proc:
+            self._record(False, item, True)
+            self.proc.discard(item)
 
     def pop_due(self, upto: int, *, event_time: bool) -> tuple[int, Any] | None:
         heap, live = (self._event_heap, self.event) if event_time else (self._proc_heap, self.proc)
         while heap and heap[0][0] <= upto:
             ts, _, key = heapq.heappop(heap)
             if (ts, key) in live:
+                self._record(event_time, (ts, key), True)
                 live.discard((ts, key))
                 return ts, key
         return None
+
+    def _record(self, event_time: bool, item: tuple[int, Any], was_live: bool) -> None:
+        """Journal whether a timer was pending before this change (engine/state.py's StateJournal)."""
+        undo = self._backend.undo
+        if undo is not None:
+            undo.append((self._undo, event_time, item, was_live))
+
+    def _undo(self, event_time: bool, item: tuple[int, Any], was_live: bool) -> None:
+        live, heap = (self.event, self._event_heap) if event_time else (self.proc, self._proc_heap)
+        if not was_live:
+            live.discard(item)        # its heap entry stays behind and is skipped, as a deleted timer's is
+        elif item not in live:
+            live.add(item)
+            heapq.heappush(heap, (item[0], repr(item[1]), item[1]))
 
     def snapshot(self) -> dict:
         return {"event": sorted(self.event, key=repr), "proc": sorted(self.proc, key=repr)}
@@ -113,8 +146,12 @@ class LocalRuntime:
         self._validators = {spec.name: RowValidator(spec) for spec in scenario.inputs}
         self._kinds = {spec.name: allowed_kinds(spec) for spec in scenario.inputs}
         self._nodes: dict[int, _NodeRuntime] = {}
+        self._journal = StateJournal()          # one event's undo records, over every node
+        self._undo_records = self._journal.records
+        self._budget: TimerBudget | None = None
         for node in self.plan.nodes():
             backend = KeyedStateBackend(scenario.config.map_state_order, seed=seed)
+            backend.undo = self._journal.records
             timers = LocalTimerService(backend)
             ctx = OperatorContext(backend, timers)
             n = len(node.inputs)
@@ -123,6 +160,9 @@ class LocalRuntime:
         self._order = [self._nodes[id(n)] for n in self.plan.nodes()]  # children before parents
         for rt in self._order:
             rt.keys = [rt.node.operator.key_selector(i) for i in range(len(rt.node.inputs))]
+        # operators with fields outside keyed state (saved before every event, restored on rejection)
+        self._volatile = [rt.node.operator for rt in self._order
+                          if type(rt.node.operator).volatile_state is not Operator.volatile_state]
         # per scenario input: everything the hot path needs, looked up once
         self._routes: dict[str, tuple] = {}
         for spec in scenario.inputs:
@@ -139,16 +179,45 @@ class LocalRuntime:
         return result
 
     def process_event(self, event: Event) -> list[OutputItem]:
+        """The output of one event; on any error nothing of the event remains (see the module docstring)."""
         index = self.event_index
+        saved: tuple | None = None
         try:
             if type(event) is ChangeEvent:
+                if self._volatile:
+                    saved = (None, [op.volatile_state() for op in self._volatile])
                 out = self._on_change(event)
             else:
+                saved = self._save_clocks()
+                self._budget = TimerBudget(index, self.pending_timers())
                 out = self._dispatch(event)
-        except BadInputError as exc:
-            raise exc.at_event(index) from None
+        except BaseException as exc:
+            self._undo(saved)
+            if isinstance(exc, BadInputError):
+                raise exc.at_event(index) from None
+            raise
+        if self._undo_records:
+            self._undo_records.clear()
         self.event_index += 1
         return out
+
+    def _save_clocks(self) -> tuple:
+        clocks = (self.processing_time,
+                  [(list(rt.input_wms), list(rt.idle), rt.wm, rt.ctx.watermark, rt.backend.now) for rt in self._order])
+        return clocks, [op.volatile_state() for op in self._volatile]
+
+    def _undo(self, saved: tuple | None) -> None:
+        """Roll back the event being processed: journaled state and timers, clocks, operators' own fields."""
+        self._journal.rollback()
+        if saved is None:
+            return
+        clocks, volatile = saved
+        for op, value in zip(self._volatile, volatile):
+            op.restore_volatile_state(value)
+        if clocks is not None:
+            self.processing_time, nodes = clocks
+            for rt, (input_wms, idle, wm, ctx_wm, now) in zip(self._order, nodes):
+                rt.input_wms, rt.idle, rt.wm, rt.ctx.watermark, rt.backend.now = input_wms, idle, wm, ctx_wm, now
 
     def _dispatch(self, event: Event) -> list[OutputItem]:
         if isinstance(event, ChangeEvent):
@@ -173,14 +242,15 @@ class LocalRuntime:
                 f"{kind} on input {event.input!r}: a {spec.changelog_mode} input accepts only "
                 f"{', '.join(sorted(kinds))}")
         row = validate(event.row)
-        if rt.idle[idx]:
-            rt.idle[idx] = False
         rt.backend.current_key = rt.keys[idx](row)
         emitted = rt.node.operator.process(idx, Change(kind, row), rt.ctx)
         if rt.node.parent is None:
-            return emitted
-        out: list[OutputItem] = []
-        self._forward(rt.node, emitted, out)
+            out = emitted
+        else:
+            out = []
+            self._forward(rt.node, emitted, out)
+        if rt.idle[idx]:                 # only once every operator took the change
+            rt.idle[idx] = False
         return out
 
     def _push(self, node: PlanNode, idx: int, change: Change, out: list[OutputItem]) -> None:
@@ -206,15 +276,22 @@ class LocalRuntime:
         out: list[OutputItem] = []
         for rt in self._order:
             rt.backend.now = t
+        budget = self._budget
         for rt in self._order:
             while (due := rt.timers.pop_due(t, event_time=False)) is not None:
                 ts, key = due
+                if budget is not None:
+                    budget.fire(rt.node.name, ts, key, event_time=False, clock=t)
                 rt.backend.current_key = key
                 self._forward(rt.node, rt.node.operator.on_timer(ts, rt.ctx, event_time=False), out)
         return out
 
     def _on_input_watermark(self, name: str, wm: int | None, *, idle: bool) -> list[OutputItem]:
-        node, idx = self.plan.entry[name]
+        entry = self.plan.entry.get(name)
+        if entry is None:
+            what = "an idle marker" if idle else "a watermark"
+            raise BadInputError(f"{what} on input {name!r}, which is not part of the join")
+        node, idx = entry
         out: list[OutputItem] = []
         self._set_input_watermark(node, idx, wm, idle, out)
         return out
@@ -241,8 +318,11 @@ class LocalRuntime:
         rt.wm = combined
         rt.ctx.watermark = combined
         emitted: list = []
+        budget = self._budget
         while (due := rt.timers.pop_due(combined, event_time=True)) is not None:
             ts, key = due
+            if budget is not None:
+                budget.fire(node.name, ts, key, event_time=True, clock=combined)
             rt.backend.current_key = key
             emitted.extend(rt.node.operator.on_timer(ts, rt.ctx, event_time=True))
         emitted.extend(rt.node.operator.on_watermark(combined, rt.ctx))

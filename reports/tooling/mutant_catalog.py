@@ -267,6 +267,16 @@ CATALOG: tuple[Mutant, ...] = (
         properties=("late_records_bounded", "pairs_and_padding_once", "matches_step_model"),
     ),
     Mutant(
+        "interval_cleanup_timer_not_advanced",
+        "the interval join re-registers its cleanup timer at the earliest remaining row's time instead of that "
+        "time plus the interval size, lateness and 1, so the timer is due again at once and fires for ever",
+        INTERVAL,
+        (Patch(f"{_INTERVAL_OP}._remove_expired", "self._register_cleanup(ctx, earliest, side)",
+               "self._register_cleanup(ctx, earliest - self.size[side] - self.min_cleanup - self.lateness - 1, "
+               "side)", 2),),
+        properties=("matches_step_model", "no_late_equals_oracle"),
+    ),
+    Mutant(
         "multiway_left_association_miscounted",
         "multi-way LEFT: a retracted record still counts as its own partner, so the padding never comes back",
         MULTIWAY,

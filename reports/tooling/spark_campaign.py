@@ -30,7 +30,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError, UsageError, exit_code, label
+from converge.engine.errors import BadInputError, ConvergeError, UsageError, exit_code, label
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.runtime.spark.job import run_scenarios_on_spark
@@ -95,13 +95,13 @@ def oracle_decides(scenario: Scenario) -> bool:
             and not raw_upsert and not cfg.optional_settings())
 
 
-def spark_equals_local(scenario: Scenario, got: RunResult | BadInputError) -> bool:
-    """Spark's output equals the local runtime's at every event (or both name the same bad event)."""
+def spark_equals_local(scenario: Scenario, got: RunResult | ConvergeError) -> bool:
+    """Spark's output equals the local runtime's at every event (or both end with the same error)."""
     try:
-        want: RunResult | BadInputError = run_scenario(scenario)
-    except BadInputError as exc:
+        want: RunResult | ConvergeError = run_scenario(scenario)
+    except ConvergeError as exc:
         want = exc
-    if isinstance(want, BadInputError) or isinstance(got, BadInputError):
+    if isinstance(want, ConvergeError) or isinstance(got, ConvergeError):
         if str(got) != str(want):
             raise PropertyFailure(Divergence("spark_equals_local", scenario,
                                              f"Spark: {got!r}; local runtime: {want!r}"))

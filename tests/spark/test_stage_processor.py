@@ -126,3 +126,51 @@ def test_key_slices_move_one_key_between_backends_with_its_arrival_order() -> No
     assert v2.get() == "value"
     second.now = 5
     assert v2.get() is None                               # the TTL moved with the value
+
+
+def _chain_with_a_residual_that_divides_by_zero() -> Scenario:
+    from converge.engine.scenario import scenario_from_dict
+
+    cols = {n: [["k", "BIGINT"], [f"{n}v", "BIGINT"]] for n in "abc"}
+    return scenario_from_dict({
+        "name": "second join divides by zero",
+        "inputs": [{"name": n, "columns": c} for n, c in cols.items()],
+        "join": {"inputs": ["a", "b", "c"], "types": ["inner", "inner"],
+                 "conditions": ["a.k = b.k", "b.k = c.k AND 10 // c.cv > 0"]},
+        "events": [{"input": "a", "kind": "+I", "row": [1, 1]}, {"input": "c", "kind": "+I", "row": [1, 0]},
+                   {"input": "b", "kind": "+I", "row": [1, 5]}, {"input": "a", "kind": "-D", "row": [1, 1]}],
+    })
+
+
+@pytest.mark.parametrize("batches", [1, 2, 4])
+def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(batches) -> None:
+    """The first join took the row, the second rejects it: both runtimes report event 2 with the same message."""
+    scenario = _chain_with_a_residual_that_divides_by_zero()
+    want = _local(scenario)
+    assert isinstance(want, BadInputError) and want.event_index == 2 and "division by zero" in str(want)
+    (got,) = run_in_memory(SparkJoinJob([scenario], batches=batches), shuffle_seed=batches)
+    assert isinstance(got, BadInputError) and str(got) == str(want)
+
+
+def test_a_looping_timer_ends_the_spark_run_with_the_local_runtimes_non_termination_error() -> None:
+    from converge.engine.errors import NonTerminationError
+    from converge.engine.scenario import scenario_from_dict
+    from converge.reports.tooling import mutant_catalog
+
+    scenario = scenario_from_dict({
+        "name": "looping cleanup timer",
+        "inputs": [{"name": "a", "columns": [["k", "BIGINT"], ["x", "BIGINT"]]},
+                   {"name": "b", "columns": [["k", "BIGINT"], ["y", "BIGINT"]]}],
+        "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"],
+                 "interval": {"lower_ms": -1, "upper_ms": -1, "time": "processing"}},
+        "events": [{"processing_time": 1}, {"input": "a", "kind": "+I", "row": [0, 0]}, {"processing_time": 2},
+                   {"input": "a", "kind": "+I", "row": [0, 0]}, {"processing_time": 3},
+                   {"input": "b", "kind": "+I", "row": [0, 0]}],
+    })
+    with mutant_catalog.applied(mutant_catalog.by_name("interval_cleanup_timer_not_advanced")[0]):
+        with pytest.raises(NonTerminationError) as info:
+            run_scenario(scenario)
+        want = info.value
+        assert str(want).startswith("event 4: ")
+        (got,) = run_in_memory(SparkJoinJob([scenario], batches=2))
+    assert isinstance(got, NonTerminationError) and str(got) == str(want)

@@ -28,13 +28,13 @@ import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError
+from converge.engine.errors import BadInputError, ConvergeError
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import PlanNode
 from converge.engine.planner import plan as make_plan
 from converge.engine.runtime.local import RunResult
 from converge.engine.runtime.spark.clocks import Clocks, node_clocks
-from converge.engine.runtime.spark.processor import ERROR_KIND, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
+from converge.engine.runtime.spark.processor import ERROR_KINDS, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
 from converge.engine.runtime.spark.session import ROCKSDB_PROVIDER, get_spark
 from converge.engine.runtime.spark.source import (
     SOURCE_SCHEMA,
@@ -133,21 +133,21 @@ def read_sink_rows(path: Path) -> list[tuple[str, bytes]]:
 
 
 def decode_changelog(rows: Iterable[tuple[str, bytes]], sizes: Sequence[int]
-                     ) -> tuple[list[list[list[Change]]], list[list[tuple[int, str]]]]:
+                     ) -> tuple[list[list[list[Change]]], list[list[tuple[int, str, str]]]]:
     """Sink rows as, per scenario, one list of changes per event in the local runtime's order, and
-    per scenario the bad-input errors the processors reported as (event index, message)."""
+    per scenario the errors the processors reported as (event index, message, error kind)."""
     items: list[list[tuple]] = [[] for _ in sizes]
     for key, blob in rows:
         items[-node_of(key) - 1].extend(pickle.loads(blob))
     per_event: list[list[list[Change]]] = []
-    errors: list[list[tuple[int, str]]] = []
+    errors: list[list[tuple[int, str, str]]] = []
     for n, found in zip(sizes, items):
         found.sort(key=lambda it: (it[0], it[1]))
         events: list[list[Change]] = [[] for _ in range(n)]
-        errs: list[tuple[int, str]] = []
+        errs: list[tuple[int, str, str]] = []
         for seq, _pos, kind, row in found:
-            if kind == ERROR_KIND:
-                errs.append((seq, row))
+            if kind in ERROR_KINDS:
+                errs.append((seq, row, kind))
             else:
                 events[seq].append(Change(kind, tuple(row)))
         per_event.append(events)
@@ -289,15 +289,17 @@ class SparkJoinJob:
                 query.stop()
 
     # ----------------------------------------------------------- output
-    def results(self, sink_rows: Iterable[tuple[str, bytes]] | None = None) -> list[RunResult | BadInputError]:
-        """Per scenario: its RunResult, or the bad-input error of its first bad event."""
+    def results(self, sink_rows: Iterable[tuple[str, bytes]] | None = None) -> list[RunResult | ConvergeError]:
+        """Per scenario: its RunResult, or the error of its first rejected event (bad input, or a
+        NonTerminationError when a timer kept firing)."""
         rows = read_sink_rows(self.sink_dir) if sink_rows is None else sink_rows
         per_event, errors = decode_changelog(rows, [len(s.events) for s in self.scenarios])
-        out: list[RunResult | BadInputError] = []
+        out: list[RunResult | ConvergeError] = []
         for scenario, events, errs, clocks in zip(self.scenarios, per_event, errors, self.clocks):
             if errs:
-                seq, message = min(errs)
-                out.append(BadInputError(message, event_index=seq))
+                seq, message, kind = min(errs)
+                error = ERROR_KINDS[kind]
+                out.append(BadInputError(message, event_index=seq) if error is BadInputError else error(message))
                 continue
             if clocks is not None:
                 add_output_watermarks(scenario, clocks, events)
@@ -306,7 +308,7 @@ class SparkJoinJob:
 
     def result(self, index: int = 0) -> RunResult:
         outcome = self.results()[index]
-        if isinstance(outcome, BadInputError):
+        if isinstance(outcome, ConvergeError):
             raise outcome
         return outcome
 
@@ -324,8 +326,8 @@ def split_by_time(scenarios: Sequence[Scenario]) -> dict[bool, list[int]]:
 
 
 def run_scenarios_on_spark(scenarios: Sequence[Scenario], *, work_dir: str | Path | None = None,
-                           **options: Any) -> list[RunResult | BadInputError]:
-    """Run several scenarios on Spark; per scenario a RunResult or its bad-input error.
+                           **options: Any) -> list[RunResult | ConvergeError]:
+    """Run several scenarios on Spark; per scenario a RunResult or the error that ended it.
 
     Scenarios without time-driven operators share one query; time-driven ones
     (interval joins) run in a second query, in EventTime mode."""
@@ -356,6 +358,6 @@ def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int
     """
     (outcome,) = run_scenarios_on_spark([scenario], spark=spark, batches=batches, bounds=bounds,
                                         work_dir=work_dir, seed=seed)
-    if isinstance(outcome, BadInputError):
+    if isinstance(outcome, ConvergeError):
         raise outcome
     return outcome

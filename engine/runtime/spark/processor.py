@@ -39,9 +39,10 @@ from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.errors import BadInputError, ConvergeError, NonTerminationError
 from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
+from converge.engine.runtime.guard import TimerBudget
 from converge.engine.runtime.spark.clocks import Clocks
 from converge.engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
 from converge.engine.scenario_json import scenario_from_dict
@@ -50,6 +51,8 @@ from converge.engine.state import KeyedStateBackend
 ROW_SCHEMA = "key string, data binary"
 SLICE_SCHEMA = "slice binary"
 ERROR_KIND = "!error"      # an item kind no change has: a bad-input error for the driver to raise
+LOOP_KIND = "!loop"        # ... a non-termination error (a timer that keeps firing) for the driver to raise
+ERROR_KINDS: dict[str, type[ConvergeError]] = {ERROR_KIND: BadInputError, LOOP_KIND: NonTerminationError}
 
 _UNREAD = object()         # the blob was not read yet
 
@@ -113,6 +116,7 @@ class BuiltNode:
         scenario = scenario_from_dict(job.scenarios[ref.scenario])
         node = make_plan(scenario).nodes()[ref.index]
         self.operator = node.operator
+        self.name = node.name
         self.backend = KeyedStateBackend(scenario.config.map_state_order, seed=job.seed)
         self.clocks = job.clocks[ref.scenario] if job.clocks else None
         self.timers = KeyTimers() if self.clocks is not None else None
@@ -178,7 +182,7 @@ class StageProcessor(StatefulProcessor):
         node = built_node(self.job, number)
         self._maybe_fail(node, items)
         first = items[0]
-        if first[3] == ERROR_KIND:           # a child's bad-input error: pass it to the root
+        if first[3] in ERROR_KINDS:          # a child's error: pass it to the root
             seq, pos, _tag, kind, message, pt, wm = first
             yield from self._emit(node, [(seq, pos, kind, message, pt, wm)])
             return
@@ -219,26 +223,31 @@ class StageProcessor(StatefulProcessor):
         ctx = node.ctx
         out: list = []
         append = out.append
-        for seq, pos, tag, kind, row, pt, wm in items:
-            if timers is not None:
-                self._fire(node, k, seq, out)
-                timers.seq = seq
-                ctx.watermark = wm
-            if kind == ERROR_KIND:           # a child's bad-input error: pass it to the root
-                backend.take_key_slice(k)
-                yield from self._emit(node, [(seq, pos, kind, row, pt, wm)])
-                return
-            backend.now = pt
-            try:
+        seq, pos, pt, wm = 0, (), 0, None
+        try:
+            for seq, pos, tag, kind, row, pt, wm in items:
+                if timers is not None:
+                    self._fire(node, k, seq, out)
+                    timers.seq = seq
+                    ctx.watermark = wm
+                if kind in ERROR_KINDS:      # a child's error: pass it to the root
+                    backend.take_key_slice(k)
+                    yield from self._emit(node, [(seq, pos, kind, row, pt, wm)])
+                    return
+                backend.now = pt
                 emitted = process(tag, Change(kind, row), ctx)
-            except BadInputError as exc:
-                backend.take_key_slice(k)
-                yield from self._emit(node, [(seq, pos, ERROR_KIND, exc.detail, pt, wm)])
-                return                       # the driver raises it; the key's state stays as it was
-            for j, change in enumerate(emitted):
-                append((seq, pos + (j,), change.kind, change.row, pt, wm))
-        if fire_before is not None:
-            self._fire(node, k, fire_before, out)
+                for j, change in enumerate(emitted):
+                    append((seq, pos + (j,), change.kind, change.row, pt, wm))
+            if fire_before is not None:
+                self._fire(node, k, fire_before, out)
+        except BadInputError as exc:
+            backend.take_key_slice(k)
+            yield from self._emit(node, [(seq, pos, ERROR_KIND, exc.detail, pt, wm)])
+            return                           # the driver raises it; the key's state stays as it was
+        except NonTerminationError as exc:
+            backend.take_key_slice(k)
+            yield from self._emit(node, [(self._loop_at, (), LOOP_KIND, str(exc), pt, wm)])
+            return
         self._save(node, k, stored)
         if out:
             yield from self._emit(node, out)
@@ -248,10 +257,15 @@ class StageProcessor(StatefulProcessor):
         timers, clocks, ctx = node.timers, node.clocks, node.ctx
         assert timers is not None and clocks is not None
         fired = 0
+        budget: TimerBudget | None = None
         while (due := timers.next_due(clocks, before)) is not None:
             at, ts, event_time = due
             del timers.pending[(ts, event_time)]
             pt, wm = clocks.processing_time_at(at), clocks.watermark_at(at)
+            if budget is None or budget.event_index != at:   # the step budget is per firing event
+                budget = TimerBudget(at, len(timers.pending) + 1)
+            self._loop_at = at
+            budget.fire(node.name, ts, k, event_time=event_time, clock=wm if event_time else pt)
             node.backend.now = pt
             ctx.watermark = wm
             timers.seq = at
@@ -279,7 +293,7 @@ class StageProcessor(StatefulProcessor):
     # ------------------------------------------------------------ output
     def _emit(self, node: BuiltNode, items: list) -> Iterator[Row]:
         """A root emits one row per key group; an inner node one row per destination key."""
-        if node.parent is None or items[0][2] == ERROR_KIND:
+        if node.parent is None or items[0][2] in ERROR_KINDS:
             data = [(s, p, kd, r) for s, p, kd, r, _, _ in items]
             yield Row(key=sink_key(node.scenario), data=_dumps(data, _PROTOCOL))
             return

@@ -93,7 +93,11 @@ def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, 
                 if event.processing_time < now:
                     raise BadInputError(f"processing time goes backwards: {event.processing_time} after {now}")
                 now = event.processing_time
-            elif not isinstance(event, (WatermarkEvent, IdleEvent)):
+            elif isinstance(event, (WatermarkEvent, IdleEvent)):
+                if event.input not in routes:     # as the local runtime: only joined inputs have watermarks
+                    what = "an idle marker" if isinstance(event, IdleEvent) else "a watermark"
+                    raise BadInputError(f"{what} on input {event.input!r}, which is not part of the join")
+            else:
                 raise BadInputError(f"unknown event {event!r}")
         except BadInputError as exc:
             raise exc.at_event(i) from None

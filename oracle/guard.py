@@ -358,16 +358,16 @@ class _Checker:
         if kind == "STRING" and "\0" in text:
             raise _reject("a string constant holding a NUL character is not allowed in a condition")
         value = node.get("value")
+        if isinstance(value, dict) and value.get("type", {}).get("id") == "BOOLEAN" and not value.get("is_null"):
+            # DuckDB 1.x writes a BOOLEAN constant back as true/false, which it parses as CAST('t' AS BOOLEAN):
+            # write it in that form from the start.
+            return _cast_of_text("t" if value["value"] else "f", "BOOLEAN")
         if isinstance(value, dict) and value.get("type", {}).get("id") in ("DOUBLE", "FLOAT"):
             # DuckDB 1.x writes a DOUBLE literal back without its exponent (1e3 as 1000.0, a DECIMAL):
             # write it as CAST('<shortest repr>' AS DOUBLE), which is the same DOUBLE value.
             number = float(value["value"])
             text = repr(number) if not math.isnan(number) else "nan"
-            return {"class": "CAST", "type": "OPERATOR_CAST", "alias": "",
-                    "child": {"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "",
-                              "value": {"type": {"id": "VARCHAR", "type_info": None}, "is_null": False,
-                                        "value": text}},
-                    "cast_type": {"id": "DOUBLE", "type_info": None}, "try_cast": False}
+            return _cast_of_text(text, "DOUBLE")
         return copy.copy(node)
 
     def function(self, node: dict, depth: int) -> dict:
@@ -390,6 +390,14 @@ class _Checker:
         else:
             out["children"] = checked
         return out
+
+
+def _cast_of_text(text: str, type_id: str) -> dict:
+    """The tree of CAST('<text>' AS <type_id>) in DuckDB 1.x's serialization."""
+    return {"class": "CAST", "type": "OPERATOR_CAST", "alias": "",
+            "child": {"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "",
+                      "value": {"type": {"id": "VARCHAR", "type_info": None}, "is_null": False, "value": text}},
+            "cast_type": {"id": type_id, "type_info": None}, "try_cast": False}
 
 
 def _pick(name: str, names: Sequence[str]) -> str | None:

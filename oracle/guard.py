@@ -70,6 +70,9 @@ CAST_TYPES = {
 """CAST target type names (as DuckDB 2 writes them; 1.x resolves aliases itself)."""
 
 _CONSTANT_KINDS = frozenset({"INTEGER", "NUMERIC", "STRING", "BOOLEAN", "NULL_LITERAL"})
+_CONSTANT_TYPE_IDS = frozenset({"INTEGER", "BIGINT", "HUGEINT", "UBIGINT", "UHUGEINT", "DECIMAL", "DOUBLE", "FLOAT",
+                                "VARCHAR", "BOOLEAN", "NULL"})
+"""What DuckDB 1.x's parser makes of literals (2.x: _CONSTANT_KINDS)."""
 
 MAX_CONDITION_CHARS = 10_000
 MAX_DEPTH = 100
@@ -352,12 +355,18 @@ class _Checker:
         return hits[0]
 
     def constant(self, node: dict) -> dict:
-        kind, text = literal(node)
-        if kind not in _CONSTANT_KINDS:
-            raise _reject(f"a {kind} constant is not allowed in a condition")
-        if kind == "STRING" and "\0" in text:
-            raise _reject("a string constant holding a NUL character is not allowed in a condition")
         value = node.get("value")
+        if isinstance(value, dict):  # DuckDB 1.x: a typed value (read here, not by engine.duckdb_ast)
+            type_id = str((value.get("type") or {}).get("id"))
+            if type_id not in _CONSTANT_TYPE_IDS:
+                raise _reject(f"a {type_id} constant is not allowed in a condition")
+            text = value.get("value") if type_id == "VARCHAR" else ""
+        else:  # DuckDB 2.x: the literal's kind and text
+            kind, text = literal(node)
+            if kind not in _CONSTANT_KINDS:
+                raise _reject(f"a {kind} constant is not allowed in a condition")
+        if isinstance(text, str) and "\0" in text:
+            raise _reject("a string constant holding a NUL character is not allowed in a condition")
         if isinstance(value, dict) and value.get("type", {}).get("id") == "BOOLEAN" and not value.get("is_null"):
             # DuckDB 1.x writes a BOOLEAN constant back as true/false, which it parses as CAST('t' AS BOOLEAN):
             # write it in that form from the start.

@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import duckdb
 import pytest
@@ -33,6 +33,7 @@ from tests.test_condition import A as COND_A
 from tests.test_condition import B as COND_B
 from tests.test_condition import ROW, duckdb_values, expr
 
+Con = duckdb.DuckDBPyConnection | None
 A = InputSpec("a", (("k", "BIGINT"), ("t", "BIGINT"), ("s", "VARCHAR")))
 B = InputSpec("b", (("k", "BIGINT"), ("t", "BIGINT"), ("s", "VARCHAR")))
 EVENTS = (ChangeEvent("a", "+I", (1, 10, "x")), ChangeEvent("b", "+I", (1, 12, "y")),
@@ -42,8 +43,8 @@ EVENTS = (ChangeEvent("a", "+I", (1, 10, "x")), ChangeEvent("b", "+I", (1, 12, "
 def binary(condition: object, a: InputSpec = A, b: InputSpec = B, events: tuple = EVENTS,
            interval: bool = False) -> Scenario:
     iv = IntervalSpec("a.t", "b.t", -5, 5) if interval else None
-    return Scenario("hostile", (a, b), JoinSpec((a.name, b.name), ("inner",), (condition,), iv),  # type: ignore[arg-type]
-                    events=events)
+    join = JoinSpec((a.name, b.name), ("inner",), (condition,), iv)  # type: ignore[arg-type]
+    return Scenario("hostile", (a, b), join, events=events)
 
 
 def state(con: duckdb.DuckDBPyConnection, macros: bool = True) -> dict[str, list]:
@@ -160,7 +161,7 @@ def hostile_conditions(folder: Path) -> list[str]:
     ]
 
 
-def test_the_issues_injection_strings_are_rejected_everywhere(con, unchanged, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_issues_injection_strings_are_rejected_everywhere(con: Con, unchanged: None, tmp_path: Path) -> None:
     for condition in hostile_conditions(tmp_path):
         assert_rejected(binary(condition), con, tmp_path)
     assert_rejected(binary(42), con, tmp_path)  # not a string at all
@@ -171,7 +172,13 @@ def test_redundant_parentheses_are_only_parentheses() -> None:
         Counter({(1, 10, "x", 1, 12, "y"): 1})
 
 
-def test_a_valid_query_still_runs_after_rejections(con) -> None:  # type: ignore[no-untyped-def]
+def test_wide_decimal_and_hugeint_constants_are_accepted() -> None:
+    """DuckDB 1.x serializes them as two-part integers; the checker reads them itself."""
+    for condition in ("a.k = b.k AND a.t < 100.00000000000000000000001", "a.k = b.k AND a.t < 18446744073709551615"):
+        assert DuckDBOracle().final(binary(condition)) == Counter({(1, 10, "x", 1, 12, "y"): 1})
+
+
+def test_a_valid_query_still_runs_after_rejections(con: Con) -> None:
     oracle = DuckDBOracle(con)
     assert oracle.final(binary("a.k = b.k")) == Counter({(1, 10, "x", 1, 12, "y"): 1})
     assert oracle.final(binary("a.k = b.k", interval=True)) == Counter({(1, 10, "x", 1, 12, "y"): 1})
@@ -204,7 +211,7 @@ def injected(draw: st.DrawFn) -> tuple[str, bool]:
 
 
 @pytest.fixture
-def unchanged(con):  # type: ignore[no-untyped-def]
+def unchanged(con: Con) -> Iterator[None]:
     """The connections' whole state, macros included, is the same after the test as before it."""
     watched = [connection()] + ([con] if con is not None else [])
     before = [state(c) for c in watched]
@@ -214,7 +221,7 @@ def unchanged(con):  # type: ignore[no-untyped-def]
 
 @settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.one_of(injected(), st.tuples(st.text(max_size=60), st.just(False))))
-def test_no_condition_changes_anything(con, unchanged, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_no_condition_changes_anything(con: Con, unchanged: None, tmp_path: Path,
                                        case: tuple[str, bool]) -> None:
     """Any text: either a checked expression that runs, or BadInputError; never a side effect."""
     condition, must_reject = case
@@ -241,7 +248,7 @@ HOSTILE_NAMES = ['a"b', 'x"; COPY (SELECT 1) TO \'f.csv\'; --', "it's", "é\U000
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
-def test_names_with_quotes_are_quoted_not_executed(con, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_names_with_quotes_are_quoted_not_executed(con: Con, tmp_path: Path, name: str) -> None:
     """A strange input or column name is just a name: the answer is the one with plain names."""
     a = InputSpec(name, (("k", "BIGINT"), (name + "t", "BIGINT"), ("s", "VARCHAR")))
     b = InputSpec("b", (("k", "BIGINT"), ("t", "BIGINT"), (name, "VARCHAR")))
@@ -268,7 +275,8 @@ def test_names_with_quotes_are_quoted_not_executed(con, tmp_path: Path, name: st
     ("type", "BIGINT[]); COPY (SELECT 1) TO 'f.csv'; --", "inputs[0].columns[0]"),
     ("type", "TIMESTAMP", "inputs[0].columns[0]"),
 ])
-def test_bad_names_and_types_are_bad_input(con, unchanged, tmp_path: Path, where: str, bad: str, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_names_and_types_are_bad_input(con: Con, unchanged: None, tmp_path: Path, where: str, bad: str,
+                                           path: str) -> None:
     if where == "input":
         a = replace(A, name=bad)
         events = tuple(replace(e, input=bad) if e.input == "a" else e for e in EVENTS)
@@ -287,7 +295,7 @@ def test_bad_names_and_types_are_bad_input(con, unchanged, tmp_path: Path, where
     ((1, 1, 5), "expected a string|not a value"),
     ((1, 1.5, "x"), "expected an integer|not a value"),
 ])
-def test_bad_values_are_bad_input_naming_the_event(con, unchanged, tmp_path: Path, row: tuple,  # type: ignore[no-untyped-def]
+def test_bad_values_are_bad_input_naming_the_event(con: Con, unchanged: None, tmp_path: Path, row: tuple,
                                                    match: str) -> None:
     s = binary("a.k = b.k", events=EVENTS + (ChangeEvent("a", "+I", row),))
     for call in apis(con).values():

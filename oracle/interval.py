@@ -19,6 +19,8 @@ from typing import AbstractSet
 
 from converge.engine.errors import BadInputError
 from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
+from converge.oracle.guard import check_inputs, safe_condition
+from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
 from converge.oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
 
@@ -46,6 +48,7 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")
             time_index[spec.name] = spec.index_of(column)
     out: dict[str, list[IntervalRecord]] = {spec.name: [] for spec in chain}
+    checks = {spec.name: row_checker(spec) for spec in chain}
     now = 0
     for pos, event in enumerate(scenario.events):
         if isinstance(event, ProcessingTimeEvent):
@@ -56,15 +59,22 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
         if event.kind != "+I":
             raise BadInputError(f"{event.kind} on input {event.input!r}: interval join inputs are append-only",
                                 event_index=pos)
+        try:
+            row = checks[event.input](tuple(event.row))
+        except BadInputError as exc:
+            raise exc.at_event(pos) from None
         idx = time_index[event.input]
         if idx is None:
             time = now
         else:
-            time = event.row[idx]
+            time = row[idx]
             if time is None:
-                raise BadInputError(f"row {list(event.row)} on input {event.input!r} has a NULL time",
+                raise BadInputError(f"row {list(row)} on input {event.input!r} has a NULL time",
                                     event_index=pos)
-        out[event.input].append((pos, time, tuple(event.row)))
+            if type(time) is not int:
+                raise BadInputError(f"row {list(row)} on input {event.input!r}: the time {time!r} is not an "
+                                    "integer (milliseconds)", event_index=pos)
+        out[event.input].append((pos, time, row))
     return out
 
 
@@ -82,7 +92,15 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     assert iv is not None
     jtype = scenario.join.types[0]
     if jtype not in ("inner", "left", "right", "full"):
-        raise BadInputError(f"an interval join cannot be {jtype!r}")
+        raise BadInputError(f"an interval join cannot be {jtype!r}", path="join.types[0]")
+    for bound in ("lower_ms", "upper_ms"):
+        value = getattr(iv, bound)
+        if type(value) is not int or not -(2**63) <= value < 2**63:
+            raise BadInputError(f"{value!r} is not a BIGINT number of milliseconds", path=f"join.interval.{bound}")
+    check_inputs(scenario)
+    if len(scenario.chain) != 2 or len(scenario.join.conditions) != 1:
+        raise BadInputError("an interval join joins two inputs with one condition", path="join")
+    condition = safe_condition(scenario.join.conditions[0], scenario.chain, "join.conditions[0]")
     records = interval_records(scenario)
     sources: dict[str, str] = {}
     times: dict[str, str] = {}
@@ -97,7 +115,7 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     lt, rt = times[left.name], times[right.name]
     select = [f"{la}.{quote_ident(c)}" for c in left.column_names] + \
              [f"{ra}.{quote_ident(c)}" for c in right.column_names]
-    on = (f"({scenario.join.conditions[0]}) AND {lt}::HUGEINT BETWEEN {rt}::HUGEINT + ({iv.lower_ms}) "
+    on = (f"(\n{condition}\n) AND {lt}::HUGEINT BETWEEN {rt}::HUGEINT + ({iv.lower_ms}) "
           f"AND {rt}::HUGEINT + ({iv.upper_ms})")
     return (f"SELECT {', '.join(select)}\nFROM {sources[left.name]} AS {la}\n"
             f"{JOIN_KEYWORDS[jtype]} {sources[right.name]} AS {ra} ON {on}")

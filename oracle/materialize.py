@@ -27,7 +27,7 @@ from typing import Any, Callable
 from converge.engine.errors import BadInputError
 from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 
-__all__ = ["materialize_inputs", "presence_intervals", "Interval"]
+__all__ = ["materialize_inputs", "presence_intervals", "row_checker", "Interval"]
 
 Interval = tuple[int, int, tuple]
 """(start_seq, end_seq_exclusive, row): the row is present after events start..end-1."""
@@ -80,7 +80,7 @@ def _check_value(value: Any, ctype: str, column: str) -> Any:
     raise BadInputError(f"column {column!r}: unsupported type {ctype!r}")
 
 
-def _row_checker(spec: InputSpec) -> Callable[[tuple], tuple]:
+def row_checker(spec: InputSpec) -> Callable[[tuple], tuple]:
     """A function validating a row of ``spec`` and returning it normalized."""
     names = spec.column_names
     types = spec.column_types
@@ -107,7 +107,7 @@ class _InputState:
 
     def __init__(self, spec: InputSpec) -> None:
         self.spec = spec
-        self.check = _row_checker(spec)
+        self.check = row_checker(spec)
         self.key = _key_of(spec)
         self.upsert = spec.changelog_mode == "upsert"
         if self.upsert:

@@ -2,21 +2,39 @@
 
 Property runs issue one query per Hypothesis example, so per-query overhead
 is the budget that matters; the connection's settings are chosen for it.
+The connection is also locked down (no file or network access, no extension
+loading, configuration locked): the oracle's SQL is built from scenario data,
+and even a query that got past oracle/guard.py could then change nothing
+outside the query itself.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from typing import Any, Sequence
 
 import duckdb
 
 from converge.engine.errors import OracleError
 
-__all__ = ["connection", "run_query"]
+__all__ = ["LOCKDOWN", "connection", "run_query"]
 
 _lock = threading.Lock()
 _shared: tuple[int, duckdb.DuckDBPyConnection] | None = None
+
+LOCKDOWN: tuple[str, ...] = (
+    # no file system or network access: COPY TO, read_csv, ATTACH, INSTALL, secrets on disk
+    "SET enable_external_access = false",
+    # no extension can be fetched or loaded behind the oracle's back (json is built in)
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET allow_community_extensions = false",
+    "SET allow_unsigned_extensions = false",
+    # and none of the above can be switched back on
+    "SET lock_configuration = true",
+)
+"""The statements that lock the oracle's own connection down, in order (DuckDB 1.5 accepts each at runtime)."""
 
 
 def _new_connection() -> duckdb.DuckDBPyConnection:
@@ -30,10 +48,14 @@ def _new_connection() -> duckdb.DuckDBPyConnection:
       so joins stay hash joins without the optimizer, and results do not
       depend on it (tests/test_oracle.py compares against an optimized
       connection).
+    * ``LOCKDOWN``, last: once ``lock_configuration`` is on, no statement on
+      this connection can change a setting again (``SET`` and ``RESET`` fail).
     """
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
     con.execute("PRAGMA disable_optimizer")
+    for statement in LOCKDOWN:
+        con.execute(statement)
     return con
 
 
@@ -46,11 +68,12 @@ def connection() -> duckdb.DuckDBPyConnection:
     return _shared[1]
 
 
-def run_query(sql: str, con: duckdb.DuckDBPyConnection | None = None) -> list[tuple]:
+def run_query(sql: str, con: duckdb.DuckDBPyConnection | None = None, *,
+              params: Sequence[Any] | None = None) -> list[tuple]:
     """Every row of `sql` on `con` (default: the process-wide connection); a DuckDB error is an OracleError."""
     with _lock:
         target = con if con is not None else connection()
         try:
-            return target.execute(sql).fetchall()
+            return target.execute(sql, params).fetchall()
         except duckdb.Error as exc:
             raise OracleError(f"DuckDB failed: {type(exc).__name__}: {exc}\n-- SQL:\n{sql}") from exc

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from converge.engine.errors import OracleError
+from converge.engine.errors import BadInputError, OracleError
 from converge.engine.scenario import InputSpec, Scenario
+from converge.oracle.guard import check_name, check_value, safe_conditions
 
 __all__ = [
     "JOIN_KEYWORDS",
@@ -55,34 +56,39 @@ _NO_OUTPUT = ("semi", "anti")
 
 
 def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    """A DuckDB identifier naming exactly ``name`` (quotes doubled; NUL, lone surrogates, "" rejected)."""
+    return '"' + check_name(name).replace('"', '""') + '"'
 
 
 def quote_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _varchar_item(v: object) -> str:
+def _varchar_item(v: object, column: str) -> str:
     """A string inside DuckDB's list-literal syntax: double-quoted, backslash escapes; NULL bare."""
     if v is None:
         return "NULL"
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    text = check_value(v, "VARCHAR", column)
+    assert isinstance(text, str)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 _LIST_TYPES = {"BIGINT", "INTEGER", "DOUBLE", "BOOLEAN"}
 
 
-def _items(values: Iterable[object], ctype: str) -> list[str]:
+def _items(values: Iterable[object], ctype: str, column: str) -> list[str]:
     """Each value as an element of a list literal of ``ctype``.
 
     Numbers and booleans are written with ``repr`` (``1``, ``0.1``, ``nan``,
-    ``-inf``, ``True``), which DuckDB's list cast reads back exactly.
+    ``-inf``, ``True``), which DuckDB's list cast reads back exactly. Every
+    value is checked against its type first (guard.check_value), so ``repr``
+    only ever sees an int, float or bool.
     """
     if ctype == "VARCHAR":
-        return [_varchar_item(v) for v in values]
+        return [_varchar_item(v, column) for v in values]
     if ctype not in _LIST_TYPES:
-        raise OracleError(f"column type {ctype!r} is not supported by the oracle")
-    return ["NULL" if v is None else repr(v) for v in values]
+        raise BadInputError(f"column {column!r}: type {ctype!r} is not supported by the oracle")
+    return ["NULL" if v is None else repr(check_value(v, ctype, column)) for v in values]
 
 
 def _typed_list(items: Iterable[str], ctype: str, repeats: Sequence[int] | None = None) -> str:
@@ -92,7 +98,8 @@ def _typed_list(items: Iterable[str], ctype: str, repeats: Sequence[int] | None 
     return quote_str("[" + ", ".join(items) + "]") + f"::{ctype}[]"
 
 
-def _list_expr(values: Sequence[object], ctype: str, repeats: Sequence[int] | None = None) -> str:
+def _list_expr(values: Sequence[object], ctype: str, repeats: Sequence[int] | None = None,
+               column: str = "?") -> str:
     """The typed list holding ``values`` exactly; strings with NUL characters included.
 
     DuckDB 1.x's parser ends a string constant at a NUL character, so a NUL
@@ -100,9 +107,10 @@ def _list_expr(values: Sequence[object], ctype: str, repeats: Sequence[int] | No
     element instead, each NUL as ``chr(0)``: slower to bind, and rare.
     """
     if ctype != "VARCHAR" or not any(isinstance(v, str) and "\0" in v for v in values):
-        return _typed_list(_items(values, ctype), ctype, repeats)
+        return _typed_list(_items(values, ctype, column), ctype, repeats)
+    texts = [check_value(v, ctype, column) for v in values]
     elements = ["NULL" if v is None else " || chr(0) || ".join(quote_str(part) for part in str(v).split("\0"))
-                for v in values]
+                for v in texts]
     if repeats is not None:
         elements = [e for e, m in zip(elements, repeats) for _ in range(m)]
     return f"CAST(list_value({', '.join(elements)}) AS VARCHAR[])"
@@ -121,7 +129,7 @@ def _select(spec: InputSpec, rows: Sequence[tuple], repeats: Sequence[int] | Non
         items.append(f"unnest({seq_list}) AS {quote_ident(seq_column)}")
     columns: Iterable[Sequence[object]] = zip(*rows) if rows else [()] * len(spec.columns)
     for (name, ctype), values in zip(spec.columns, columns):
-        items.append(f"unnest({_list_expr(values, ctype, repeats)}) AS {quote_ident(name)}")
+        items.append(f"unnest({_list_expr(values, ctype, repeats, name)}) AS {quote_ident(name)}")
     return "(SELECT " + ", ".join(items) + ")"
 
 
@@ -153,13 +161,18 @@ def seq_column_name(scenario: Scenario) -> str:
 
 
 def check_supported(scenario: Scenario) -> None:
-    """Fail early (OracleError) on joins these queries do not answer, before any SQL runs."""
+    """Fail early on joins these queries do not answer (OracleError) and on bad input (BadInputError).
+
+    Names, column types and every condition are checked here (oracle/guard.py),
+    before any SQL is built, so the errors name their key path.
+    """
     if scenario.join.interval is not None:
         raise OracleError("an interval join's answer at every event is not a batch query: the interval "
                           "properties decide it with their step model (its final answer: oracle.interval)")
     for jtype in scenario.join.types:
         if jtype not in JOIN_KEYWORDS:
             raise OracleError(f"join type {jtype!r} is not supported by the oracle")
+    safe_conditions(scenario)
 
 
 def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None, *,
@@ -180,6 +193,7 @@ def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None,
     (``coalesce`` of both) joins, where the left side may be padded.
     """
     check_supported(scenario)
+    conditions = safe_conditions(scenario)
     tables = tables or {}
     chain = scenario.chain
 
@@ -196,8 +210,8 @@ def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None,
     seq_expr = f"{quote_ident(first.name)}.{qseq}"
     output = columns_of(first)
     lines = [f"FROM {from_item(first)}"]
-    for spec, jtype, cond in zip(chain[1:], scenario.join.types, scenario.join.conditions):
-        on = f"({cond}\n)" if "--" in cond else f"({cond})"  # a trailing comment must not swallow the ')'
+    for spec, jtype, cond in zip(chain[1:], scenario.join.types, conditions):
+        on = f"(\n{cond}\n)"  # DuckDB's regeneration of the checked condition (guard.py), never the raw text
         if seq is not None:
             right_seq = f"{quote_ident(spec.name)}.{qseq}"
             on = f"{seq_expr} = {right_seq} AND {on}"

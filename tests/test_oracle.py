@@ -162,8 +162,9 @@ def test_chain_with_semi_in_the_middle() -> None:
 def test_chain_semi_input_is_not_visible_later() -> None:
     s = scenario([inp("a"), inp("b", "k BIGINT, y VARCHAR"), inp("c", "k BIGINT, z VARCHAR")],
                  ["anti", "inner"], ["a.k = b.k", "b.k = c.k"], [ins("a", 1, "a")])
-    with pytest.raises(OracleError, match="SQL"):
+    with pytest.raises(BadInputError, match=r"unknown input 'b' \(this join step sees a, c\)") as info:
         ORACLE.final(s)
+    assert info.value.path == "join.conditions[1]"
 
 
 def test_chain_full_then_left_history() -> None:
@@ -386,8 +387,11 @@ def test_errors() -> None:
     with pytest.raises(OracleError, match="interval join.s answer at every event is not a batch query"):
         ORACLE.history(s)
     bad = ab("inner", "a.k = b.nope")
-    with pytest.raises(OracleError, match=r"(?s)nope.*-- SQL:.*SELECT"):
+    with pytest.raises(BadInputError, match="input 'b' has no column 'nope'") as info:
         ORACLE.final(bad)
+    assert info.value.path == "join.conditions[0]"
+    with pytest.raises(OracleError, match=r"(?s)Overflow.*-- SQL:.*SELECT"):  # valid, but fails while running
+        ORACLE.final(ab("inner", "a.k * 9223372036854775807 = b.k"))
 
 
 def test_condition_with_trailing_comment() -> None:

@@ -16,7 +16,8 @@ import pytest
 from converge.engine.changelog import Change
 from converge.engine.errors import BadInputError
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Scenario, scenario_from_dict
+from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.scenario_json import scenario_from_dict
 
 
 def _two_columns(name: str, mode: str = "retract", unique_key=None) -> dict:

@@ -189,3 +189,11 @@ def test_a_regressing_watermark_is_ignored_as_flink_ignores_it() -> None:
     assert with_regression[:3] + with_regression[4:] == without
     # the padded row was emitted once the watermark passed 10 + 5, and the regression did not undo it
     assert any(item for items in with_regression for item in items if getattr(item, "kind", None) == "+I")
+
+
+@pytest.mark.parametrize("name", ['a"b', 'x"; COPY (SELECT 1) TO \'f.csv\'; --', "it's", " spaced ", '""', "a.b",
+                                  "--", "/*", "", "a\x00b", "a\ud800"])
+def test_hostile_input_names_are_refused_by_the_model_itself(name: str) -> None:
+    """The first line of defence; tests/test_oracle_injection.py checks the oracle's own, behind it."""
+    with pytest.raises(BadInputError, match=r"^name: "):
+        InputSpec(name, (("k", "BIGINT"),))

@@ -129,7 +129,7 @@ def test_key_slices_move_one_key_between_backends_with_its_arrival_order() -> No
 
 
 def _chain_with_a_residual_that_divides_by_zero() -> Scenario:
-    from converge.engine.scenario import scenario_from_dict
+    from converge.engine.scenario_json import scenario_from_dict
 
     cols = {n: [["k", "BIGINT"], [f"{n}v", "BIGINT"]] for n in "abc"}
     return scenario_from_dict({
@@ -154,7 +154,7 @@ def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(b
 
 def test_a_looping_timer_ends_the_spark_run_with_the_local_runtimes_non_termination_error() -> None:
     from converge.engine.errors import NonTerminationError
-    from converge.engine.scenario import scenario_from_dict
+    from converge.engine.scenario_json import scenario_from_dict
     from converge.reports.tooling import mutant_catalog
 
     scenario = scenario_from_dict({

@@ -31,8 +31,9 @@ def literal(node: dict) -> tuple[str, str]:
     if tid in _INTEGER_IDS:
         number = raw["upper"] * 2**64 + raw["lower"] if isinstance(raw, dict) else raw
         return "INTEGER", str(number)
-    if tid == "DECIMAL":
-        return "NUMERIC", str(Decimal(raw).scaleb(-value["type"]["type_info"]["scale"]))
+    if tid == "DECIMAL":  # wider than 18 digits, the scaled integer is a hugeint {upper, lower}
+        number = raw["upper"] * 2**64 + raw["lower"] if isinstance(raw, dict) else raw
+        return "NUMERIC", str(Decimal(number).scaleb(-value["type"]["type_info"]["scale"]))
     if tid in ("DOUBLE", "FLOAT"):  # written with an exponent, as SQL writes DOUBLE literals (1e3), unlike DECIMAL
         text = repr(float(raw))
         return "NUMERIC", text if "e" in text or "n" in text else text + "e0"

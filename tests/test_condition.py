@@ -280,6 +280,8 @@ def test_differential_against_duckdb(con, data, rows_a, rows_b) -> None:  # type
     "coalesce(0, (NULL % 2.5))", "coalesce(0, NULL * (2.5 + 1))", "coalesce(0, NULL + 1e3)",
     "coalesce(0, NULL / 2.5)", "CAST(coalesce(0, NULL - 2.5) AS VARCHAR)",
     "coalesce(0, coalesce(a.k, 2.5) * NULL)", "coalesce(0, coalesce(a.f, 2.5) * NULL)",
+    # a decimal literal wider than 18 digits is serialized as a 128-bit integer in DuckDB 1.x
+    "a.f > 1.00000000000000000000001", "a.k < 123456789012345678901.5",
 ])
 def test_fixed_cases_against_duckdb(con, sql: str) -> None:  # type: ignore[no-untyped-def]
     nan, inf = float("nan"), float("inf")

@@ -19,6 +19,7 @@ from typing import Any, Collection, Final
 
 from converge.engine.changelog import RowKind
 from converge.engine.errors import BadInputError
+from converge.engine.planner.interval import event_time_columns
 from converge.engine.rows import RowValidator, allowed_kinds, validate_output_row
 from converge.engine.scenario import (
     ChangeEvent,
@@ -283,7 +284,9 @@ def _unknown_event_key(obj: dict, allowed: frozenset[str], path: str) -> BadInpu
 class _EventReader:
     """Turns the JSON events into model events, checking each against the inputs it names."""
 
-    def __init__(self, inputs: tuple[InputSpec, ...], chain: tuple[str, ...], width: int) -> None:
+    def __init__(self, inputs: tuple[InputSpec, ...], chain: tuple[str, ...], width: int,
+                 time_columns: dict[str, int]) -> None:
+        self._time_columns = time_columns
         self._specs = {spec.name: spec for spec in inputs}
         self._chain = frozenset(chain)
         self._validators = {spec.name: RowValidator(spec).validate for spec in inputs}
@@ -341,9 +344,15 @@ class _EventReader:
         if not isinstance(row, list):
             raise BadInputError(f"expected a list, got {_json_kind(row)}", path=f"{path}.row")
         try:
-            return ChangeEvent(name, kind, self._validators[name](row), expect)
+            checked = self._validators[name](row)
         except BadInputError as exc:
             raise BadInputError(exc.detail, path=f"{path}.row", event_index=i) from None
+        time = self._time_columns.get(name)
+        if time is not None and checked[time] is None:
+            raise BadInputError(f"the event-time attribute {self._specs[name].column_names[time]!r} is NULL; an "
+                                f"event-time interval join needs every row's time", path=f"{path}.row[{time}]",
+                                event_index=i)
+        return ChangeEvent(name, kind, checked, expect)
 
 
 def _check_meta(value: Any) -> dict:
@@ -383,7 +392,7 @@ def scenario_from_dict(obj: Any, *, default_name: str = "scenario") -> Scenario:
                       _parse_config(obj.get("config")), (), None, None, meta,
                       check_text(description, "description", what="a description") if description else "")
     width = scenario.output_width()
-    reader = _EventReader(inputs, join.inputs, width)
+    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))
     events = tuple(reader.read(e, i) for i, e in enumerate(_list(obj.get("events", []), "events")))
     final = obj.get("expect_final")
     if final is not None:

@@ -197,3 +197,16 @@ def test_hostile_input_names_are_refused_by_the_model_itself(name: str) -> None:
     """The first line of defence; tests/test_oracle_injection.py checks the oracle's own, behind it."""
     with pytest.raises(BadInputError, match=r"^name: "):
         InputSpec(name, (("k", "BIGINT"),))
+
+
+def test_a_null_event_time_is_refused_when_the_file_is_read() -> None:
+    doc = {
+        "inputs": [{"name": "a", "columns": [["k", "BIGINT"], ["t", "BIGINT"]], "changelog_mode": "insert_only"},
+                   {"name": "b", "columns": [["k", "BIGINT"], ["t", "BIGINT"]], "changelog_mode": "insert_only"}],
+        "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"],
+                 "interval": {"left_time": "a.t", "right_time": "b.t", "lower_ms": 0, "upper_ms": 5}},
+        "events": [{"input": "a", "kind": "+I", "row": [1, 3]}, {"input": "b", "kind": "+I", "row": [1, None]}],
+    }
+    assert "events[1].row[1]: the event-time attribute 't' is NULL" in refused(doc)
+    doc["join"]["interval"] = {"time": "processing", "lower_ms": 0, "upper_ms": 5}
+    assert scenario_from_dict(doc).events[1].row == (1, None)  # processing time does not read it

@@ -39,6 +39,16 @@ def _time_index(spec: InputSpec, ref: str | None, where: str) -> int:
     return index
 
 
+def event_time_columns(scenario: Scenario) -> dict[str, int]:
+    """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise)."""
+    iv = scenario.join.interval
+    if iv is None or iv.time != "event" or len(scenario.join.inputs) != 2:
+        return {}
+    left, right = scenario.chain
+    return {left.name: _time_index(left, iv.left_time, "join.interval.left_time"),
+            right.name: _time_index(right, iv.right_time, "join.interval.right_time")}
+
+
 def _check(scenario: Scenario, iv: IntervalSpec) -> None:
     if len(scenario.join.inputs) != 2:
         raise BadInputError("join.interval: interval joins are binary")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping, get_args
 
-from converge.engine.errors import BadInputError
+from converge.engine.errors import ApiMisuseError, BadInputError
 
 ChangelogMode = Literal["insert_only", "retract", "upsert"]
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
@@ -359,6 +359,15 @@ class Scenario:
             if jtype not in ("semi", "anti"):
                 width += len(spec.columns)
         return width
+
+
+def require_scenario(value: Any, caller: str) -> Scenario:
+    """`value` if it is a Scenario; an ApiMisuseError naming the caller otherwise (e.g. a path was passed)."""
+    if not isinstance(value, Scenario):
+        hint = " (load a file with converge.load_scenario first)" if isinstance(value, (str, bytes)) or hasattr(
+            value, "__fspath__") else ""
+        raise ApiMisuseError(f"{caller}: expected a Scenario, got {type(value).__name__}{hint}")
+    return value
 
 
 def _check_references(s: Scenario) -> None:

@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError
 from converge.engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
+from converge.generators.arguments import check_count_range
 
 # Small domains so keys collide and joins match often. sampled_from shrinks
 # towards the first element, so counterexamples shrink to 0 / "a" / false.
@@ -114,8 +114,7 @@ def packed_decoder(num_inputs: int, widths: Sequence[int], *, max_ops: int, allo
     The count byte maps uniformly onto min_ops..max_ops; that many slots are
     read, and a slot whose head byte is zero is no operation (`_OpDecoder`).
     """
-    if not 0 <= min_ops <= max_ops:
-        raise BadInputError(f"need 0 <= min_ops <= max_ops, got min_ops={min_ops}, max_ops={max_ops}")
+    check_count_range("packed_ops", "min_ops", min_ops, "max_ops", max_ops)
     dec = _OpDecoder(num_inputs, widths, actions, allow_advance, skip_zero_head=True)
     span = max_ops - min_ops + 1
 

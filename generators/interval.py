@@ -36,11 +36,14 @@ from converge.engine.scenario import (
     InputSpec,
     IntervalSpec,
     JoinSpec,
+    MapStateOrder,
     ProcessingTimeEvent,
     Scenario,
+    Semantics,
     TimeMode,
     WatermarkEvent,
 )
+from converge.generators.arguments import check_choices, check_count_range, check_one
 
 JOIN_TYPES = ("inner", "left", "right", "full")
 STRATEGIES = ("bounded", "creep", "jumps", "idle")
@@ -262,6 +265,15 @@ def interval_join_scenarios(
     gives streams with no late record at all. `bounds` restricts (L, U) to the
     given pairs. Sub-strategies are built once.
     """
+    name = "interval_join_scenarios"
+    check_one(name, "time", time, TimeMode)
+    join_types = check_choices(name, "join_types", join_types, JOIN_TYPES)
+    strategies = check_choices(name, "strategies", strategies, STRATEGIES)
+    semantics = check_choices(name, "semantics", semantics, Semantics)
+    map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
+    residuals = check_choices(name, "residuals", residuals)
+    check_count_range(name, "late_share[0]", late_share[0], "late_share[1]", late_share[1])
+    check_count_range(name, "min_steps", min_steps, "max_steps", max_steps, floor=1)
     jtypes = st.sampled_from(tuple(join_types))
     keys = st.sampled_from(KEY_CONDITIONS)
     res = st.sampled_from(tuple(residuals))

@@ -20,7 +20,18 @@ from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.engine.errors import ApiMisuseError, BadInputError
+from converge.engine.scenario import (
+    ChangelogMode,
+    Config,
+    InputSpec,
+    JoinSpec,
+    JoinType,
+    MapStateOrder,
+    MultiJoinMode,
+    Scenario,
+)
+from converge.generators.arguments import check_choices, check_count_range, check_one
 from converge.generators.changelog import DELETE, INSERT, UPDATE, build_events, ops_strategy
 
 NAMES = ("a", "b", "c", "d", "e", "f", "g")
@@ -115,6 +126,22 @@ def multiway_scenarios(
     operations are drawn, each kept with probability 3/4 and able to shrink away,
     so examples are larger without making small counterexamples unreachable.
     """
+    name = "multiway_scenarios"
+    num_inputs = check_choices(name, "num_inputs", num_inputs, range(2, 27))
+    join_types = check_choices(name, "join_types", join_types, JoinType)
+    shapes = check_choices(name, "shapes", shapes, Shape)
+    modes = check_choices(name, "modes", modes, ChangelogMode)
+    uk_shapes = check_choices(name, "uk_shapes", uk_shapes, UK_SHAPES)
+    map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
+    check_one(name, "multi_join", multi_join, MultiJoinMode)
+    check_one(name, "ttl", ttl, ("none", "long"))
+    check_count_range(name, "min_ops", min_ops, "max_ops", max_ops)
+    for options in check_choices(name, "extra_configs", extra_configs):
+        try:
+            Config(**options)
+        except (TypeError, BadInputError) as exc:
+            raise ApiMisuseError(f"{name}(extra_configs=...): {options!r} is not a set of Config options: "
+                                 f"{exc}") from None
     n_st = st.sampled_from(tuple(num_inputs))
     type_st = st.sampled_from(tuple(join_types))
     shape_st = st.sampled_from(tuple(shapes))

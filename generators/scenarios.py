@@ -14,8 +14,17 @@ from typing import Callable, Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.engine.scenario import (
+    ChangelogMode,
+    Config,
+    InputSpec,
+    JoinSpec,
+    JoinType,
+    MapStateOrder,
+    Scenario,
+    Semantics,
+)
+from converge.generators.arguments import check_choices, check_count_range, check_one
 from converge.generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti")
@@ -88,20 +97,21 @@ def regular_join_scenarios(
     place, never by shifting the others (docs/generators.md has the measurements;
     tests/quality holds the registered properties to small counterexamples).
     """
-    if encoding not in ("ops", "packed"):
-        raise BadInputError(f"encoding must be 'ops' or 'packed', got {encoding!r}")
-    if ttl not in ("none", "long", "short"):
-        raise BadInputError(f"ttl must be 'none', 'long' or 'short', got {ttl!r}")
-    if not 0 <= min_ops <= max_ops:
-        raise BadInputError(f"need 0 <= min_ops <= max_ops, got min_ops={min_ops}, max_ops={max_ops}")
+    name = "regular_join_scenarios"
+    check_one(name, "encoding", encoding, ("ops", "packed"))
+    check_one(name, "ttl", ttl, TtlMode)
+    check_one(name, "semantics", semantics, Semantics)
+    check_count_range(name, "min_ops", min_ops, "max_ops", max_ops)
+    join_types = check_choices(name, "join_types", join_types, JoinType)
+    modes = check_choices(name, "modes", modes, ChangelogMode)
+    map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
+    residuals = check_choices(name, "residuals", residuals)
+    uk_shapes = check_choices(name, "uk_shapes", uk_shapes)
     choices: dict[str, tuple] = {
         "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
         "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),
         "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)),
     }
-    empty = [name for name, options in choices.items() if not options]
-    if empty:
-        raise BadInputError(f"regular_join_scenarios: no options to choose from for {', '.join(empty)}")
 
     def assemble(pick: Callable[[str], object], ops: Sequence[Op]) -> Scenario:
         jtype = pick("jtype")

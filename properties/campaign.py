@@ -10,6 +10,7 @@ from typing import Callable
 from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
+from converge.engine.errors import ApiMisuseError
 from converge.generators.profile import PROFILE
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spec import PropertySpec
@@ -53,6 +54,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     nothing is written: under pytest, converge's plugin writes the report of a
     PropertyFailure that a test raises.
     """
+    if not isinstance(spec, PropertySpec):
+        raise ApiMisuseError(f"run_property: expected a PropertySpec, got {type(spec).__name__}")
+    for name, value in (("max_examples", max_examples), ("seed", seed)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
+                                  or (name == "max_examples" and value == 0)):
+            raise ApiMisuseError(f"run_property({name}={value!r}): expected a positive integer or None")
     if seed is None:
         seed = random.SystemRandom().getrandbits(32)
     result = PropertyResult(spec.family, spec.name, seed=seed)

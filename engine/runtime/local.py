@@ -28,8 +28,16 @@ from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import Plan, PlanNode
 from converge.engine.planner import plan as make_plan
 from converge.engine.rows import RowValidator, allowed_kinds
-from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.runtime.guard import TimerBudget
+from converge.engine.scenario import (
+    ChangeEvent,
+    Event,
+    IdleEvent,
+    ProcessingTimeEvent,
+    Scenario,
+    WatermarkEvent,
+    require_scenario,
+)
 from converge.engine.state import KeyedStateBackend, StateJournal
 
 OutputItem = Change | OutputWatermark
@@ -139,6 +147,7 @@ class LocalRuntime:
     """Drives a plan's operators over a scenario's events, one event at a time."""
 
     def __init__(self, scenario: Scenario, plan: Plan | None = None, *, seed: int = 0) -> None:
+        require_scenario(scenario, "LocalRuntime")
         self.scenario = scenario
         self.plan = plan or make_plan(scenario)
         self.processing_time = 0

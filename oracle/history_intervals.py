@@ -43,7 +43,7 @@ from converge.oracle.materialize import presence_intervals
 from converge.oracle.query import connection, run_query
 from converge.oracle.sql import check_supported, quote_ident, quote_str, render_join_sql, render_source
 
-__all__ = ["IntervalOracle", "IntervalForm", "bulk_connection"]
+__all__ = ["IntervalForm", "IntervalOracle", "bulk_connection"]
 
 IntervalForm = Literal["intervals", "changes"]
 

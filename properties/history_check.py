@@ -29,7 +29,7 @@ from converge.oracle import DuckDBOracle
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties.divergence import fail
 
-__all__ = ["SNAPSHOT_MAX_EVENTS", "check_history", "engine_outputs", "first_divergence", "history_form"]
+__all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "engine_outputs", "first_divergence", "history_form"]
 
 SNAPSHOT_MAX_EVENTS = 200
 """Streams up to this long are compared in the snapshot form, longer ones in the change form.
@@ -102,16 +102,24 @@ def check_history(prop: str, scenario: Scenario, run: Callable[[], Outputs], wha
     `run` is called again to rebuild the engine's bag at a divergence, so it
     must replay the same output. `seen` collects every row of the oracle's answer.
     """
+    check_histories(prop, scenario, [(run, what)], seen)
+
+
+def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable[[], Outputs], str]],
+                    seen: set[tuple] | None = None) -> None:
+    """`check_history` for several outputs (each with its message) against one oracle answer."""
     if history_form(scenario) == "snapshots":
         expected = _SNAPSHOTS.history(scenario)
-        for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
-            if g != w:
-                fail(prop, scenario, what, event_index=i, engine=g, expected=w)
+        for run, what in runs:
+            for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
+                if g != w:
+                    fail(prop, scenario, what, event_index=i, engine=g, expected=w)
         if seen is not None:
             seen.update(row for bag in expected for row in bag)
         return
     oracle = IntervalOracle(bulk_connection())
-    position = first_divergence(oracle.changes(scenario), run(), seen)
-    if position is not None:
-        fail(prop, scenario, what, event_index=position, engine=_engine_bag_at(run(), position),
-             expected=oracle.answer_at(scenario, position))
+    for k, (run, what) in enumerate(runs):
+        position = first_divergence(oracle.changes(scenario), run(), seen if k == 0 else None)
+        if position is not None:
+            fail(prop, scenario, what, event_index=position, engine=_engine_bag_at(run(), position),
+                 expected=oracle.answer_at(scenario, position))

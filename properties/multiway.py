@@ -23,7 +23,7 @@ from converge.engine.scenario import Scenario
 from converge.engine.state import KeyedStateBackend
 from converge.oracle.materialize import presence_intervals
 from converge.properties.divergence import fail, require
-from converge.properties.history_check import check_history, engine_outputs
+from converge.properties.history_check import check_histories, check_history, engine_outputs
 from converge.properties.regular import _no_ttl, compare_histories
 
 
@@ -75,11 +75,11 @@ def prefix_consistency(scenario: Scenario) -> None:
              prop, "needs no TTL, semantics=correct and multi_join=on")
     plan = make_plan(scenario)
     answer_rows: set[tuple] = set()
-    check_history(prop, scenario, lambda: engine_outputs(scenario, plan),
-                  "the multi-way plan's output differs from the DuckDB answer", seen=answer_rows)
     binary = binary_variant(scenario)
-    check_history(prop, scenario, lambda: engine_outputs(binary),
-                  "the binary join chain's output differs from the DuckDB answer")
+    check_histories(prop, scenario, [
+        (lambda: engine_outputs(scenario, make_plan(scenario)), "the multi-way plan's output differs from the DuckDB answer"),
+        (lambda: engine_outputs(binary), "the binary join chain's output differs from the DuckDB answer")],
+        seen=answer_rows)
     problem = _partition_violation(plan, sorted(answer_rows, key=repr))
     if problem:
         fail(prop, scenario, f"the planner picked a key that does not partition the join: {problem}")

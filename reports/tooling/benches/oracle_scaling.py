@@ -24,13 +24,16 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
+from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties import history_check, regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
+from converge.properties.replay import replay_scenario
 from converge.reports.tooling.options import BenchConfig
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -69,12 +72,6 @@ def scaling_stream(n_events: int, n_keys: int = 10_000, *, retract_rate: float =
 
 def measure_in_this_process(n_events: int) -> dict:
     """One size: the oracle's change-form history, then the replay checks (what the child process runs)."""
-    # lazy: the replay layer is only needed in the child process
-    from pathlib import Path
-
-    from converge.oracle.history_intervals import IntervalOracle, bulk_connection
-    from converge.properties.replay import replay_scenario
-
     scenario = scaling_stream(n_events)
     start = time.perf_counter()
     changes = sum(1 for _ in IntervalOracle(bulk_connection()).changes(scenario))

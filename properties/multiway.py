@@ -23,7 +23,8 @@ from converge.engine.scenario import Scenario
 from converge.engine.state import KeyedStateBackend
 from converge.oracle.materialize import presence_intervals
 from converge.properties.divergence import fail, require
-from converge.properties.regular import _no_ttl, compare_histories, shared_oracle
+from converge.properties.history_check import check_histories, check_history, engine_outputs
+from converge.properties.regular import _no_ttl, compare_histories
 
 
 def binary_variant(scenario: Scenario) -> Scenario:
@@ -72,14 +73,14 @@ def prefix_consistency(scenario: Scenario) -> None:
     prop = "prefix_consistency"
     require(_no_ttl(scenario) and scenario.config.semantics == "correct" and scenario.config.multi_join == "on",
              prop, "needs no TTL, semantics=correct and multi_join=on")
-    want = shared_oracle().history(scenario)
     plan = make_plan(scenario)
-    multi = fold_history(LocalRuntime(scenario, plan).run().per_event)
-    compare_histories(prop, scenario, multi, want, "the multi-way plan's output differs from the DuckDB answer")
-    binary = fold_history(run_scenario(binary_variant(scenario)).per_event)
-    compare_histories(prop, scenario, binary, want, "the binary join chain's output differs from the DuckDB answer")
-    seen = sorted({row for bag in want for row in bag}, key=repr)
-    problem = _partition_violation(plan, seen)
+    answer_rows: set[tuple] = set()
+    binary = binary_variant(scenario)
+    check_histories(prop, scenario, [
+        (lambda: engine_outputs(scenario, make_plan(scenario)), "the multi-way plan's output differs from the DuckDB answer"),
+        (lambda: engine_outputs(binary), "the binary join chain's output differs from the DuckDB answer")],
+        seen=answer_rows)
+    problem = _partition_violation(plan, sorted(answer_rows, key=repr))
     if problem:
         fail(prop, scenario, f"the planner picked a key that does not partition the join: {problem}")
 
@@ -277,9 +278,8 @@ def ttl_longer_than_stream(scenario: Scenario) -> None:
     values = list(ttl.values()) if isinstance(ttl, dict) else [ttl]
     require(bool(values) and all(isinstance(t, int) and t > span for t in values), prop,
              "needs TTLs longer than the stream")
-    got = fold_history(run_scenario(scenario).per_event)
-    want = shared_oracle().history(scenario)
-    compare_histories(prop, scenario, got, want, "with TTLs longer than the stream the multi-way answer changed")
+    check_history(prop, scenario, lambda: engine_outputs(scenario),
+                  "with TTLs longer than the stream the multi-way answer changed")
 
 
 def per_input_ttl(scenario: Scenario, ttl: int) -> Scenario:

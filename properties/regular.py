@@ -17,6 +17,7 @@ from converge.engine.runtime.local import LocalRuntime, run_scenario
 from converge.engine.scenario import Scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
+from converge.properties.history_check import check_history, engine_outputs
 from converge.properties.ttl_model import TtlJoinModel
 
 _ORACLE = None
@@ -48,20 +49,20 @@ def prefix_consistency(scenario: Scenario) -> None:
     prop = "prefix_consistency"
     require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop,
              "needs no TTL and semantics=correct")
-    got = fold_history(run_scenario(scenario).per_event)
-    want = shared_oracle().history(scenario)
-    compare_histories(prop, scenario, got, want, "materialized output differs from the DuckDB answer")
+    check_history(prop, scenario, lambda: engine_outputs(scenario),
+                  "materialized output differs from the DuckDB answer")
 
 
 def final_convergence(scenario: Scenario) -> None:
     """At the end the output equals the batch answer, and no row's count was ever negative."""
     prop = "final_convergence"
     require(_no_ttl(scenario), prop, "needs no TTL")
-    result = run_scenario(scenario)
     bag: Counter = Counter()
-    for i, items in enumerate(result.per_event):
-        fold([c for c in items if not hasattr(c, "watermark")], bag)
-        negative = {r: n for r, n in bag.items() if n < 0}
+    for i, items in enumerate(engine_outputs(scenario)):
+        changes = [c for c in items if not hasattr(c, "watermark")]
+        fold(changes, bag)
+        # Only rows changed now can have turned negative (the check stops at the first negative count).
+        negative = {row: bag[row] for _, row in changes if bag[row] < 0}
         if negative:
             fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
                   engine=clean(bag), expected=Counter())
@@ -113,9 +114,8 @@ def ttl_longer_than_stream(scenario: Scenario) -> None:
     ttl = scenario.config.state_ttl_ms
     span = max([getattr(e, "processing_time", 0) for e in scenario.events], default=0)
     require(isinstance(ttl, int) and ttl > span, prop, "needs a TTL longer than the stream")
-    got = fold_history(run_scenario(scenario).per_event)
-    want = shared_oracle().history(scenario)
-    compare_histories(prop, scenario, got, want, "with a TTL longer than the stream the answer changed")
+    check_history(prop, scenario, lambda: engine_outputs(scenario),
+                  "with a TTL longer than the stream the answer changed")
 
 
 def ttl_matches_model(scenario: Scenario) -> None:

@@ -16,7 +16,8 @@ from typing import Literal
 
 import duckdb
 
-from converge.engine.scenario import Scenario
+from converge.engine.errors import ApiMisuseError
+from converge.engine.scenario import Scenario, require_scenario
 from converge.oracle.interval import interval_final_sql
 from converge.oracle.materialize import materialize_inputs, presence_intervals
 from converge.oracle.query import run_query
@@ -42,12 +43,13 @@ class DuckDBOracle:
     # ------------------------------------------------------------ SQL
 
     def sql_for(self, scenario: Scenario, form: Form) -> str:
+        require_scenario(scenario, "DuckDBOracle.sql_for")
         """The exact SQL that ``final`` / ``history`` run for this scenario (for reports)."""
         if form == "final":
             return self._final_sql(scenario)
         if form == "history":
             return self._history_sql(scenario)
-        raise ValueError(f"form must be 'final' or 'history', got {form!r}")
+        raise ApiMisuseError(f"DuckDBOracle.sql_for(form={form!r}): expected 'final' or 'history'")
 
     def _final_sql(self, scenario: Scenario) -> str:
         if scenario.join.interval is not None:
@@ -74,10 +76,12 @@ class DuckDBOracle:
         return run_query(sql, self._con)
 
     def final(self, scenario: Scenario) -> Counter[tuple]:
+        require_scenario(scenario, "DuckDBOracle.final")
         """The join of the inputs materialized after all events, as a bag of output rows."""
         return Counter(self._run(self._final_sql(scenario)))
 
     def history(self, scenario: Scenario) -> list[Counter[tuple]]:
+        require_scenario(scenario, "DuckDBOracle.history")
         """The join after every event: element i is the answer after events[0..i] (one query)."""
         n = len(scenario.events)
         answers: list[Counter[tuple]] = [Counter() for _ in range(n)]

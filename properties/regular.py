@@ -14,7 +14,7 @@ from typing import Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.engine.scenario import Scenario
+from converge.engine.scenario import Scenario, require_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
 from converge.properties.history_check import check_history, engine_outputs
@@ -47,6 +47,7 @@ def compare_histories(prop: str, scenario: Scenario, got: Sequence[Counter], wan
 def prefix_consistency(scenario: Scenario) -> None:
     """After every event the materialized output equals the batch answer on the input so far."""
     prop = "prefix_consistency"
+    require_scenario(scenario, prop)
     require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop,
              "needs no TTL and semantics=correct")
     check_history(prop, scenario, lambda: engine_outputs(scenario),
@@ -56,6 +57,7 @@ def prefix_consistency(scenario: Scenario) -> None:
 def final_convergence(scenario: Scenario) -> None:
     """At the end the output equals the batch answer, and no row's count was ever negative."""
     prop = "final_convergence"
+    require_scenario(scenario, prop)
     require(_no_ttl(scenario), prop, "needs no TTL")
     bag: Counter = Counter()
     for i, items in enumerate(engine_outputs(scenario)):

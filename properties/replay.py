@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from converge.engine.errors import BadInputError, ConvergeError, DivergenceError, exit_code, label
+from converge.engine.errors import BadInputError, DivergenceError, exit_code, label
 from converge.engine.materialize import clean, fold
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark

@@ -25,6 +25,8 @@ SPEC = select("regular", "final_convergence")[0]
     (lambda: converge.multiway_scenarios(num_inputs=(1,)), "multiway_scenarios(num_inputs=...): 1 is not one of"),
     (lambda: converge.multiway_scenarios(extra_configs=({"max_tables": 3},)), "is not a set of Config options"),
     (lambda: converge.run_scenario(Path("case.json")), "LocalRuntime: expected a Scenario, got PosixPath (load"),
+    (lambda: converge.DuckDBOracle().final("case.json"), "DuckDBOracle.final: expected a Scenario, got str (load"),
+    (lambda: converge.prefix_consistency(None), "prefix_consistency: expected a Scenario, got NoneType"),
     (lambda: converge.run_property(SPEC, max_examples=0), "run_property(max_examples=0)"),
     (lambda: converge.run_property("final_convergence"), "run_property: expected a PropertySpec, got str"),
 ])

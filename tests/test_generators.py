@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError
+from converge.engine.errors import ApiMisuseError
 from converge.engine.runtime.local import run_scenario
 from converge.engine.scenario import ChangeEvent
 from converge.generators import PROFILE_NAME
@@ -130,14 +130,14 @@ def test_every_draw_is_a_valid_changelog(encoding: str, ttl: str) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"encoding": "bits"}, "encoding must be"),
-    ({"ttl": "forever"}, "ttl must be"),
-    ({"join_types": ()}, "no options to choose from for jtype"),
+    ({"encoding": "bits"}, "encoding='bits'"),
+    ({"ttl": "forever"}, "ttl='forever'"),
+    ({"join_types": ()}, "join_types=\\(\\)\\): there must be at least one choice"),
     ({"min_ops": 5, "max_ops": 2}, "min_ops <= max_ops"),
     ({"min_ops": 5, "max_ops": 2, "encoding": "ops"}, "min_ops <= max_ops"),
 ])
 def test_bad_generator_arguments_are_refused_eagerly(kwargs: dict, message: str) -> None:
-    with pytest.raises(BadInputError, match=message):
+    with pytest.raises(ApiMisuseError, match=message):
         regular_join_scenarios(**kwargs)
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError, OracleError
+from converge.engine.errors import ApiMisuseError, BadInputError, OracleError
 from converge.engine.scenario import ChangeEvent
 from converge.engine.scenario_json import scenario_from_dict
 from converge.oracle import DuckDBOracle, materialize_inputs, presence_intervals, render_join_sql
@@ -377,7 +377,7 @@ def test_sql_for_is_what_runs() -> None:
     assert Counter(con.execute(ORACLE.sql_for(s, "final")).fetchall()) == BINARY["left"]
     rows = con.execute(ORACLE.sql_for(s, "history")).fetchall()
     assert Counter(r[1:] for r in rows if r[0] == len(s.events) - 1) == BINARY["left"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ApiMisuseError, match="expected 'final' or 'history'"):
         ORACLE.sql_for(s, "other")  # type: ignore[arg-type]
 
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from tests.conftest import HYPOTHESIS_HOME
-
 from tests.fuzz.damage import damaged_files
 from tests.fuzz.outcomes import classify
 

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-import signal
-from contextlib import contextmanager
 from dataclasses import replace
-from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -45,6 +42,7 @@ from converge.generators.interval import interval_join_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from tests.conftest import examples
+from tests.fuzz.outcomes import no_hang
 
 RISKY_RESIDUALS = ("a.x // b.y > 0", "a.x * 4611686018427387904 > b.y", "a.x % b.y = 0", None)
 NOT_JOINED = InputSpec("spare", (("k", "BIGINT"), ("z", "BIGINT")), None, "retract")
@@ -118,21 +116,6 @@ def damaged_streams(draw) -> tuple[Scenario, list[Event]]:
     return scenario, events
 
 
-@contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    """Fail (instead of hanging the suite) if the block runs longer than `seconds`."""
-    def expired(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise AssertionError(f"the runtime did not finish within {seconds} s: a hang")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _volatile(rt: LocalRuntime) -> list:
     return [rt_node.operator.volatile_state() for rt_node, _ in rt.node_backends()]
 
@@ -146,7 +129,7 @@ def check_stream(scenario: Scenario, events: list[Event]) -> tuple[int, int]:
     accepted: list[Event] = []
     output: list = []
     rejected = 0
-    with _deadline(60):
+    with no_hang(60):  # fail instead of hanging the suite
         for event in events:
             before = copy.deepcopy(rt.snapshot())
             fields = copy.deepcopy(_volatile(rt))

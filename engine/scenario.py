@@ -10,6 +10,7 @@ once and nowhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal, Mapping, get_args
 
 from converge.engine.errors import ApiMisuseError, BadInputError
@@ -100,6 +101,17 @@ class InputSpec:
     time_column: str | None = None
 
     def __post_init__(self) -> None:
+        try:
+            if self in _VALID_SPECS:  # generators rebuild the same few specs for every example
+                return
+        except TypeError:
+            pass  # unhashable: a field holds a list, which the checks below refuse
+        self._check()
+        if len(_VALID_SPECS) > 4096:
+            _VALID_SPECS.clear()
+        _VALID_SPECS.add(self)
+
+    def _check(self) -> None:
         check_text(self.name, "name", what="an input name")
         if not self.name.isidentifier():
             raise BadInputError(f"{self.name!r} is not an identifier", path="name")
@@ -130,11 +142,11 @@ class InputSpec:
             raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names)}",
                                 path="time_column")
 
-    @property
+    @cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c for c, _ in self.columns)
 
-    @property
+    @cached_property
     def column_types(self) -> tuple[str, ...]:
         return tuple(t for _, t in self.columns)
 
@@ -143,6 +155,10 @@ class InputSpec:
             return self.column_names.index(column)
         except ValueError:
             raise BadInputError(f"input {self.name!r} has no column {column!r}") from None
+
+
+_VALID_SPECS: set[InputSpec] = set()
+_CHECKED_PARTS: dict[tuple[int, int, int], tuple[Any, Any, Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -325,6 +341,11 @@ class Scenario:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise BadInputError(f"expected a string, got {_short(self.name)}", path="name")
+        # with_events / replace keep inputs, join and config: checked once per combination of those objects
+        key = (id(self.inputs), id(self.join), id(self.config))
+        seen = _CHECKED_PARTS.get(key)
+        if seen is not None and seen[0] is self.inputs and seen[1] is self.join and seen[2] is self.config:
+            return
         if not isinstance(self.inputs, tuple) or not all(isinstance(s, InputSpec) for s in self.inputs):
             raise BadInputError("expected a list of inputs", path="inputs")
         if not isinstance(self.join, JoinSpec):
@@ -332,6 +353,9 @@ class Scenario:
         if not isinstance(self.config, Config):
             raise BadInputError(f"expected a config, got {_short(self.config)}", path="config")
         _check_references(self)
+        if len(_CHECKED_PARTS) > 1024:
+            _CHECKED_PARTS.clear()
+        _CHECKED_PARTS[key] = (self.inputs, self.join, self.config)  # held, so their ids are not reused
 
     def input(self, name: str) -> InputSpec:
         for spec in self.inputs:

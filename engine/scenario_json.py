@@ -477,6 +477,12 @@ def scenario_to_dict(s: Scenario) -> dict:
     return out
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def dump_scenario(s: Scenario, path: str | os.PathLike[str]) -> Path:
     """Write `s` to `path` whole or not at all (a temporary file renamed into place)."""
     path = Path(path)
@@ -486,6 +492,7 @@ def dump_scenario(s: Scenario, path: str | os.PathLike[str]) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; a report is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -154,14 +154,25 @@ def check_inputs(scenario: Scenario) -> None:
     index = {spec.name: i for i, spec in enumerate(scenario.inputs)}
     for spec in scenario.chain:
         where = f"inputs[{index.get(spec.name, '?')}]"
-        check_name(spec.name, f"{where}.name")
-        for j, column in enumerate(spec.columns):
-            if not isinstance(column, tuple) or len(column) != 2:
-                raise BadInputError(f"a column is a (name, type) pair, got {column!r}", path=f"{where}.columns[{j}]")
-            check_name(column[0], f"{where}.columns[{j}]")
-            if column[1] not in _COLUMN_TYPES:
-                raise BadInputError(f"type {column[1]!r} is not supported by the oracle "
-                                    f"({', '.join(sorted(_COLUMN_TYPES))})", path=f"{where}.columns[{j}]")
+        try:
+            hash(spec)
+        except TypeError:  # a spec built around the model's checks may hold lists
+            _check_spec.__wrapped__(spec, where)
+        else:
+            _check_spec(spec, where)
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_spec(spec: InputSpec, where: str) -> None:
+    """One input's names and types (cached: property runs check the same few specs once per example)."""
+    check_name(spec.name, f"{where}.name")
+    for j, column in enumerate(spec.columns):
+        if not isinstance(column, tuple) or len(column) != 2:
+            raise BadInputError(f"a column is a (name, type) pair, got {column!r}", path=f"{where}.columns[{j}]")
+        check_name(column[0], f"{where}.columns[{j}]")
+        if column[1] not in _COLUMN_TYPES:
+            raise BadInputError(f"type {column[1]!r} is not supported by the oracle "
+                                f"({', '.join(sorted(_COLUMN_TYPES))})", path=f"{where}.columns[{j}]")
 
 
 # ---------------------------------------------------------------- conditions
@@ -173,6 +184,13 @@ def safe_conditions(scenario: Scenario) -> list[str]:
     Step i sees its right input and the inputs before it, except those joined
     by SEMI/ANTI (their columns are not part of the join's output).
     """
+    key = (scenario.inputs, scenario.join)
+    try:
+        cached = _CHECKED_JOINS.get(key)
+    except TypeError:  # unhashable parts (a model built around its own checks): no cache
+        key, cached = None, None
+    if cached is not None:
+        return list(cached)
     check_inputs(scenario)
     chain, conditions, types = scenario.chain, scenario.join.conditions, scenario.join.types
     if not isinstance(conditions, (tuple, list)) or len(conditions) != len(chain) - 1:
@@ -182,7 +200,15 @@ def safe_conditions(scenario: Scenario) -> list[str]:
         out.append(safe_condition(cond, (*visible, right), f"join.conditions[{i}]"))
         if i < len(types) and types[i] not in ("semi", "anti"):
             visible.append(right)
+    if key is not None:
+        if len(_CHECKED_JOINS) > 1024:
+            _CHECKED_JOINS.clear()
+        _CHECKED_JOINS[key] = tuple(out)
     return out
+
+
+# (inputs, join) -> the regenerated conditions: an oracle query checks the same join several times
+_CHECKED_JOINS: dict[tuple, tuple[str, ...]] = {}
 
 
 def safe_condition(sql: object, scope: Sequence[InputSpec], path: str) -> str:

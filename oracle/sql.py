@@ -22,6 +22,8 @@ release that changes the list-literal rules fails there, not silently.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Iterable, Mapping, Sequence
 
 from converge.engine.errors import BadInputError, OracleError
@@ -57,6 +59,13 @@ _NO_OUTPUT = ("semi", "anti")
 
 def quote_ident(name: str) -> str:
     """A DuckDB identifier naming exactly ``name`` (quotes doubled; NUL, lone surrogates, "" rejected)."""
+    if type(name) is str:
+        return _quoted(name)
+    return '"' + check_name(name).replace('"', '""') + '"'
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted(name: str) -> str:
     return '"' + check_name(name).replace('"', '""') + '"'
 
 

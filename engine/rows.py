@@ -6,7 +6,7 @@ import functools
 from typing import Callable
 
 from converge.engine.errors import BadInputError
-from converge.engine.scenario import InputSpec, unencodable_at
+from converge.engine.scenario import InputSpec, short_repr, unencodable_at
 
 _BIGINT_RANGE = (-(2**63), 2**63 - 1)
 _INTEGER_RANGE = (-(2**31), 2**31 - 1)
@@ -23,9 +23,9 @@ def allowed_kinds(spec: InputSpec) -> frozenset[str]:
 def _int_check(lo: int, hi: int, ctype: str) -> Callable[[object], object]:
     def check(v: object) -> object:
         if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"expected {ctype}, got {_short(v)}")
+            raise TypeError(f"expected {ctype}, got {short_repr(v)}")
         if not lo <= v <= hi:
-            raise TypeError(f"{_short(v)} is out of {ctype} range")
+            raise TypeError(f"{short_repr(v)} is out of {ctype} range")
         return v
     return check
 
@@ -36,9 +36,9 @@ _DOUBLE_MAX = 1.7976931348623157e308
 def _double(v: object) -> object:
     """A finite double. NaN is rejected: SQL engines disagree on NaN = NaN, so it cannot be judged."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"expected DOUBLE, got {_short(v)}")
+        raise TypeError(f"expected DOUBLE, got {short_repr(v)}")
     if isinstance(v, int) and not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
-        raise TypeError(f"{_short(v)} is out of DOUBLE range")
+        raise TypeError(f"{short_repr(v)} is out of DOUBLE range")
     value = float(v)
     if not -_DOUBLE_MAX <= value <= _DOUBLE_MAX:
         raise TypeError(f"{value} is not a finite DOUBLE (NaN and infinities are not accepted)")
@@ -47,7 +47,7 @@ def _double(v: object) -> object:
 
 def _varchar(v: object) -> object:
     if not isinstance(v, str):
-        raise TypeError(f"expected VARCHAR, got {_short(v)}")
+        raise TypeError(f"expected VARCHAR, got {short_repr(v)}")
     at = unencodable_at(v)
     if at is not None:
         raise TypeError(f"VARCHAR value holds a lone surrogate \\u{ord(v[at]):04x} at offset {at}; "
@@ -55,14 +55,9 @@ def _varchar(v: object) -> object:
     return v
 
 
-def _short(v: object, limit: int = 60) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _boolean(v: object) -> object:
     if not isinstance(v, bool):
-        raise TypeError(f"expected BOOLEAN, got {_short(v)}")
+        raise TypeError(f"expected BOOLEAN, got {short_repr(v)}")
     return v
 
 
@@ -113,10 +108,10 @@ class RowValidator:
 
     def _validate_slow(self, row: tuple | list) -> tuple:
         if not isinstance(row, (tuple, list)):
-            raise BadInputError(f"a row must be a list of values, got {_short(row)}")
+            raise BadInputError(f"a row must be a list of values, got {short_repr(row)}")
         if len(row) != len(self._checks):
             raise BadInputError(
-                f"row {_short(list(row))} on input {self.spec.name!r} has {len(row)} values; "
+                f"row {short_repr(list(row))} on input {self.spec.name!r} has {len(row)} values; "
                 f"the input has {len(self._checks)} columns {list(self._names)}")
         try:
             if self._needs_conversion:
@@ -144,7 +139,7 @@ def validate_output_row(row: list | tuple, width: int, path: str) -> tuple:
         raise BadInputError(f"expected {width} values (the join's output width), got {len(row)}", path=path)
     for j, v in enumerate(row):
         if isinstance(v, (dict, list, tuple)):
-            raise BadInputError(f"expected a value, got {_short(v)}", path=f"{path}[{j}]")
+            raise BadInputError(f"expected a value, got {short_repr(v)}", path=f"{path}[{j}]")
         if isinstance(v, float) and not -_DOUBLE_MAX <= v <= _DOUBLE_MAX:
             raise BadInputError(f"{v} is not a finite number", path=f"{path}[{j}]")
         if isinstance(v, str) and unencodable_at(v) is not None:

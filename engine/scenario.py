@@ -45,22 +45,22 @@ def check_literal(value: Any, lit: Any, path: str) -> Any:
 def check_int(value: Any, path: str, *, lo: int = LONG_MIN, hi: int = LONG_MAX) -> int:
     """An integer in [lo, hi] (a bool is not an integer here)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadInputError(f"expected an integer, got {_short(value)}", path=path)
+        raise BadInputError(f"expected an integer, got {short_repr(value)}", path=path)
     if not lo <= value <= hi:
-        raise BadInputError(f"{_short(value)} is outside [{lo}, {hi}]", path=path)
+        raise BadInputError(f"{short_repr(value)} is outside [{lo}, {hi}]", path=path)
     return value
 
 
 def check_bool(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise BadInputError(f"expected true or false, got {_short(value)}", path=path)
+        raise BadInputError(f"expected true or false, got {short_repr(value)}", path=path)
     return value
 
 
 def check_text(value: Any, path: str, *, what: str = "a string") -> str:
     """A non-empty string a database and a UTF-8 file can both hold: no NUL, no lone surrogate."""
     if not isinstance(value, str):
-        raise BadInputError(f"expected {what}, got {_short(value)}", path=path)
+        raise BadInputError(f"expected {what}, got {short_repr(value)}", path=path)
     if not value.strip():
         raise BadInputError(f"expected {what}, got an empty string", path=path)
     if "\x00" in value:
@@ -84,7 +84,8 @@ def unencodable_at(text: str) -> int | None:
     return None
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short_repr(value: Any, limit: int = 60) -> str:
+    """repr(value), cut to `limit` characters: error messages quote values users may have made huge."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -120,7 +121,7 @@ class InputSpec:
         seen: dict[str, str] = {}
         for j, col in enumerate(self.columns):
             if not (isinstance(col, tuple) and len(col) == 2):
-                raise BadInputError(f"expected [name, type], got {_short(col)}", path=f"columns[{j}]")
+                raise BadInputError(f"expected [name, type], got {short_repr(col)}", path=f"columns[{j}]")
             cname, ctype = col
             check_text(cname, f"columns[{j}][0]", what="a column name")
             check_literal(ctype, ColumnType, f"columns[{j}][1]")
@@ -134,7 +135,7 @@ class InputSpec:
         if self.unique_key is not None:
             if (not isinstance(self.unique_key, tuple) or not self.unique_key
                     or any(c not in names for c in self.unique_key) or len(set(self.unique_key)) != len(self.unique_key)):
-                raise BadInputError(f"{_short(self.unique_key)} must be a non-empty list of distinct columns of "
+                raise BadInputError(f"{short_repr(self.unique_key)} must be a non-empty list of distinct columns of "
                                     f"{self.name!r} {list(names)}", path="unique_key")
         # (a declared upsert input needs a unique key; the join's own view of it may have lost it)
         check_literal(self.changelog_mode, ChangelogMode, "changelog_mode")
@@ -192,7 +193,7 @@ class JoinSpec:
     def __post_init__(self) -> None:
         for key in ("inputs", "types", "conditions"):
             if not isinstance(getattr(self, key), tuple):
-                raise BadInputError(f"expected a list, got {_short(getattr(self, key))}", path=key)
+                raise BadInputError(f"expected a list, got {short_repr(getattr(self, key))}", path=key)
         if len(self.inputs) < 2:
             raise BadInputError("a join needs at least two inputs", path="inputs")
         for i, name in enumerate(self.inputs):
@@ -209,7 +210,7 @@ class JoinSpec:
             check_text(cond, f"conditions[{i}]", what="a SQL boolean expression")
         if self.interval is not None:
             if not isinstance(self.interval, IntervalSpec):
-                raise BadInputError(f"expected an interval spec, got {_short(self.interval)}", path="interval")
+                raise BadInputError(f"expected an interval spec, got {short_repr(self.interval)}", path="interval")
             if n != 1:
                 raise BadInputError("interval joins are binary", path="interval")
 
@@ -252,16 +253,16 @@ class Config:
         check_int(self.min_cleanup_interval_ms, "min_cleanup_interval_ms", lo=0, hi=2**62)
         if not isinstance(self.dedupe_before_join, Mapping):
             raise BadInputError(f"expected input names or {{input: [key columns]}}, got "
-                                f"{_short(self.dedupe_before_join)}", path="dedupe_before_join")
+                                f"{short_repr(self.dedupe_before_join)}", path="dedupe_before_join")
         for name, cols in self.dedupe_before_join.items():
             check_text(name, "dedupe_before_join", what="an input name")
             if cols is not None and (not isinstance(cols, tuple) or not cols or len(set(cols)) != len(cols)
                                      or not all(isinstance(c, str) for c in cols)):
-                raise BadInputError(f"{_short(cols)} must be a non-empty list of distinct column names",
+                raise BadInputError(f"{short_repr(cols)} must be a non-empty list of distinct column names",
                                     path=f"dedupe_before_join.{name}")
         object.__setattr__(self, "dedupe_before_join", dict(self.dedupe_before_join))
         if not isinstance(self.unique_key_lost, tuple) or len(set(self.unique_key_lost)) != len(self.unique_key_lost):
-            raise BadInputError(f"expected a list of distinct input names, got {_short(self.unique_key_lost)}",
+            raise BadInputError(f"expected a list of distinct input names, got {short_repr(self.unique_key_lost)}",
                                 path="unique_key_lost")
         for i, name in enumerate(self.unique_key_lost):
             check_text(name, f"unique_key_lost[{i}]", what="an input name")
@@ -340,7 +341,7 @@ class Scenario:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise BadInputError(f"expected a string, got {_short(self.name)}", path="name")
+            raise BadInputError(f"expected a string, got {short_repr(self.name)}", path="name")
         # with_events / replace keep inputs, join and config: checked once per combination of those objects
         key = (id(self.inputs), id(self.join), id(self.config))
         seen = _CHECKED_PARTS.get(key)
@@ -349,9 +350,9 @@ class Scenario:
         if not isinstance(self.inputs, tuple) or not all(isinstance(s, InputSpec) for s in self.inputs):
             raise BadInputError("expected a list of inputs", path="inputs")
         if not isinstance(self.join, JoinSpec):
-            raise BadInputError(f"expected a join spec, got {_short(self.join)}", path="join")
+            raise BadInputError(f"expected a join spec, got {short_repr(self.join)}", path="join")
         if not isinstance(self.config, Config):
-            raise BadInputError(f"expected a config, got {_short(self.config)}", path="config")
+            raise BadInputError(f"expected a config, got {short_repr(self.config)}", path="config")
         _check_references(self)
         if len(_CHECKED_PARTS) > 1024:
             _CHECKED_PARTS.clear()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -370,7 +371,7 @@ def _check_meta(value: Any) -> dict:
             stack.extend((v, depth + 1, _join(path, j)) for j, v in enumerate(item))
         elif isinstance(item, str) and unencodable_at(item) is not None:
             raise BadInputError("holds a lone surrogate; it is not valid Unicode text", path=path)
-        elif isinstance(item, float) and not -1.8e308 < item < 1.8e308:
+        elif isinstance(item, float) and not math.isfinite(item):
             raise BadInputError(f"{item} is not a finite number", path=path)
     return dict(value)
 

@@ -40,7 +40,6 @@ __all__ = [
     "OPERATORS",
     "check_inputs",
     "check_name",
-    "check_value",
     "safe_condition",
     "safe_conditions",
 ]
@@ -110,40 +109,6 @@ def check_name(name: object, path: str | None = None) -> str:
     except UnicodeEncodeError:
         raise BadInputError(f"name {name!r} is not valid Unicode", path=path) from None
     return name
-
-
-_INT_RANGES = {"BIGINT": (-(2**63), 2**63 - 1), "INTEGER": (-(2**31), 2**31 - 1)}
-
-
-def check_value(value: object, ctype: str, column: str) -> object:
-    """A value of a ``ctype`` column as the oracle may render it (DOUBLE as float); BadInputError otherwise."""
-    if value is None:
-        return None
-    if ctype in _INT_RANGES:
-        lo, hi = _INT_RANGES[ctype]
-        if type(value) is int and lo <= value <= hi:
-            return value
-    elif ctype == "DOUBLE":
-        if type(value) is float:
-            return value
-        if type(value) is int:
-            try:
-                return float(value)
-            except OverflowError:
-                pass
-    elif ctype == "BOOLEAN":
-        if type(value) is bool:
-            return value
-    elif ctype == "VARCHAR":
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-                return value
-            except UnicodeEncodeError:
-                raise BadInputError(f"column {column!r} (VARCHAR): {value!r} is not valid Unicode") from None
-    else:
-        raise BadInputError(f"column {column!r}: type {ctype!r} is not supported by the oracle")
-    raise BadInputError(f"column {column!r} ({ctype}): {value!r} is not a value of this type")
 
 
 _COLUMN_TYPES = frozenset({"BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"})

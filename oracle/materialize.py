@@ -27,7 +27,7 @@ from typing import Any, Callable
 from converge.engine.errors import BadInputError
 from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 
-__all__ = ["materialize_inputs", "presence_intervals", "row_checker", "Interval"]
+__all__ = ["materialize_inputs", "presence_intervals", "row_checker", "check_value", "Interval"]
 
 Interval = tuple[int, int, tuple]
 """(start_seq, end_seq_exclusive, row): the row is present after events start..end-1."""
@@ -47,7 +47,7 @@ class _NaN:
 _NAN_KEY = _NaN()
 
 
-def _check_value(value: Any, ctype: str, column: str) -> Any:
+def check_value(value: Any, ctype: str, column: str) -> Any:
     """Validate one value against its column type; return it normalized (DOUBLE -> float)."""
     if value is None:
         return None
@@ -90,7 +90,7 @@ def row_checker(spec: InputSpec) -> Callable[[tuple], tuple]:
         if len(row) != width:
             raise BadInputError(
                 f"input {spec.name!r}: row {list(row)!r} has {len(row)} values, expected {width} {list(names)}")
-        return tuple(_check_value(v, t, c) for v, t, c in zip(row, types, names))
+        return tuple(check_value(v, t, c) for v, t, c in zip(row, types, names))
 
     return check
 

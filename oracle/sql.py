@@ -23,12 +23,12 @@ release that changes the list-literal rules fails there, not silently.
 from __future__ import annotations
 
 import functools
-
 from typing import Iterable, Mapping, Sequence
 
 from converge.engine.errors import BadInputError, OracleError
 from converge.engine.scenario import InputSpec, Scenario
-from converge.oracle.guard import check_name, check_value, safe_conditions
+from converge.oracle.guard import check_name, safe_conditions
+from converge.oracle.materialize import check_value
 
 __all__ = [
     "JOIN_KEYWORDS",
@@ -90,7 +90,7 @@ def _items(values: Iterable[object], ctype: str, column: str) -> list[str]:
 
     Numbers and booleans are written with ``repr`` (``1``, ``0.1``, ``nan``,
     ``-inf``, ``True``), which DuckDB's list cast reads back exactly. Every
-    value is checked against its type first (guard.check_value), so ``repr``
+    value is checked against its type first (materialize.check_value), so ``repr``
     only ever sees an int, float or bool.
     """
     if ctype == "VARCHAR":

@@ -51,6 +51,7 @@ from converge.engine.planner.base import (
 from converge.engine.scenario import Config, InputSpec, Scenario
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
+
 @dataclass(frozen=True)
 class MultiJoinOptions:
     """The multi-way planner's options (typed `Config` fields, checked when the config is built)."""

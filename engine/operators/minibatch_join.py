@@ -39,7 +39,8 @@ from typing import Any
 from converge.engine.changelog import Change
 from converge.engine.errors import BadInputError
 from converge.engine.operators.base import OperatorContext
-from converge.engine.operators.bundle_fold import fold_no_unique_key, fold_unique_key, is_accumulate, pair_up
+from converge.engine.operators import bundle_fold      # called through the module: `converge mutants` patches it
+from converge.engine.operators.bundle_fold import is_accumulate, pair_up
 from converge.engine.operators.regular_join import BinaryJoinSpec, PaddingSuppression, StreamingJoinOperator
 
 Pending = tuple[int, Any, Change]      # (input index, join key, change)
@@ -150,10 +151,10 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
             ctx.state.current_key = key
             for records in by_uk.values():
                 if not has_uk:
-                    for change in fold_no_unique_key(records):
+                    for change in bundle_fold.fold_no_unique_key(records):
                         self._process_into(index, change, ctx, out, check=False)
                     continue
-                for first, second in pair_up(fold_unique_key(records, semantics)):
+                for first, second in pair_up(bundle_fold.fold_unique_key(records, semantics)):
                     if second is None:
                         self._process_into(index, first, ctx, out, check=False)
                     else:

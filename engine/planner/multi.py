@@ -32,7 +32,6 @@ from typing import Any
 
 from converge.engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
 from converge.engine.errors import BadInputError
-from converge.engine.operators.base import Operator
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (

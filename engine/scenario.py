@@ -236,6 +236,9 @@ class Config:
     multi_join_max_tables: int | None = None
     multi_join_min_tables: int = 3
     multi_join_rewrite_right: bool = False
+    # the mini-batch regular join (Flink's table.exec.mini-batch.*); docs/minibatch.md
+    mini_batch_size: int | None = None
+    mini_batch_latency_ms: int | None = None
 
     def __post_init__(self) -> None:
         ttl = self.state_ttl_ms
@@ -271,6 +274,13 @@ class Config:
             check_int(self.multi_join_max_tables, "multi_join_max_tables", lo=2, hi=2**31)
         check_int(self.multi_join_min_tables, "multi_join_min_tables", lo=2, hi=2**31)
         check_bool(self.multi_join_rewrite_right, "multi_join_rewrite_right")
+        if self.mini_batch_size is not None:
+            check_int(self.mini_batch_size, "mini_batch_size", lo=1, hi=2**31)
+        if self.mini_batch_latency_ms is not None:
+            check_int(self.mini_batch_latency_ms, "mini_batch_latency_ms", lo=1, hi=2**62)
+            if self.mini_batch_size is None:
+                raise BadInputError("a latency trigger needs mini_batch_size too (Flink requires both)",
+                                    path="mini_batch_latency_ms")
 
     def ttl_for(self, input_name: str) -> int | None:
         ttl = self.state_ttl_ms
@@ -285,7 +295,8 @@ class Config:
 
 
 OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
-                        "multi_join_min_tables", "multi_join_rewrite_right")
+                        "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
+                        "mini_batch_latency_ms")
 _DEFAULT_CONFIG = Config()
 
 

@@ -44,6 +44,9 @@ class Operator:
     """Base class: a keyed operator with one or more inputs."""
 
     num_inputs: int = 2
+    # True when the operator holds records of many keys between calls (a mini-batch bundle): a runtime
+    # must then give one instance all of the node's keys, and call finish() at the end of the input
+    buffers_across_keys: bool = False
 
     def open(self, ctx: OperatorContext) -> None:
         """Register state; called once by the runtime before any record."""
@@ -64,6 +67,14 @@ class Operator:
 
     def on_watermark(self, watermark: int, ctx: OperatorContext) -> list:
         """Called after the runtime fired the event-time timers up to `watermark`."""
+        return []
+
+    def on_processing_time(self, time: int, ctx: OperatorContext) -> list:
+        """Called (not keyed) when processing time advances to `time`, after the processing-time timers."""
+        return []
+
+    def finish(self, ctx: OperatorContext) -> list:
+        """Called (not keyed) once at the end of the input: emit what is still buffered (Flink's finish())."""
         return []
 
     def volatile_state(self) -> Any:

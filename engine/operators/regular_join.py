@@ -160,6 +160,22 @@ class _JoinBase(Operator):
         check_retraction(self._sides[index], self.views[index], kind, row)
 
 
+class PaddingSuppression:
+    """How the mini-batch join processes a folded retraction/accumulate pair of one unique key
+    (engine/operators/minibatch_join.py): which other-side padding changes it emits, and whether
+    the retraction leaves the input's state alone (the accumulate then overwrites it)."""
+
+    keeps_state = False
+
+    def retracted_to_zero(self, other: tuple) -> bool:
+        """An outer other-side record lost its last match: emit +I padding now?"""
+        return True
+
+    def matched_from_zero(self, other: tuple) -> bool:
+        """An outer other-side record got its first match: emit -D padding now?"""
+        return True
+
+
 class StreamingJoinOperator(_JoinBase):
     """INNER / LEFT / RIGHT / FULL join; see the module docstring for the algorithm."""
 
@@ -173,17 +189,22 @@ class StreamingJoinOperator(_JoinBase):
         self._right_nulls = (None,) * len(spec.right.spec.columns)
 
     def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
+        out: list[Change] = []
+        self._process_into(input_index, change, ctx, out)
+        return out
+
+    def _process_into(self, input_index: int, change: Change, ctx: OperatorContext, out: list,
+                      *, check: bool = True) -> None:
         replaced, change = self._replacement(input_index, change)
         kind, row = change
-        out: list[Change] = []
         if replaced is not None:
             self._retract(input_index, replaced.kind, replaced.row, ctx, out)
         if kind == "+I" or kind == "+U":
             self._accumulate(input_index, kind, row, ctx, out)
         else:
-            self._check_retraction(input_index, kind, row)
+            if check:
+                self._check_retraction(input_index, kind, row)
             self._retract(input_index, kind, row, ctx, out)
-        return out
 
     def _joined(self, is_left: bool, row: tuple, other: tuple) -> tuple:
         return row + other if is_left else other + row
@@ -191,7 +212,8 @@ class StreamingJoinOperator(_JoinBase):
     def _padded(self, is_left: bool, row: tuple) -> tuple:
         return row + self._right_nulls if is_left else self._left_nulls + row
 
-    def _accumulate(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list) -> None:
+    def _accumulate(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list,
+                    pad: "PaddingSuppression | None" = None) -> None:
         is_left = index == 0
         in_outer = self.left_outer if is_left else self.right_outer
         other_outer = self.right_outer if is_left else self.left_outer
@@ -206,7 +228,7 @@ class StreamingJoinOperator(_JoinBase):
                 return
             if other_outer:
                 for other, n in assoc:
-                    if n == 0:
+                    if n == 0 and (pad is None or pad.matched_from_zero(other)):
                         append(Change("-D", self._padded(not is_left, other)))
                     other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
                 others = [o for o, _ in assoc]
@@ -218,7 +240,7 @@ class StreamingJoinOperator(_JoinBase):
             return
         if other_outer:
             for other, n in assoc:
-                if n == 0:
+                if n == 0 and (pad is None or pad.matched_from_zero(other)):
                     append(Change("-D", self._padded(not is_left, other)))
                 append(Change("+I", self._joined(is_left, row, other)))
                 other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
@@ -230,13 +252,15 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change(kind, other + row))
         in_view.add_record(row)
 
-    def _retract(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list) -> None:
+    def _retract(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list,
+                 pad: "PaddingSuppression | None" = None) -> None:
         is_left = index == 0
         in_outer = self.left_outer if is_left else self.right_outer
         other_outer = self.right_outer if is_left else self.left_outer
         other_view = self.views[1 - index]
         assoc = self._associated(row, is_left, ctx.state.current_key, other_outer)
-        self.views[index].retract_record(row)
+        if pad is None or not pad.keeps_state:
+            self.views[index].retract_record(row)
         append = out.append
         if not assoc:
             if in_outer:
@@ -247,7 +271,7 @@ class StreamingJoinOperator(_JoinBase):
             for other, _ in assoc:
                 append(Change(out_kind, self._joined(is_left, row, other)))
             for other, n in assoc:
-                if n == 1:
+                if n == 1 and (pad is None or pad.retracted_to_zero(other)):
                     append(Change("+I", self._padded(not is_left, other)))
                 other_view.update_num_of_associations(other, n - 1)  # type: ignore[attr-defined]
         else:

@@ -13,8 +13,10 @@ from typing import Callable
 from converge.engine.condition import compile_predicate, split_condition
 from converge.engine.errors import BadInputError
 from converge.engine.operators.base import Operator
+from converge.engine.operators.minibatch_join import MiniBatchStreamingJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
-from converge.engine.operators.regular_join import BinaryJoinSpec, JoinSide
+from converge.engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
+from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
 from converge.engine.pipeline_options import dedupe_source, per_key_order
 from converge.engine.scenario import InputSpec, Scenario
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
@@ -132,6 +134,17 @@ def build_binary_join(scenario: Scenario, part: Part, right: InputSpec, join_typ
     )
 
 
+def binary_join_operator(scenario: Scenario, spec: BinaryJoinSpec) -> Operator:
+    """The operator for one binary join: semi/anti, mini-batch (config.mini_batch_size) or the plain one.
+    Flink has no mini-batch semi/anti join, so those stay record by record."""
+    if spec.join_type in ("semi", "anti"):
+        return StreamingSemiAntiJoinOperator(spec)
+    size = scenario.config.mini_batch_size
+    if size is not None:
+        return MiniBatchStreamingJoinOperator(spec, size, scenario.config.mini_batch_latency_ms)
+    return StreamingJoinOperator(spec)
+
+
 def source_node(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
     spec = scenario.input(spec.name)  # as declared: the join may see it with another unique key
     if (dedupe := dedupe_source(scenario, spec)) is not None:
@@ -143,12 +156,13 @@ def source_node(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
     return spec.name
 
 
-def join_description(spec: BinaryJoinSpec) -> str:
+def join_description(spec: BinaryJoinSpec, operator: Operator | None = None) -> str:
     names = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin",
              "semi": "LeftSemiJoin", "anti": "LeftAntiJoin"}
     lk = ", ".join(spec.left.spec.column_names[i] for i in spec.left.key_indexes)
     rk = ", ".join(spec.right.spec.column_names[i] for i in spec.right.key_indexes)
-    return (f"Join(joinType=[{names[spec.join_type]}], leftKeys=[{lk}], rightKeys=[{rk}], "
+    name = "MiniBatchJoin" if isinstance(operator, MiniBatchStreamingJoinOperator) else "Join"
+    return (f"{name}(joinType=[{names[spec.join_type]}], leftKeys=[{lk}], rightKeys=[{rk}], "
             f"where=[{spec.residual_sql or 'true'}], leftInputSpec=[{spec.left.side.kind}], "
             f"rightInputSpec=[{spec.right.side.kind}])")
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from converge.engine.errors import BadInputError
-from converge.engine.operators.base import Operator
-from converge.engine.operators.regular_join import StreamingJoinOperator
-from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (
     Part,
     Plan,
     PlanNode,
+    binary_join_operator,
     build_binary_join,
     join_description,
     link_parents,
@@ -32,12 +30,9 @@ def plan_binary_chain(scenario: Scenario) -> Plan:
             spec = build_binary_join(scenario, part, right, jtype, cond)
         except BadInputError as exc:
             raise BadInputError(f"join.conditions[{i}]: {exc}") from None
-        op: Operator
-        if jtype in ("semi", "anti"):
-            op = StreamingSemiAntiJoinOperator(spec)
-        else:
-            op = StreamingJoinOperator(spec)
-        node = PlanNode(f"join[{i}]", op, [current, source_node(scenario, right)], describe=join_description(spec))
+        op = binary_join_operator(scenario, spec)
+        node = PlanNode(f"join[{i}]", op, [current, source_node(scenario, right)],
+                        describe=join_description(spec, op))
         current = node
         if jtype not in ("semi", "anti"):
             part = Part(part.inputs + (right,))

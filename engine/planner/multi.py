@@ -32,15 +32,13 @@ from typing import Any
 
 from converge.engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
 from converge.engine.errors import BadInputError
-from converge.engine.operators.base import Operator
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
-from converge.engine.operators.regular_join import StreamingJoinOperator
-from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (
     Part,
     Plan,
     PlanNode,
+    binary_join_operator,
     build_binary_join,
     composite_ttl,
     join_description,
@@ -222,9 +220,9 @@ class _Planner:
             spec = build_binary_join(s, self.part, right, jtype, cond)
         except BadInputError as exc:
             raise BadInputError(f"join.conditions[{i}]: {exc}") from None
-        op: Operator = StreamingSemiAntiJoinOperator(spec) if jtype in ("semi", "anti") else StreamingJoinOperator(spec)
+        op = binary_join_operator(s, spec)
         self.current = PlanNode(f"join[{i}]", op, [self.current, source_node(s, right)],
-                                describe=join_description(spec))
+                                describe=join_description(spec, op))
         if jtype not in ("semi", "anti"):
             self.part = Part(self.part.inputs + (right,))
 

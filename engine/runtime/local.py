@@ -172,6 +172,9 @@ class LocalRuntime:
         # operators with fields outside keyed state (saved before every event, restored on rejection)
         self._volatile = [rt.node.operator for rt in self._order
                           if type(rt.node.operator).volatile_state is not Operator.volatile_state]
+        self._finishing = [rt for rt in self._order if type(rt.node.operator).finish is not Operator.finish]
+        self._proc_hooks = [rt for rt in self._order
+                            if type(rt.node.operator).on_processing_time is not Operator.on_processing_time]
         # per scenario input: everything the hot path needs, looked up once
         self._routes: dict[str, tuple] = {}
         for spec in scenario.inputs:
@@ -185,7 +188,17 @@ class LocalRuntime:
         result = RunResult(self.scenario)
         for event in self.scenario.events if events is None else events:
             result.per_event.append(self.process_event(event))
+        if result.per_event:
+            result.per_event[-1].extend(self.finish())
         return result
+
+    def finish(self) -> list[OutputItem]:
+        """The end of the input: operators that buffer (a mini-batch bundle) emit what they hold,
+        children before parents. `run` adds it to the last event's output."""
+        out: list[OutputItem] = []
+        for rt in self._finishing:
+            self._forward(rt.node, rt.node.operator.finish(rt.ctx), out)
+        return out
 
     def process_event(self, event: Event) -> list[OutputItem]:
         """The output of one event; on any error nothing of the event remains (see the module docstring)."""
@@ -293,6 +306,8 @@ class LocalRuntime:
                     budget.fire(rt.node.name, ts, key, event_time=False, clock=t)
                 rt.backend.current_key = key
                 self._forward(rt.node, rt.node.operator.on_timer(ts, rt.ctx, event_time=False), out)
+        for rt in self._proc_hooks:
+            self._forward(rt.node, rt.node.operator.on_processing_time(t, rt.ctx), out)
         return out
 
     def _on_input_watermark(self, name: str, wm: int | None, *, idle: bool) -> list[OutputItem]:
@@ -352,6 +367,7 @@ class LocalRuntime:
                  "idle": list(rt.idle), "wm": rt.wm}
                 for rt in self._order
             ],
+            "operators": [op.volatile_state() for op in self._volatile],   # e.g. a partly filled bundle
         }
 
     def restore(self, snap: dict) -> None:
@@ -365,6 +381,9 @@ class LocalRuntime:
             rt.idle = list(saved["idle"])
             rt.wm = saved["wm"]
             rt.ctx.watermark = rt.wm
+        if "operators" in snap:
+            for op, value in zip(self._volatile, snap["operators"], strict=True):
+                op.restore_volatile_state(value)
 
     def state_entries(self) -> int:
         """Live state entries over all operators (map entries count one each)."""

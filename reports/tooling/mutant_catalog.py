@@ -123,6 +123,9 @@ INTERVAL = "interval"
 MULTIWAY = "multiway"
 _INTERVAL_OP = "converge.engine.operators.interval_join:TimeIntervalJoinOperator"
 _MULTI_OP = "converge.engine.operators.multi_join:StreamingMultiJoinOperator"
+MINIBATCH = "minibatch"
+_FOLD = "converge.engine.operators.bundle_fold"
+_MINIBATCH_OP = "converge.engine.operators.minibatch_join:MiniBatchStreamingJoinOperator"
 
 CATALOG: tuple[Mutant, ...] = (
     Mutant(
@@ -289,6 +292,43 @@ CATALOG: tuple[Mutant, ...] = (
         MULTIWAY,
         (Patch(f"{_MULTI_OP}._at_input", 'self._extend(j + 1, rows, "-D", out)', "pass"),),
         properties=("prefix_consistency", "matches_binary_chain"),
+    ),
+    Mutant(
+        "bundle_keeps_retraction_of_cancelled_insert",
+        "mini-batch, unique-key bundle: an accumulate followed by its retraction drops only the accumulate, "
+        "so the retraction still reaches the join",
+        MINIBATCH,
+        (Patch(f"{_FOLD}:fold_unique_key", "continue", "pass"),),
+        properties=("equals_off", "prefix_consistency"),
+    ),
+    Mutant(
+        "bundle_cancels_unequal_rows",
+        "mini-batch, no-unique-key bundle: a retraction cancels any earlier accumulate of its join key, not "
+        "only one with equal fields (FLINK-35184's hash collision, made certain)",
+        MINIBATCH,
+        (Patch(f"{_FOLD}:fold_no_unique_key",
+               "if other.row == change.row and is_accumulate(other.kind) != acc:",
+               "if is_accumulate(other.kind) != acc:"),),
+        properties=("equals_off", "prefix_consistency"),
+    ),
+    Mutant(
+        "bundle_cancels_equal_inserts",
+        "mini-batch, no-unique-key bundle: two equal records cancel whatever their direction, so a "
+        "duplicated insert disappears",
+        MINIBATCH,
+        (Patch(f"{_FOLD}:fold_no_unique_key",
+               "if other.row == change.row and is_accumulate(other.kind) != acc:",
+               "if other.row == change.row:"),),
+        properties=("equals_off", "prefix_consistency"),
+    ),
+    Mutant(
+        "bundle_pair_padding_not_netted",
+        "mini-batch, semantics=correct: a -U/+U pair whose new version lost an outer record's last match "
+        "does not re-emit that record's padding",
+        MINIBATCH,
+        (Patch(f"{_MINIBATCH_OP}._process_pair",
+               'out.append(Change("+I", self._padded(not is_left, other)))', "pass"),),
+        properties=("equals_off", "prefix_consistency"),
     ),
 )
 

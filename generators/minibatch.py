@@ -1,0 +1,70 @@
+"""Hypothesis strategies for the mini-batch join: random regular joins with a bundle size, and the two
+known mini-batch anomalies as families of cases (docs/minibatch.md)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from converge.engine.scenario import ChangeEvent, Config, JoinSpec, Scenario
+from converge.generators.arguments import check_one
+from converge.generators.scenarios import input_spec, regular_join_scenarios
+
+OUTER_AND_INNER = ("inner", "left", "right", "full")
+_VALUES = st.integers(-3, 3)
+_TEXT = st.sampled_from(("p", "q"))
+
+
+def minibatch_scenarios(*, semantics: str = "correct", max_size: int = 6) -> st.SearchStrategy[Scenario]:
+    """A binary INNER/LEFT/RIGHT/FULL join over insert-only / retract inputs, with a bundle of 1..max_size
+    elements (1 flushes after every record; a size beyond the stream flushes only at the end)."""
+    check_one("minibatch_scenarios", "semantics", semantics, ("correct", "flink"))
+    base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=("insert_only", "retract"),
+                                  semantics=semantics)
+    return st.tuples(base, st.integers(1, max_size)).map(
+        lambda drawn: replace(drawn[0], name=drawn[0].name + " (mini-batch)",
+                              config=replace(drawn[0].config, mini_batch_size=drawn[1])))
+
+
+@st.composite
+def flink_34380_cases(draw: st.DrawFn) -> tuple[Scenario, tuple]:
+    """+I a1, -U a1, +U a2 of one unique key in one bundle, the other side holding one partner.
+    Returns the scenario and the one joined row a2 + partner the bundle must emit."""
+    shape = draw(st.sampled_from(("join_key", "own")))
+    a = input_spec("a", "x", shape, "retract", ("k",))
+    b = input_spec("b", "y", "none", "insert_only", ("k",))
+    k, ida, idb = draw(_VALUES), draw(_VALUES), draw(_VALUES)
+    a1 = (k, ida, draw(_VALUES), draw(_TEXT))
+    a2 = (k, ida, draw(_VALUES), draw(_TEXT))
+    partner = (k, idb, draw(_VALUES), draw(_TEXT))
+    events = (ChangeEvent("b", "+I", partner), ChangeEvent("a", "+I", a1), ChangeEvent("a", "-U", a1),
+              ChangeEvent("a", "+U", a2))
+    size = draw(st.integers(4, 8))
+    scenario = Scenario(f"FLINK-34380 case ({shape} unique key)", (a, b), JoinSpec(("a", "b"), ("inner",),
+                        ("a.k = b.k",)), Config(mini_batch_size=size, semantics="flink"), events)
+    return scenario, a2 + partner
+
+
+@st.composite
+def suppressed_padding_cases(draw: st.DrawFn) -> tuple[Scenario, tuple]:
+    """a LEFT/FULL JOIN b ON a.k = b.k AND a.x > b.y: b's only match of a row of a is updated, in one
+    bundle, to a version that no longer matches. Returns the scenario and the padded row of a that must
+    come back."""
+    jtype = draw(st.sampled_from(("left", "full")))
+    shape = draw(st.sampled_from(("join_key", "own")))
+    a = input_spec("a", "x", "none", "insert_only", ("k",))
+    b = input_spec("b", "y", shape, "retract", ("k",))
+    k, ida, idb = draw(_VALUES), draw(_VALUES), draw(_VALUES)
+    x = draw(_VALUES)
+    y1 = draw(st.integers(x - 3, x - 1))
+    y2 = draw(st.integers(x, x + 3))
+    left = (k, ida, x, draw(_TEXT))
+    b1 = (k, idb, y1, draw(_TEXT))
+    b2 = (k, idb, y2, draw(_TEXT))
+    events = (ChangeEvent("a", "+I", left), ChangeEvent("b", "+I", b1), ChangeEvent("b", "-U", b1),
+              ChangeEvent("b", "+U", b2))
+    scenario = Scenario(f"suppressed padding ({jtype} join, {shape} unique key)", (a, b),
+                        JoinSpec(("a", "b"), (jtype,), ("a.k = b.k AND (a.x > b.y)",)),
+                        Config(mini_batch_size=2, semantics="flink"), events)
+    return scenario, left + (None,) * len(b.columns)

@@ -1,0 +1,165 @@
+"""Properties of the mini-batch join (docs/minibatch.md): each check raises PropertyFailure with evidence.
+
+Where a bundle ends is derived here from the scenario alone, not asked of the
+engine: the scenarios these checks take feed one binary join straight from
+insert-only / retract inputs, so every change event is one element of the
+operator's count trigger, and a bundle of `mini_batch_size` elements ends
+after every `mini_batch_size`-th change event; the end of the input ends the
+last one. Outputs are folded into bags here too (a retract changelog's
+meaning: accumulate +1, retract -1), without the engine's materializer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+from converge.engine.changelog import Change
+from converge.engine.runtime.local import LocalRuntime
+from converge.engine.scenario import ChangeEvent, Scenario, require_scenario
+from converge.properties.divergence import fail, require
+from converge.properties.regular import shared_oracle
+
+
+def _add(bag: Counter, items: Iterable[object]) -> None:
+    for item in items:
+        if isinstance(item, Change):
+            bag[item.row] += 1 if item.kind in ("+I", "+U") else -1
+
+
+def _clean(bag: Counter) -> Counter:
+    return Counter({row: n for row, n in bag.items() if n})
+
+
+def bundle_ends(scenario: Scenario) -> list[int]:
+    """Indexes of the events after which a bundle was flushed by the count trigger, plus the last event."""
+    size = scenario.config.mini_batch_size
+    assert size is not None
+    ends: list[int] = []
+    count = 0
+    for i, event in enumerate(scenario.events):
+        if isinstance(event, ChangeEvent):
+            count += 1
+            if count % size == 0:
+                ends.append(i)
+    last = len(scenario.events) - 1
+    if last >= 0 and (not ends or ends[-1] != last):
+        ends.append(last)
+    return ends
+
+
+def _checkable(prop: str, scenario: Scenario) -> None:
+    require_scenario(scenario, prop)
+    cfg = scenario.config
+    require(cfg.mini_batch_size is not None and cfg.mini_batch_latency_ms is None, prop,
+            "needs mini_batch_size and no latency trigger")
+    require(len(scenario.join.inputs) == 2 and scenario.join.types[0] in ("inner", "left", "right", "full"), prop,
+            "needs one INNER / LEFT / RIGHT / FULL join")
+    require(all(s.changelog_mode in ("insert_only", "retract") for s in scenario.inputs), prop,
+            "needs insert-only or retract inputs (every change event is one element of the bundle)")
+    require(not cfg.dedupe_before_join and not cfg.state_ttl_ms, prop, "needs no dedupe and no TTL")
+    require(all(isinstance(e, ChangeEvent) for e in scenario.events), prop, "needs change events only")
+
+
+def _bags_at(per_event: Sequence[Sequence[object]], positions: Sequence[int]) -> list[Counter]:
+    bag: Counter = Counter()
+    out: list[Counter] = []
+    wanted = set(positions)
+    for i, items in enumerate(per_event):
+        _add(bag, items)
+        if i in wanted:
+            out.append(_clean(bag))
+    return out
+
+
+def minibatch_equals_off(scenario: Scenario) -> None:
+    """Mini-batch on and off give the same materialized output after every bundle and at the end."""
+    prop = "minibatch_equals_off"
+    _checkable(prop, scenario)
+    ends = bundle_ends(scenario)
+    on = LocalRuntime(scenario).run().per_event
+    off_scenario = replace(scenario, config=replace(scenario.config, mini_batch_size=None))
+    off = LocalRuntime(off_scenario).run().per_event
+    for i, got, want in zip(ends, _bags_at(on, ends), _bags_at(off, ends), strict=True):
+        if got != want:
+            fail(prop, scenario, "mini-batch output differs from the record-by-record join at a bundle end",
+                 event_index=i, engine=got, expected=want)
+
+
+def minibatch_prefix_consistency(scenario: Scenario) -> None:
+    """After every bundle (and at the end) the materialized output equals DuckDB's answer on the input so far."""
+    prop = "minibatch_prefix_consistency"
+    _checkable(prop, scenario)
+    require(scenario.config.semantics == "correct", prop, "needs semantics=correct")
+    ends = bundle_ends(scenario)
+    got = _bags_at(LocalRuntime(scenario).run().per_event, ends)
+    history = shared_oracle().history(scenario)
+    for i, bag in zip(ends, got, strict=True):
+        if bag != history[i]:
+            fail(prop, scenario, "materialized output at a bundle end differs from the DuckDB answer",
+                 event_index=i, engine=bag, expected=history[i])
+
+
+def minibatch_snapshot_restore(scenario: Scenario, cut: int) -> None:
+    """A snapshot taken with a partly filled bundle, restored into a fresh runtime, continues identically."""
+    prop = "minibatch_snapshot_restore"
+    require_scenario(scenario, prop)
+    events = scenario.events
+    cut = min(cut, len(events))
+    whole = LocalRuntime(scenario).run().per_event
+    first = LocalRuntime(scenario)
+    head = [first.process_event(e) for e in events[:cut]]
+    snap = first.snapshot()
+    second = LocalRuntime(scenario)
+    second.restore(snap)
+    rest = second.run(events[cut:]).per_event if cut < len(events) else []
+    if cut == len(events) and head:
+        head[-1] = head[-1] + second.finish()
+    for i, (a, b) in enumerate(zip(whole, head + rest, strict=True)):
+        if a != b:
+            fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
+                 f"uninterrupted {a}, restored {b}", event_index=i)
+
+
+# ---------------------------------------------------------------- the known anomalies, case by case
+
+
+def _kinds(per_event: Sequence[Sequence[object]]) -> list[tuple[str, tuple]]:
+    return [(c.kind, c.row) for items in per_event for c in items if isinstance(c, Change)]
+
+
+def flink_34380(scenario: Scenario, joined: tuple) -> None:
+    """A key with nothing in state gets +I a, -U a, +U b in one bundle; `joined` is b's one joined row
+    (the other side holds one matching row). semantics=flink emits it as +U (FLINK-34380), correct as +I;
+    the materialized answer is the same."""
+    prop = "minibatch_flink_34380"
+    require_scenario(scenario, prop)
+    require(scenario.join.types == ("inner",), prop, "an INNER join forwards the input's row kind")
+    for semantics, kind in (("flink", "+U"), ("correct", "+I")):
+        s = replace(scenario, config=replace(scenario.config, semantics=semantics))
+        out = _kinds(LocalRuntime(s).run().per_event)
+        if out != [(kind, joined)]:
+            fail(prop, s, f"semantics={semantics}: expected exactly [{kind} {list(joined)}], got "
+                 f"{[f'{k} {list(r)}' for k, r in out]}", event_index=len(s.events) - 1)
+
+
+def suppressed_padding(scenario: Scenario, padded: tuple) -> None:
+    """An outer row matched only by the old version of a unique key: its update to a row that no longer
+    matches arrives as a -U/+U pair in one bundle. semantics=flink suppresses the padding that must come back
+    (the row `padded` is missing at the end); semantics=correct emits it."""
+    prop = "minibatch_suppressed_padding"
+    require_scenario(scenario, prop)
+    results = {}
+    for semantics in ("flink", "correct"):
+        s = replace(scenario, config=replace(scenario.config, semantics=semantics))
+        bag: Counter = Counter()
+        _add(bag, (c for items in LocalRuntime(s).run().per_event for c in items))
+        results[semantics] = _clean(bag)
+    want = shared_oracle().final(scenario)
+    if results["correct"] != want:
+        fail(prop, scenario, "semantics=correct: the final answer differs from DuckDB's",
+             event_index=len(scenario.events) - 1, engine=results["correct"], expected=want)
+    if want.get(padded) != 1 or results["flink"].get(padded, 0) != 0:
+        fail(prop, scenario, f"semantics=flink: expected the padded row {list(padded)} to be lost",
+             event_index=len(scenario.events) - 1, engine=results["flink"], expected=want)

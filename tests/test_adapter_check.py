@@ -7,7 +7,6 @@ import importlib.util
 import json
 import shlex
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -12,8 +12,8 @@ from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, S
 from converge.engine.systems import Capabilities, CaseResult, applicability, case_to_json, shape_key
 from converge.engine.systems.reference import ReferenceSystem
 from converge.engine.systems.registry import open_system
-from converge.reports.tooling.adapter_check import fixed_cases
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
+from converge.reports.tooling.adapter_check import fixed_cases
 
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
                   "anti"], changelog_modes=["insert_only", "retract", "upsert"],

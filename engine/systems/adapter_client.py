@@ -17,13 +17,14 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from converge.engine.errors import SystemUnderTestError
 from converge.engine.scenario import Scenario
 from converge.engine.systems import protocol
-from converge.engine.systems.base import Capabilities, CaseResult, System
+from converge.engine.systems.base import CaseResult, System
 
 STDERR_TAIL_LINES = 40
 MAX_LINE_BYTES = 256 * 1024 * 1024   # a batch of results is one line; a line without an end is a broken adapter

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal, Mapping, Sequence, get_args
+from typing import Any, Literal, get_args
 
 from converge.engine.changelog import Change
 from converge.engine.errors import BadInputError
@@ -71,13 +72,13 @@ class Capabilities:
         check_int(self.max_batch, "capabilities.max_batch", lo=1, hi=MAX_BATCH_LIMIT)
 
     @classmethod
-    def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> "Capabilities":
+    def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
         """Every family, join type, mode, type and time domain; the changelog in a repeatable order."""
         return cls(get_args(Family), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
                    get_args(TimeDomain), True, "changelog", True, max_batch)
 
     @classmethod
-    def from_json(cls, obj: Any, path: str = "capabilities") -> "Capabilities":
+    def from_json(cls, obj: Any, path: str = "capabilities") -> Capabilities:
         """Read the protocol's object; every key is required and an unknown key is an error naming it."""
         if not isinstance(obj, Mapping):
             raise BadInputError(f"expected an object, got {short_repr(obj)}", path=path)
@@ -148,16 +149,16 @@ class CaseResult:
             raise BadInputError("an ok result needs a final multiset or a changelog", path="status")
 
     @classmethod
-    def ok(cls, *, final: Counter | None = None, changelog: Sequence[Change] | None = None) -> "CaseResult":
+    def ok(cls, *, final: Counter | None = None, changelog: Sequence[Change] | None = None) -> CaseResult:
         return cls("ok", final=None if final is None else clean(Counter(final)),
                    changelog=None if changelog is None else tuple(changelog))
 
     @classmethod
-    def unsupported(cls, reason: str) -> "CaseResult":
+    def unsupported(cls, reason: str) -> CaseResult:
         return cls("unsupported", message=reason)
 
     @classmethod
-    def error(cls, message: str) -> "CaseResult":
+    def error(cls, message: str) -> CaseResult:
         return cls("error", message=message)
 
     def folded(self) -> Counter:
@@ -192,7 +193,7 @@ class System(ABC):
         """applicability() for this system, naming it."""
         return applicability(scenario, self.capabilities, self.name)
 
-    def __enter__(self) -> "System":
+    def __enter__(self) -> System:
         return self
 
     def __exit__(self, *exc: object) -> None:

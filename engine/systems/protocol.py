@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Any, Final, Sequence
+from collections.abc import Sequence
+from typing import Any, Final
 
 from converge.engine.changelog import ROW_KINDS, Change
 from converge.engine.errors import BadInputError, SystemUnderTestError

@@ -10,12 +10,13 @@ on an engine whose answers the rest of the suite already holds to DuckDB.
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from converge import __version__
 from converge.engine.errors import ConvergeError
-from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.operators.interval_join import MAX_TIME
+from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.scenario import Event, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.systems.base import Capabilities, CaseResult, System
 

@@ -9,8 +9,8 @@ batch and that case against the live system. Cases the system answers
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from converge.engine.scenario import Scenario
 from converge.engine.systems.base import System

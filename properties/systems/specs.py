@@ -9,8 +9,8 @@ applicable" with the reason, and never runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from hypothesis import strategies as st
 

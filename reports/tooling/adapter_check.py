@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 from converge.engine.errors import SystemUnderTestError
 from converge.engine.scenario import Scenario

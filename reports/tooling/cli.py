@@ -13,13 +13,13 @@ from typing import Iterable, Sequence
 from converge import __version__
 from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
 from converge.engine.planner import plan
+from converge.engine.systems.adapter_client import Timeouts
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.registry import families, select
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
 from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
-from converge.engine.systems.adapter_client import Timeouts
 from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants

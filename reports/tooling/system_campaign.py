@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from converge.engine.errors import UsageError, exit_code, label
 from converge.engine.systems.base import System
 from converge.engine.systems.registry import open_system
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.systems.checks import Tally
 from converge.properties.replay_files import find_scenario_files
+from converge.properties.systems.checks import Tally
 from converge.properties.systems.known import KnownDivergence, find_known, load_known
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable

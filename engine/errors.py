@@ -15,6 +15,7 @@ BadInputError             2     a scenario, stream, option or file is invalid
 UsageError                2     the command line is wrong
 ApiMisuseError            2     a Python caller broke an API's contract
 OracleError               3     the batch oracle could not answer
+SystemUnderTestError      3     a system under test or its adapter failed
 InternalError             3     a state only a bug can reach (incl. a hang)
 any other exception       3     a crash
 ========================  ====  ==========================================
@@ -73,6 +74,14 @@ class ApiMisuseError(ConvergeError, TypeError):
     """
 
 
+class SystemUnderTestError(ConvergeError):
+    """A system under test, or the adapter that speaks for it, failed: it crashed, timed out or broke the protocol.
+
+    Not a divergence (the system gave no answer to compare) and not converge's own bug: the message names
+    the adapter, the request and what was wrong, with the tail of the adapter's stderr.
+    """
+
+
 class UsageError(ConvergeError):
     """The command line is wrong: an unknown option value, a missing file, an unwritable folder."""
 
@@ -97,7 +106,8 @@ def exit_code(exc: BaseException | None) -> int:
 
 
 def label(exc: BaseException | None) -> str:
-    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, oracle error, internal error, crashed."""
+    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, oracle error, system error,
+    internal error, crashed."""
     if exc is None:
         return "passed"
     if isinstance(exc, DivergenceError):
@@ -108,6 +118,8 @@ def label(exc: BaseException | None) -> str:
         return "usage"
     if isinstance(exc, OracleError):
         return "oracle error"
+    if isinstance(exc, SystemUnderTestError):
+        return "system error"
     if isinstance(exc, InternalError):
         return "internal error"
     return "crashed"

@@ -11,6 +11,7 @@ Hypothesis, and checks the expectations.
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -145,6 +146,22 @@ def _diff_block(engine: Counter, expected: Counter, limit: int = 60) -> list[str
     return lines
 
 
+def _answers_block(answers: Mapping[str, Any], agreement: str, limit: int = 60) -> list[str]:
+    """Every answer known for the case (oracle, system, reference engine), one column each, and which agree."""
+    bags = {name: a for name, a in answers.items() if isinstance(a, Counter)}
+    rows = sorted(set().union(*bags.values()) if bags else set(), key=repr)
+    names = list(answers)
+    lines = ["", "## Answers side by side", "", f"Agreement: **{agreement}**", "",
+             "| row | " + " | ".join(_cell(n) for n in names) + " |", "|---|" + "---:|" * len(names)]
+    for row in rows[:limit]:
+        cells = [str(answers[n].get(row, 0)) if n in bags else "" for n in names]
+        lines.append(f"| `{list(row)}` | " + " | ".join(cells) + " |")
+    if len(rows) > limit:
+        lines.append(f"| … {len(rows) - limit} more rows | " + " | ".join("" for _ in names) + " |")
+    lines += [f"\n{_cell(n)} gave no table: {answers[n]}" for n in names if n not in bags]
+    return lines
+
+
 def _join_sql(s: Scenario) -> str:
     iv = s.join.interval
     try:
@@ -171,6 +188,12 @@ def _emitted(s: Scenario) -> list | None:
         return None
 
 
+def _system_option(d: Divergence) -> str:
+    """`--system SPEC ` when the failure is a system's (a campaign of `converge run --system`)."""
+    spec = d.extra.get("system_spec")
+    return f"--system {shlex.quote(spec)} " if isinstance(spec, str) else ""
+
+
 def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[str, Any],
               per_event: list | None, args: list | None, description: str) -> str:
     s = d.scenario
@@ -181,7 +204,7 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
     lines = [f"# {title} failed", "", description and f"*{description}*", "",
              "```", d.message, "```", "",
              "| | |", "|---|---|",
-             f"| replay | `converge replay {scenario_path}` |",
+             f"| replay | `converge replay {_system_option(d)}{scenario_path}` |",
              f"| diverges at | {where} of {len(s.events)} |",
              f"| Hypothesis | {hypothesis.__version__}, seed {seed if seed is not None else 'unknown'} |",
              f"| runtime | {info.get('runtime', 'local')} |"]
@@ -196,6 +219,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
               f"{cfg.semantics} | {cfg.changelog_normalize} | {cfg.multi_join} | {info.get('runtime', 'local')} |",
               "", "## Input changelog"]
     lines += _input_tables(s, d.event_index)
+    if isinstance(d.extra.get("answers"), Mapping):
+        lines += _answers_block(d.extra["answers"], str(d.extra.get("agreement", "")))
     if d.engine is not None and d.expected is not None:
         lines += ["", f"## Output after {where}: engine vs expected", ""] + _diff_block(d.engine, d.expected)
     if per_event is not None and d.event_index is not None and d.event_index < len(per_event):

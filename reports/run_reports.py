@@ -69,12 +69,12 @@ class RunReports:
             self._note(f"the report of {d.property} was", exc)
             return []
 
-    def summary(self, results: Sequence) -> Path | None:
+    def summary(self, results: Sequence, *, system: str | None = None) -> Path | None:
         """Write summary.md/summary.json; the Markdown's path (None when not written)."""
         if self.run_dir is None:
             return None
         try:
-            return write_summary(results, self.run_dir)[0]
+            return write_summary(results, self.run_dir, system=system)[0]
         except OSError as exc:
             self._note("the summary was", exc)
             return None

@@ -39,8 +39,9 @@ def _families(rows: list[dict]) -> list[dict]:
     return list(out.values())
 
 
-def write_summary(results: Sequence, folder: Path) -> tuple[Path, Path]:
-    """Write summary.md and summary.json for a list of PropertyResult into `folder`."""
+def write_summary(results: Sequence, folder: Path, *, system: str | None = None) -> tuple[Path, Path]:
+    """Write summary.md and summary.json for a list of PropertyResult into `folder` (`system`: the system
+    under test, `name version`, of a `converge run --system` campaign)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [
@@ -55,11 +56,14 @@ def write_summary(results: Sequence, folder: Path) -> tuple[Path, Path]:
             "passed": sum(1 for r in results if r.ok), "failed": sum(1 for r in results if not r.ok),
             "examples": sum(r["examples"] for r in rows), "seconds": round(sum(r["seconds"] for r in rows), 3),
             "families": families, "properties": rows}
+    if system is not None:
+        data["system"] = system
     js = folder / "summary.json"
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",
              f"{data['passed']} passed, {data['failed']} failed; {data['examples']} examples in "
              f"{data['seconds']:.1f} s (Hypothesis {hypothesis.__version__})", "",
+             *([f"System under test: {system}", ""] if system is not None else []),
              "## Families", "", "| family | properties | examples | failures | seconds | examples/s |",
              "|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {f['family']} | {f['properties']} | {f['examples']} | {f['failures']} | {f['seconds']} "

@@ -51,6 +51,7 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert "converge = converge.reports.tooling.cli:main" in entry_points
     assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
     assert not any(n.startswith("converge/tests") for n in names)
+    assert "converge/reports/tooling/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
 
 
 def test_the_installed_command_prints_its_version() -> None:

@@ -13,15 +13,18 @@ from typing import Iterable, Sequence
 from converge import __version__
 from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
 from converge.engine.planner import plan
+from converge.engine.systems.adapter_client import Timeouts
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.registry import families, select
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
 from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
+from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
 from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
+from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
 from converge.reports.tooling.terminal import format_table, progress
 
 # Exit codes (engine/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -50,6 +53,11 @@ def tally(labels: Iterable[str]) -> str:
 
 def run_campaign(options: RunOptions) -> int:
     """Run the selected properties, print the table, the summary's path and each failure; see the exit codes above."""
+    if options.system is not None:
+        if options.runtime != "local":
+            raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
+                             "reference-spark to run the reference engine on Spark")
+        return run_system_campaign(options)
     if options.runtime != "local":
         from converge.reports.tooling.spark_campaign import run_spark_campaign  # lazy: only this starts a JVM
         return run_spark_campaign(options)
@@ -92,8 +100,12 @@ def run_campaign(options: RunOptions) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     reports = None if args.no_reports else reports_folder(args.reports_dir)
+    if args.system is None and (args.known is not None or args.batch is not None):
+        raise UsageError("--known and --batch apply to a campaign against a system (--system SPEC)")
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
-                                   property=args.property, runtime=args.runtime, reports=reports))
+                                   property=args.property, runtime=args.runtime, reports=reports,
+                                   system=args.system, known=Path(args.known) if args.known else None,
+                                   batch=args.batch or RunOptions.batch))
 
 
 def expand_targets(targets: Sequence[str]) -> list[Path]:
@@ -118,6 +130,11 @@ def print_outcome(o: ReplayOutcome) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    if args.system is not None:
+        if args.runtime != "local":
+            raise UsageError("--runtime and --system exclude each other (reference-spark is the reference engine on "
+                             "Spark)")
+        return replay_on_system_cli(args.targets, args.system, expand_targets)
     files: list[Path] = []
     skipped: list[Skipped] = []
     for target in expand_targets(args.targets):
@@ -135,6 +152,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
                          + (f" ({len(skipped)} other files skipped)" if skipped else ""))
     print(tally(o.label for o in outcomes) + (f"; {len(skipped)} skipped (not scenarios)" if skipped else ""))
     return max(o.exit_code for o in outcomes)
+
+
+def cmd_adapter_check(args: argparse.Namespace) -> int:
+    return run_adapter_check(args.command_line, timeouts=Timeouts(hello=args.hello_timeout,
+                                                                  run_base=args.run_timeout))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -201,13 +223,32 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                           "./converge-reports; off: none)")
     run.add_argument("--no-reports", action="store_true", help="write no report files (as --reports-dir off)")
+    run.add_argument("--system", metavar="SPEC", default=None,
+                     help="check a system under test instead: reference, reference-spark, cmd:COMMAND or "
+                          "flink[:VERSION] (docs/systems.md); --examples then counts cases per property")
+    run.add_argument("--known", metavar="FILE", default=None,
+                     help="known divergences of systems (JSON, docs/systems.md): reported as known, exit 0")
+    run.add_argument("--batch", type=positive_int, default=None,
+                     help=f"with --system: most cases per run request (default {RunOptions.batch})")
     run.set_defaults(func=cmd_run)
 
     rp = sub.add_parser("replay", help="replay scenario files; exit 1 on a divergence, 2 on bad input, 3 on a crash")
     rp.add_argument("targets", nargs="+", metavar="FILE_OR_DIR",
                     help="scenario files or folders of them (wildcards are expanded when the shell did not)")
     rp.add_argument("--runtime", choices=RUNTIMES, default="local")
+    rp.add_argument("--system", metavar="SPEC", default=None,
+                    help="rerun each file's case on a system under test (as converge run --system)")
     rp.set_defaults(func=cmd_replay)
+
+    ad = sub.add_parser("adapter", help="tools for adapter authors (docs/adapter-protocol.md)")
+    ad_sub = ad.add_subparsers(dest="adapter_command", required=True)
+    ck = ad_sub.add_parser("check", help="the conformance kit: check an adapter command against protocol v1; "
+                                          "exit 0 when every check passes, 1 otherwise")
+    ck.add_argument("command_line", metavar="CMD", help="the adapter command (a path, or a quoted command line)")
+    ck.add_argument("--hello-timeout", type=float, default=Timeouts.hello, help="seconds for the handshake")
+    ck.add_argument("--run-timeout", type=float, default=Timeouts.run_base,
+                    help="seconds for a run request (plus one per case)")
+    ck.set_defaults(func=cmd_adapter_check)
 
     defaults = BenchConfig()
     b = sub.add_parser("bench", help="measure engine events/s and property examples/s")

@@ -22,6 +22,9 @@ class RunOptions:
     property: str | None = None
     runtime: RuntimeName = "local"
     reports: Path | None = None        # where reports and the summary go; None: nowhere
+    system: str | None = None          # `--system SPEC` (engine/systems/registry.py); None: the property campaign
+    known: Path | None = None          # known divergences of systems (docs/systems.md)
+    batch: int = 20                    # cases per run request of a system campaign
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,49 @@
+"""`--system SPEC`: which system a command runs against.
+
+    reference            converge's reference engine, local runtime (the default)
+    reference-spark      the reference engine on the Spark runtime
+    cmd:COMMAND          an adapter command (a path, or a command line split like a shell would)
+    flink[:VERSION]      the Flink adapter, installed by `converge systems install flink`
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from converge.engine.errors import UsageError
+from converge.engine.systems.adapter_client import AdapterSystem, Timeouts
+from converge.engine.systems.base import System
+from converge.engine.systems.reference import ReferenceSystem
+
+DEFAULT_SYSTEM = "reference"
+SPEC_FORMS = ("reference", "reference-spark", "cmd:COMMAND", "flink[:VERSION]")
+
+
+def adapter_argv(command: str) -> list[str]:
+    """A path that exists is one argument (spaces and all); anything else is split like a shell command line."""
+    if Path(command).exists():
+        return [command]
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"--system cmd:{command}: {exc}") from None
+    if not argv:
+        raise UsageError("--system cmd: names no command")
+    return argv
+
+
+def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts = Timeouts()) -> System:
+    """The system a spec names, started (an adapter is running and has answered the handshake)."""
+    if spec == "reference":
+        return ReferenceSystem("local")
+    if spec == "reference-spark":
+        return ReferenceSystem("spark")
+    if spec.startswith("cmd:"):
+        return AdapterSystem(adapter_argv(spec[4:]), label=spec[4:], timeouts=timeouts)
+    if spec == "flink" or spec.startswith("flink:"):
+        version = spec.partition(":")[2] or None
+        from converge.engine.systems.flink.environment import adapter_command  # lazy: the Flink adapter's own env
+
+        return AdapterSystem(adapter_command(version), label=spec, timeouts=timeouts)
+    raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")

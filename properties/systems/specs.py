@@ -1,0 +1,185 @@
+"""The properties of a system campaign, each with what it needs from a system and what feeds it.
+
+A property is bound to one open system: its strategy draws one shape (a
+template scenario from the family's generator, restricted to what the system
+declares) and more cases of that shape (generators/shapes.py), all sent in
+one run request. A property whose needs the system does not meet is "not
+applicable" with the reason, and never runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from converge.engine.errors import ApiMisuseError
+from converge.engine.scenario import Scenario
+from converge.engine.systems.base import Capabilities, System
+from converge.generators.interval import interval_join_scenarios
+from converge.generators.multiway import multiway_scenarios
+from converge.generators.scenarios import regular_join_scenarios
+from converge.generators.shapes import same_shape
+from converge.properties.spec import PropertySpec
+from converge.properties.systems import checks
+from converge.properties.systems.checks import Tally
+
+OUTER = ("inner", "left", "right", "full")
+PLAIN_MODES = ("insert_only", "retract")
+DEFAULT_BATCH = 20
+# The generators' column types: regular and multi-way inputs have BIGINT and VARCHAR columns, interval inputs BIGINT.
+GENERATED_TYPES = {"regular": ("BIGINT", "VARCHAR"), "multiway": ("BIGINT", "VARCHAR"), "interval": ("BIGINT",)}
+
+
+def _common(caps: Capabilities, name: str, family: str) -> str | None:
+    if family not in caps.families:
+        return f"{name} does not run {family} joins"
+    missing = [t for t in GENERATED_TYPES[family] if t not in caps.column_types]
+    if missing:
+        return f"the generated {family} cases have {' and '.join(missing)} columns, which {name} does not take"
+    return None
+
+
+def _pick(wanted: tuple[str, ...], declared: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(v for v in wanted if v in declared)
+
+
+# ---------------------------------------------------------------- what each property draws, from the capabilities
+
+
+def _regular(caps: Capabilities, name: str) -> tuple[Callable[[], st.SearchStrategy[Scenario]] | None, str | None]:
+    reason = _common(caps, name, "regular")
+    types, modes = _pick(OUTER, caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
+    if reason is None and not types:
+        reason = f"{name} runs none of INNER, LEFT, RIGHT, FULL"
+    if reason is None and not modes:
+        reason = f"{name} takes neither insert_only nor retract inputs"
+    return (lambda: regular_join_scenarios(join_types=types, modes=modes)), reason
+
+
+def _semi_anti(caps: Capabilities, name: str):
+    reason = _common(caps, name, "regular")
+    types, modes = _pick(("semi", "anti"), caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
+    if reason is None and not types:
+        reason = f"{name} runs neither SEMI nor ANTI joins"
+    if reason is None and not modes:
+        reason = f"{name} takes neither insert_only nor retract inputs"
+    return (lambda: regular_join_scenarios(join_types=types, modes=modes)), reason
+
+
+def _upsert(caps: Capabilities, name: str):
+    reason = _common(caps, name, "regular")
+    types = _pick(OUTER + ("semi", "anti"), caps.join_types)
+    if reason is None and "upsert" not in caps.changelog_modes:
+        reason = f"{name} takes no upsert inputs"
+    if reason is None and not types:
+        reason = f"{name} runs no binary join type"
+    return (lambda: regular_join_scenarios(join_types=types, modes=("upsert",), uk_shapes=("join_key", "own"))), reason
+
+
+def _multiway(caps: Capabilities, name: str):
+    reason = _common(caps, name, "multiway")
+    types, modes = _pick(("inner", "left"), caps.join_types), _pick(("insert_only", "retract", "upsert"),
+                                                                    caps.changelog_modes)
+    if reason is None and not types:
+        reason = f"{name} runs neither INNER nor LEFT joins"
+    if reason is None and not modes:
+        reason = f"{name} takes no changelog mode the generator draws"
+
+    def strategy() -> st.SearchStrategy[Scenario]:
+        return st.one_of(*(multiway_scenarios(num_inputs=(3, 4), join_types=types, modes=modes, multi_join=m)
+                           for m in ("on", "off")))
+
+    return strategy, reason
+
+
+def _multiway_on(caps: Capabilities, name: str):
+    reason = _multiway(caps, name)[1]
+    types, modes = _pick(("inner", "left"), caps.join_types), _pick(("insert_only", "retract", "upsert"),
+                                                                    caps.changelog_modes)
+    return (lambda: multiway_scenarios(num_inputs=(3, 4), join_types=types, modes=modes, multi_join="on")), reason
+
+
+def _interval(caps: Capabilities, name: str):
+    reason = _common(caps, name, "interval")
+    types = _pick(OUTER, caps.join_types)
+    if reason is None and "event_time" not in caps.time_domains:
+        reason = f"{name} does not run event-time interval joins"
+    if reason is None and "insert_only" not in caps.changelog_modes:
+        reason = f"{name} takes no insert_only inputs (an interval join's inputs are append-only)"
+    if reason is None and not types:
+        reason = f"{name} runs none of INNER, LEFT, RIGHT, FULL"
+    return (lambda: interval_join_scenarios(time="event", late_share=(0, 0), join_types=types)), reason
+
+
+def _any(caps: Capabilities, name: str):
+    drawn = [make(caps, name) for make in (_regular, _semi_anti, _upsert, _multiway, _interval)]
+    usable = [strategy for strategy, reason in drawn if reason is None]
+    reason = None if usable else "; ".join(r for _, r in drawn if r)
+    return (lambda: st.one_of(*(s() for s in usable))), reason
+
+
+@dataclass(frozen=True)
+class SystemProperty:
+    family: str
+    name: str
+    description: str
+    draws: Callable[[Capabilities, str], tuple]   # (template strategy factory, reason it cannot run or None)
+    check: Callable[..., None]
+    examples: int = 200                             # cases per `converge run --system` (default)
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}/{self.name}"
+
+
+SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
+    SystemProperty("regular", "final_equals_oracle",
+                   "INNER/LEFT/RIGHT/FULL over insert-only and retract changelogs: final answer = batch answer",
+                   _regular, checks.final_equals_oracle),
+    SystemProperty("regular", "semi_anti_equals_oracle", "SEMI/ANTI joins: final answer = batch answer",
+                   _semi_anti, checks.final_equals_oracle),
+    SystemProperty("regular", "upsert_equals_oracle", "upsert inputs (behind changelog normalize): final answer = "
+                   "batch answer", _upsert, checks.final_equals_oracle),
+    SystemProperty("multiway", "final_equals_oracle", "3- and 4-way INNER/LEFT chains, multi-way plan on or off: "
+                   "final answer = batch answer", _multiway, checks.final_equals_oracle),
+    SystemProperty("multiway", "multiway_equals_binary_chain", "multi_join on and off give the same final answer on "
+                   "the system", _multiway_on, checks.multiway_equals_binary_chain),
+    SystemProperty("interval", "no_late_equals_oracle", "event-time interval joins without late records: final "
+                   "answer = batch interval join", _interval, checks.final_equals_oracle),
+    SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
+                   "converge's reference engine's", _any, checks.system_equals_reference),
+)
+
+
+def not_applicable(prop: SystemProperty, system: System) -> str | None:
+    """Why the property cannot run on the system (None: it can)."""
+    return prop.draws(system.capabilities, system.name)[1]
+
+
+def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrategy[tuple]:
+    """One shape and up to `batch` cases of it: a template, then 0..batch-1 more (shrinking drops them)."""
+    @st.composite
+    def draw(draw_: st.DrawFn) -> tuple:
+        first = draw_(template)
+        more = draw_(st.integers(0, batch - 1))
+        same = same_shape(first)
+        return ([first] + [draw_(same) for _ in range(more)],)
+
+    return draw()
+
+
+def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH, tally: Tally | None = None,
+         system_spec: str | None = None) -> PropertySpec:
+    """The property as a PropertySpec for run_property, checking `system`; it must be applicable."""
+    factory, reason = prop.draws(system.capabilities, system.name)
+    if reason is not None:
+        raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
+    size = max(1, min(batch, system.capabilities.max_batch))
+
+    def check(cases: list[Scenario]) -> None:
+        prop.check(system, cases, prop=prop.name, tally=tally, system_spec=system_spec)
+
+    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size), check, prop.examples,
+                        prop.description)

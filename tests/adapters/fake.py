@@ -1,0 +1,51 @@
+"""A configurable fake adapter for the client's tests: `python fake.py MODE`; it misbehaves as MODE says."""
+
+import json
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "good"
+CAPS = {"families": ["regular"], "join_types": ["inner", "left"], "changelog_modes": ["insert_only", "retract"],
+        "column_types": ["BIGINT", "VARCHAR"], "time_domains": [], "state_ttl": False, "output": "final",
+        "deterministic_order": False, "max_batch": 2}
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    if MODE == "banner":
+        print("Starting the engine ...", flush=True)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg["type"] == "hello":
+            hello = {"type": "hello", "protocol": "converge-adapter", "version": 1,
+                     "system": {"name": "fake", "version": "0"}, "capabilities": dict(CAPS)}
+            if MODE == "unknown-key":
+                hello["capabilities"]["colour"] = "blue"
+            send(hello)
+        elif msg["type"] == "run":
+            print(f"request {msg['request']}: {len(msg['cases'])} cases", file=sys.stderr, flush=True)
+            if MODE == "hang":
+                time.sleep(600)
+            if MODE == "die":
+                print("engine exploded", file=sys.stderr, flush=True)
+                sys.exit(7)
+            results = []
+            for i, case in enumerate(msg["cases"]):
+                width = sum(len(s["columns"]) for s in case["scenario"]["inputs"])
+                row = [None] * width
+                if MODE == "wrong-width":
+                    row = row[1:]
+                if MODE == "wrong-type":
+                    row[0] = "one"
+                results.append({"id": case["id"] if MODE != "wrong-id" else f"x{i}", "status": "ok",
+                                "final": [row]})
+            send({"type": "results", "request": msg["request"], "results": results})
+        elif msg["type"] == "shutdown":
+            return
+
+
+main()

@@ -1,0 +1,127 @@
+"""The conformance kit passes the documented example adapter and fails wrong ones with a clear message;
+campaigns and replays against an external adapter (`--system cmd:...`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shlex
+import sys
+
+import pytest
+
+from converge.reports.tooling.cli import main
+from tests.doc_examples import code_blocks
+
+EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
+PADDING = 'keyword = "JOIN" if join["types"][0] == "inner" else "LEFT JOIN"'
+
+
+@pytest.fixture(scope="module")
+def adapters(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("adapters")
+    assert PADDING in EXAMPLE
+    sources = {
+        "example": EXAMPLE,
+        # drops the NULL-padded rows of LEFT joins: joins every LEFT join as an INNER one
+        "no_padding": EXAMPLE.replace(PADDING, 'keyword = "JOIN"'),
+        # writes a log line on stdout before the hello
+        "banner": EXAMPLE.replace("def main():\n", "def main():\n    print('engine starting')\n"),
+    }
+    out = {}
+    for name, code in sources.items():
+        path = folder / f"{name}.py"
+        path.write_text(code)
+        out[name] = f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+    return out
+
+
+def test_the_documented_example_adapter_passes_the_kit(adapters, capsys) -> None:
+    assert main(["adapter", "check", adapters["example"]]) == 0
+    out = capsys.readouterr().out
+    for check in ("handshake", "case 02_left_retract_residual", "batch", "unsupported case", "malformed request",
+                  "shutdown", "version negotiation", "time limits"):
+        assert f"PASS  {check}:" in out
+    assert "SKIP  case 05_full_outer: not applicable: the system does not run FULL joins" in out
+    assert "FAIL" not in out
+
+
+def test_an_adapter_that_drops_padded_rows_fails_the_kit_naming_the_missing_row(adapters, capsys) -> None:
+    assert main(["adapter", "check", adapters["no_padding"]]) == 1
+    out = capsys.readouterr().out
+    assert ("FAIL  case 02_left_retract_residual: expected [[1, 5, None, None], [2, -1, 2, 0]], got "
+            "[[2, -1, 2, 0]]; missing [[1, 5, None, None]]") in out
+    assert "PASS  case 01_inner_insert_only" in out
+
+
+def test_an_adapter_that_breaks_the_handshake_fails_the_kit(adapters, capsys) -> None:
+    assert main(["adapter", "check", adapters["banner"]]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  handshake:" in out and "not JSON" in out and "offending line: engine starting" in out
+
+
+def test_a_campaign_on_the_example_adapter_passes_what_applies_and_says_what_does_not(adapters, capsys,
+                                                                                      tmp_path) -> None:
+    code = main(["run", "--system", f"cmd:{adapters['example']}", "--examples", "30", "--seed", "1",
+                 "--reports-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    header = out.splitlines()[0].split()
+    assert header[:4] == ["system", "family", "property", "outcome"]
+    assert "not applicable: sqlite-naive does not run interval joins" in out
+    assert "passed with 0" not in out
+    assert "system: sqlite-naive" in out
+    summary = json.loads((tmp_path / "latest" / "summary.json").read_text())
+    assert summary["system"].startswith("sqlite-naive ")
+
+
+def test_a_divergence_of_a_system_is_reported_replayable_and_can_be_known(adapters, capsys, tmp_path) -> None:
+    args = ["run", "--system", f"cmd:{adapters['no_padding']}", "--family", "regular", "--property",
+            "final_equals_oracle", "--examples", "60", "--seed", "3", "--reports-dir", str(tmp_path / "r")]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "DIVERGED regular/final_equals_oracle on sqlite-naive" in out
+    assert "(oracle = reference engine ≠ sqlite-naive" in out
+    (report,) = (tmp_path / "r" / "latest").glob("final-equals-oracle-*.md")
+    text = report.read_text()
+    assert "## Answers side by side" in text and "| row | oracle | sqlite-naive" in text
+    assert "converge replay --system" in text
+    (scenario_file,) = report.parent.glob("final-equals-oracle-*.json")
+    assert main(["replay", "--system", f"cmd:{adapters['no_padding']}", str(scenario_file)]) == 1
+    assert main(["replay", "--system", f"cmd:{adapters['example']}", str(scenario_file)]) == 0
+    capsys.readouterr()
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"known": [{"system": "sqlite-naive", "matcher": "LEFT JOIN",
+                                            "reason": "pads nothing, on purpose", "link": "https://example.org/1"}]}))
+    assert main(args + ["--known", str(known)]) == 0
+    out = capsys.readouterr().out
+    assert "known: pads nothing, on purpose (https://example.org/1)" in out
+
+
+def test_a_known_divergences_file_with_an_unknown_key_is_bad_input(adapters, tmp_path, capsys) -> None:
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"known": [{"system": "x", "property": "p", "reason": "r", "link": "l",
+                                            "why": "?"}]}))
+    assert main(["run", "--system", "reference", "--known", str(known), "--no-reports"]) == 2
+    assert "unknown key 'why'" in capsys.readouterr().err
+
+
+def test_known_and_batch_need_a_system(capsys) -> None:
+    assert main(["run", "--batch", "3", "--no-reports"]) == 2
+    assert "--system" in capsys.readouterr().err
+
+
+@pytest.mark.flink
+@pytest.mark.skipif(importlib.util.find_spec("converge.engine.systems.flink") is None,
+                    reason="the Flink adapter (helper 14B's converge.engine.systems.flink) is not in this tree yet")
+def test_flink_specs_go_through_the_flink_environment(capsys) -> None:
+    from converge.engine.errors import UsageError
+    from converge.engine.systems.registry import open_system
+
+    try:
+        system = open_system("flink")
+    except UsageError as exc:
+        assert "converge systems install flink" in str(exc)
+        return
+    with system:
+        assert system.name == "flink"

@@ -59,8 +59,9 @@ def test_three_way_chain_with_and_without_the_multi_join(flink: AdapterProcess, 
     inputs = AB + [bigint_input("c", ["k", "z"])]
     c = [["+I", 1, 50], ["+I", 1, 150], ["+I", 3, 500], ["-D", 1, 150], ["+I", 1, 200], ["+I", 4, 101]]
     # a JOIN b gives (1,15,1,1) only; c rows of k=1 with z > 100: (1,200)
-    (result,) = flink.run([case("3way", inputs, ["inner", "left"], ["a.k = b.k AND a.x > b.y", "a.k = c.k AND c.z > 100"],
-                                {"a": A_ROWS, "b": B_ROWS, "c": c}, config={"multi_join": multi_join})])
+    conditions = ["a.k = b.k AND a.x > b.y", "a.k = c.k AND c.z > 100"]
+    (result,) = flink.run([case("3way", inputs, ["inner", "left"], conditions, {"a": A_ROWS, "b": B_ROWS, "c": c},
+                                config={"multi_join": multi_join})])
     assert result["status"] == "ok", result
     assert result["final"] == [[1, 15, 1, 1, 1, 200]]
 

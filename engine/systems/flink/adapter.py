@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as top-level names
 
-from case_plan import CaseError, PlannedCase, Shape, plan  # noqa: E402
-from condition_sql import FLINK_TYPES, Untranslatable  # noqa: E402
+from case_plan import CaseError, PlannedCase, Shape, plan
+from condition_sql import FLINK_TYPES, Untranslatable
 
 PROTOCOL = "converge-adapter"
 MAX_BATCH = 500

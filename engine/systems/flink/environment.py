@@ -142,8 +142,8 @@ def install(version: str = DEFAULT_VERSION, *, python: str | None = None, echo=l
         pip = [str(work / "venv" / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
         echo(f"pip install apache-flink=={version} (about 850 MB; a few minutes on a first download)")
         _run(pip + ["install", f"apache-flink=={version}"], f"pip install apache-flink=={version}")
-        py_version = _run([str(work / "venv" / "bin" / "python"), "-c", "import platform;"
-                           "print(platform.python_version())"], "python --version").strip()
+        py_version = _run([str(work / "venv" / "bin" / "python"), "-c",
+                           "import platform; print(platform.python_version())"], "python --version").strip()
         echo("smoke check: handshake and one join through the adapter")
         smoke = smoke_check([str(work / "venv" / "bin" / "python"), "-I", str(ADAPTER)], version)
         if not smoke["ok"]:

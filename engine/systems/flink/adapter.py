@@ -64,10 +64,10 @@ class FlinkSession:
     def __init__(self) -> None:
         _drain_gateway_stderr()
         from py4j.protocol import Py4JJavaError  # lazy: the module must import without pyflink (tests, docs)
-        from pyflink.common import Configuration, Types
-        from pyflink.datastream import StreamExecutionEnvironment
-        from pyflink.java_gateway import get_gateway
-        from pyflink.table import StreamTableEnvironment
+        from pyflink.common import Configuration, Types  # lazy: pyflink
+        from pyflink.datastream import StreamExecutionEnvironment  # lazy: pyflink
+        from pyflink.java_gateway import get_gateway  # lazy: pyflink
+        from pyflink.table import StreamTableEnvironment  # lazy: pyflink
 
         self.java_error = Py4JJavaError
         self.types = Types
@@ -96,9 +96,9 @@ class FlinkSession:
     def run(self, shape: Shape, cases: list[PlannedCase]) -> dict[int, list[list[Any]]]:
         """Run `cases` (all of `shape`) as one job; the folded final rows per case index."""
         from pyflink.common import Row  # lazy: see __init__
-        from pyflink.common.types import RowKind
-        from pyflink.table import DataTypes, Schema
-        from pyflink.table.changelog_mode import ChangelogMode
+        from pyflink.common.types import RowKind  # lazy: pyflink
+        from pyflink.table import DataTypes, Schema  # lazy: pyflink
+        from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
 
         kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
         data_types = {"BIGINT": DataTypes.BIGINT, "INTEGER": DataTypes.INT, "DOUBLE": DataTypes.DOUBLE,

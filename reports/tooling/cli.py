@@ -25,6 +25,7 @@ from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
 from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
+from converge.reports.tooling.systems_cli import add_parser as add_systems_parser
 from converge.reports.tooling.terminal import format_table, progress
 
 # Exit codes (engine/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="print the plan chosen for a scenario")
     e.add_argument("scenario")
     e.set_defaults(func=cmd_explain)
+    add_systems_parser(sub)
     return p
 
 

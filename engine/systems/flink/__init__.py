@@ -1,0 +1,1 @@
+"""The Apache Flink system: its environment (converge side) and its adapter (run by the Flink venv)."""

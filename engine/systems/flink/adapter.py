@@ -1,0 +1,353 @@
+"""The Flink adapter: converge's adapter protocol v1 on stdin/stdout, answered by Apache Flink (PyFlink).
+
+A standalone program for the Flink environment (`converge systems install flink`):
+`<venv>/bin/python -I adapter.py`. It imports only the standard library, pyflink and its two
+sibling modules (case_plan.py, condition_sql.py), never converge. stdout carries protocol lines
+only: at start the real stdout is kept on a private descriptor and descriptor 1 is pointed at
+stderr, so the JVM (which inherits it) and any library print go to stderr.
+
+One MiniCluster per process, started at the hello; every job runs on it at parallelism 1 through a
+remote environment (a local environment would start a MiniCluster per job, ~1.6 s each). The cases
+of one request are grouped by shape (case_plan.Shape) and each group runs as one job whose result
+comes back in one py4j call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import traceback
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as top-level names
+
+from case_plan import CaseError, PlannedCase, Shape, plan
+from condition_sql import FLINK_TYPES, Untranslatable
+
+PROTOCOL = "converge-adapter"
+MAX_BATCH = 500
+_MESSAGE_KEYS = {"hello": {"type", "protocol", "versions"}, "run": {"type", "request", "cases"},
+                 "shutdown": {"type"}}
+_CASE_KEYS = {"id", "scenario", "changelogs"}
+_MODES = {"insert_only": "insert_only", "retract": "all", "upsert": "upsert"}
+
+
+class RequestError(Exception):
+    """The message cannot be read as a protocol request; the adapter answers an error and stays up."""
+
+
+class FlinkJobError(Exception):
+    """Flink refused or failed a job; the message is Flink's, shortened."""
+
+
+def flink_message(exc: BaseException, lines: int = 4) -> str:
+    """The first lines of a (py4j-wrapped) Java exception, plus its root cause."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        head = str(exc).strip().splitlines()
+        return " | ".join(head[:lines]) or type(exc).__name__
+    root = java
+    while root.getCause() is not None and root.getCause() != root:
+        root = root.getCause()
+    top = str(java.toString()).splitlines()[:lines]
+    cause = str(root.toString()).splitlines()[:lines]
+    return " | ".join(top if root == java else top + ["caused by: " + " ".join(cause)])
+
+
+class FlinkSession:
+    """The long-lived MiniCluster and the table environment that submits jobs to it."""
+
+    def __init__(self) -> None:
+        _drain_gateway_stderr()
+        from py4j.protocol import Py4JJavaError  # lazy: the module must import without pyflink (tests, docs)
+        from pyflink.common import Configuration, Types  # lazy: pyflink
+        from pyflink.datastream import StreamExecutionEnvironment  # lazy: pyflink
+        from pyflink.java_gateway import get_gateway  # lazy: pyflink
+        from pyflink.table import StreamTableEnvironment  # lazy: pyflink
+
+        self.java_error = Py4JJavaError
+        self.types = Types
+        gateway = get_gateway()
+        jvm = gateway.jvm
+        conf = jvm.org.apache.flink.configuration.Configuration()
+        conf.setString("rest.port", "0")
+        conf.setString("rest.bind-address", "127.0.0.1")
+        conf.setString("rest.address", "127.0.0.1")
+        mini = jvm.org.apache.flink.runtime.minicluster
+        self.cluster = mini.MiniCluster(mini.MiniClusterConfiguration.Builder().setConfiguration(conf)
+                                        .setNumTaskManagers(1).setNumSlotsPerTaskManager(4).build())
+        self.cluster.start()
+        port = self.cluster.getRestAddress().get().getPort()
+        remote = jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+            "127.0.0.1", port, Configuration()._j_configuration, gateway.new_array(jvm.java.lang.String, 0))
+        self.env = StreamExecutionEnvironment(remote)
+        self.env.set_parallelism(1)
+        self.t_env = StreamTableEnvironment.create(self.env)
+        self.jvm = jvm
+        self.jobs = 0
+
+    def close(self) -> None:
+        self.cluster.close()
+
+    def run(self, shape: Shape, cases: list[PlannedCase]) -> dict[int, list[list[Any]]]:
+        """Run `cases` (all of `shape`) as one job; the folded final rows per case index."""
+        from pyflink.common import Row  # lazy: see __init__
+        from pyflink.common.types import RowKind  # lazy: pyflink
+        from pyflink.table import DataTypes, Schema  # lazy: pyflink
+        from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
+
+        kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+        data_types = {"BIGINT": DataTypes.BIGINT, "INTEGER": DataTypes.INT, "DOUBLE": DataTypes.DOUBLE,
+                      "VARCHAR": DataTypes.STRING, "BOOLEAN": DataTypes.BOOLEAN}
+        type_infos = {"BIGINT": self.types.LONG, "INTEGER": self.types.INT, "DOUBLE": self.types.DOUBLE,
+                      "VARCHAR": self.types.STRING, "BOOLEAN": self.types.BOOLEAN}
+        self.jobs += 1
+        views = [f"j{self.jobs}_v{p.view}" for p in shape.inputs]
+        times = [t for case in cases for t in case.times]
+        try:
+            for p, view in zip(shape.inputs, views):
+                names = [f"t{p.view}cid"] + [f"t{p.view}c{j}" for j in range(len(p.types))]
+                rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases)
+                        for r in case.rows[p.view]]
+                if not rows:  # from_collection needs a row: one of a case id no case has
+                    rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
+                stream = self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
+                    names, [self.types.INT()] + [type_infos[t]() for t in p.types]))
+                schema = Schema.new_builder()
+                key = [names[0]] + [names[1 + j] for j in p.primary_key]
+                for name, ctype in zip(names, ["INTEGER", *p.types]):
+                    dtype = data_types[ctype]()
+                    schema.column(name, dtype.not_null() if p.primary_key and name in key else dtype)
+                if p.primary_key:
+                    schema.primary_key(*key)
+                if p.time_column is not None:
+                    rowtime = f"t{p.view}rt"
+                    schema.column_by_expression(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column}, 3)")
+                    # Never late: the delay spans every time of the job, so the watermark passes no row
+                    # before the bounded source ends (its final watermark then flushes outer padding).
+                    delay = max(times, default=0) - min(times, default=0) + 1
+                    schema.watermark(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column} - {delay}, 3)")
+                mode = getattr(ChangelogMode, _MODES[p.mode])()
+                table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
+                self.t_env.create_temporary_view(view, table)
+            self.t_env.get_config().set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
+            text = self._collect(sql)
+        except self.java_error as exc:
+            raise FlinkJobError(flink_message(exc)) from None
+        except Exception as exc:  # pyflink converts some Java errors into its own exception classes
+            raise FlinkJobError(flink_message(exc)) from None
+        finally:
+            for view in views:
+                try:
+                    self.t_env.drop_temporary_view(view)
+                except Exception:  # a view that was never created
+                    pass
+        return _fold(text, len(cases))
+
+    def _collect(self, sql: str) -> str:
+        """The whole result in one py4j call: the Java list's text, `[+I[json], -D[json], ...]`."""
+        result = self.t_env.sql_query(sql).execute()
+        iterator = result._j_table_result.collect()
+        try:
+            rows = self.jvm.org.apache.flink.util.CollectionUtil.iteratorToList(iterator)
+            return str(self.jvm.java.lang.String.valueOf(rows))
+        finally:
+            iterator.close()
+
+
+def _filler(ctype: str, time: int) -> Any:
+    return {"BIGINT": time, "INTEGER": 0, "DOUBLE": 0.0, "VARCHAR": "", "BOOLEAN": False}[ctype]
+
+
+def _fold(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
+    """Fold the changelog text into each case's final multiset (+I/+U add a row, -U/-D remove one)."""
+    decoder = json.JSONDecoder()
+    counts: list[dict[str, int]] = [defaultdict(int) for _ in range(n_cases)]
+    pos = 1 if text.startswith("[") else 0
+    while pos < len(text) and text[pos] != "]":
+        kind = text[pos:pos + 2]
+        if kind not in ("+I", "+U", "-U", "-D") or text[pos + 2] != "[":
+            raise FlinkJobError(f"cannot read Flink's result at {text[pos:pos + 40]!r}")
+        value, end = decoder.raw_decode(text, pos + 3)
+        if text[end] != "]":
+            raise FlinkJobError(f"cannot read Flink's result at {text[end:end + 40]!r}")
+        pos = end + 1
+        if text.startswith(", ", pos):
+            pos += 2
+        case, row = value[0], value[1:]
+        if isinstance(case, int) and 0 <= case < n_cases:  # -1: the filler row of an empty input
+            counts[case][json.dumps(row)] += 1 if kind[0] == "+" else -1
+    out: dict[int, list[list[Any]]] = {}
+    for case, bag in enumerate(counts):
+        rows: list[list[Any]] = []
+        for row, count in sorted(bag.items()):
+            if count < 0:
+                raise FlinkJobError(f"Flink retracted a row it never emitted: {row} ({count})")
+            rows.extend(json.loads(row) for _ in range(count))
+        out[case] = rows
+    return out
+
+
+def _drain_gateway_stderr() -> None:
+    """PyFlink starts the JVM with stderr=PIPE and never reads it; copy it to our stderr so it never fills."""
+    from pyflink import java_gateway  # lazy: see FlinkSession
+
+    launch = java_gateway.launch_gateway_server_process
+
+    def launch_and_drain(*args: Any, **kwargs: Any) -> Any:
+        process = launch(*args, **kwargs)
+
+        def pump() -> None:
+            for line in iter(process.stderr.readline, b""):
+                sys.stderr.buffer.write(line)
+                sys.stderr.flush()
+        threading.Thread(target=pump, daemon=True, name="jvm-stderr").start()
+        return process
+    java_gateway.launch_gateway_server_process = launch_and_drain
+
+
+class Adapter:
+    """The protocol loop: one request line in, one answer line out."""
+
+    def __init__(self, write: Callable[[dict], None], session_factory: Callable[[], FlinkSession]) -> None:
+        self.write = write
+        self.session_factory = session_factory
+        self.session: FlinkSession | None = None
+
+    def hello(self) -> dict:
+        from pyflink.version import __version__ as flink_version  # lazy: see FlinkSession
+
+        return {"type": "hello", "protocol": PROTOCOL, "version": 1,
+                "system": {"name": "flink", "version": flink_version},
+                "capabilities": {
+                    "families": ["regular", "interval", "multiway"],
+                    "join_types": ["inner", "left", "right", "full", "semi", "anti"],
+                    "changelog_modes": ["insert_only", "retract", "upsert"],
+                    "column_types": list(FLINK_TYPES),
+                    "time_domains": ["event_time"], "state_ttl": False, "output": "final",
+                    "deterministic_order": False, "max_batch": MAX_BATCH}}
+
+    def handle(self, line: str) -> bool:
+        """Answer one line; False when the adapter should exit."""
+        request = None
+        try:
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                raise RequestError(f"not a JSON line: {exc}") from None
+            if not isinstance(message, dict):
+                raise RequestError("a message must be a JSON object")
+            if isinstance(message.get("request"), int):
+                request = message["request"]
+            kind = message.get("type")
+            if kind not in _MESSAGE_KEYS:
+                raise RequestError(f"unknown message type {kind!r}")
+            unknown = sorted(set(message) - _MESSAGE_KEYS[kind])
+            if unknown:
+                raise RequestError(f"unknown key {unknown[0]!r} in a {kind} message")
+            if kind == "shutdown":
+                return False
+            if kind == "hello":
+                versions = message.get("versions")
+                if message.get("protocol") != PROTOCOL or not isinstance(versions, list) or 1 not in versions:
+                    self.write({"type": "error", "message": f"this adapter speaks {PROTOCOL} version 1 only"})
+                    return False
+                if self.session is None:
+                    self.session = self.session_factory()
+                self.write(self.hello())
+                return True
+            if self.session is None:
+                raise RequestError("send a hello before a run request")
+            if request is None:
+                raise RequestError("a run message needs an integer 'request'")
+            self.write({"type": "results", "request": request, "results": self.run(message.get("cases"))})
+        except RequestError as exc:
+            answer: dict[str, Any] = {"type": "error", "message": str(exc)}
+            if request is not None:
+                answer["request"] = request
+            self.write(answer)
+        return True
+
+    def run(self, cases: Any) -> list[dict]:
+        if not isinstance(cases, list) or not cases:
+            raise RequestError("'cases' must be a non-empty list")
+        if len(cases) > MAX_BATCH:
+            raise RequestError(f"{len(cases)} cases in one request; max_batch is {MAX_BATCH}")
+        results: list[dict | None] = [None] * len(cases)
+        groups: dict[str, list[tuple[int, PlannedCase]]] = defaultdict(list)
+        ids = []
+        for n, case in enumerate(cases):
+            if not isinstance(case, dict) or not isinstance(case.get("id"), str):
+                raise RequestError(f"cases[{n}]: a case is an object with a string 'id'")
+            unknown = sorted(set(case) - _CASE_KEYS)
+            if unknown:
+                raise RequestError(f"cases[{n}]: unknown key {unknown[0]!r}")
+            ids.append(case["id"])
+            try:
+                planned = plan(case)
+            except Untranslatable as exc:
+                results[n] = {"id": case["id"], "status": "unsupported", "message": str(exc)}
+                continue
+            except CaseError as exc:
+                raise RequestError(f"cases[{n}] ({case['id']}): {exc}") from None
+            groups[planned.shape.key].append((n, planned))
+        if len(set(ids)) != len(ids):
+            raise RequestError("case ids must be distinct within a request")
+        for members in groups.values():
+            for n, answer in self.run_group(members):
+                results[n] = {"id": ids[n], **answer}
+        return [r for r in results if r is not None]
+
+    def run_group(self, members: list[tuple[int, PlannedCase]]) -> list[tuple[int, dict]]:
+        """One job for the group; if it fails, each case alone, so an error names the case that causes it."""
+        assert self.session is not None
+        shape = members[0][1].shape
+        try:
+            finals = self.session.run(shape, [p for _, p in members])
+            return [(n, {"status": "ok", "final": finals[i]}) for i, (n, _) in enumerate(members)]
+        except FlinkJobError as exc:
+            if len(members) == 1:
+                return [(members[0][0], {"status": "error", "message": str(exc)})]
+        return [answer for member in members for answer in self.run_group([member])]
+
+
+def main() -> int:
+    protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    protocol_in = os.fdopen(os.dup(0), "r", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)  # whatever writes to descriptor 1 from now on (the JVM, a print) lands on stderr
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = sys.stderr
+
+    def write(message: dict) -> None:
+        protocol_out.write(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
+        protocol_out.flush()
+
+    adapter = Adapter(write, FlinkSession)
+    try:
+        for line in protocol_in:
+            if not line.strip():
+                continue
+            if not adapter.handle(line):
+                break
+    except Exception:  # a bug of the adapter: say so on stderr, and exit non-zero
+        traceback.print_exc()
+        return 3
+    finally:
+        if adapter.session is not None:
+            try:
+                adapter.session.close()
+            except Exception:
+                traceback.print_exc()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)  # the py4j gateway's threads would otherwise keep the process alive

@@ -1,0 +1,54 @@
+"""`converge systems install flink` and `converge systems list`: the environments of the systems under test."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from converge.engine.systems.flink import environment
+from converge.reports.tooling.terminal import format_table
+
+SYSTEMS = ("flink",)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `systems` command and its two subcommands."""
+    systems = sub.add_parser("systems", help="install and list the environments of systems under test (Flink)")
+    what = systems.add_subparsers(dest="systems_command", required=True)
+    inst = what.add_parser("install", help="create a system's environment under the user cache")
+    inst.add_argument("system", choices=SYSTEMS)
+    inst.add_argument("--version", default=environment.DEFAULT_VERSION, help="the system's release (default: "
+                      f"{environment.DEFAULT_VERSION})")
+    inst.set_defaults(func=cmd_install)
+    ls = what.add_parser("list", help="what is installed, its version and Java, and whether it answers now")
+    ls.add_argument("--no-check", action="store_true", help="skip the handshake with each adapter")
+    ls.set_defaults(func=cmd_list)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    folder = environment.systems_dir() / f"flink-{args.version}"
+    if (folder / "system.json").is_file():
+        print(f"Flink {args.version} is already installed in {folder}")
+        return 0
+    folder = environment.install(args.version, echo=lambda line: print(line, file=sys.stderr))
+    system = environment.find(args.version)
+    print(f"installed Flink {system.version} in {folder} (Python {system.python}; {system.java}; "
+          f"smoke check {system.smoke.get('seconds')} s)")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    systems = environment.installed()
+    if not systems:
+        print(f"no system installed under {environment.systems_dir()}; run `{environment.INSTALL_HINT}`")
+        return 0
+    rows = []
+    for s in systems:
+        if args.no_check:
+            status = "not checked"
+        else:
+            check = environment.smoke_check(s.command(), s.version, with_case=False)
+            status = f"works (handshake {check['seconds']} s)" if check["ok"] else f"BROKEN: {check['message']}"
+        rows.append((s.name, s.version, s.java, s.python, str(s.folder), status))
+    print(format_table(("system", "version", "java", "python", "folder", "status"), rows))
+    return 0

@@ -21,6 +21,7 @@ from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
+from converge.reports.tooling.query_cli import add_commands as add_query_commands
 from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.terminal import format_table, progress
 
@@ -235,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="print the plan chosen for a scenario")
     e.add_argument("scenario")
     e.set_defaults(func=cmd_explain)
+
+    add_query_commands(sub, positive_int)  # check QUERY.sql, verify QUERY.sql
     return p
 
 

@@ -256,6 +256,10 @@ class _Mapper:
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types) if t not in ("semi", "anti")]
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
+        inner = {c.casefold() for c, _ in self.tables[table].columns}
+        for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first
+            if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
+                col.set("table", exp.to_identifier(alias))
         renderer = Renderer(self._scope(outer + [alias]))
         parts = []
         if in_value is not None:

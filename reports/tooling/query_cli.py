@@ -12,23 +12,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from converge.engine.errors import UsageError, exit_code, label
-from converge.engine.flinksql import MappedQuery, load_query
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.engine.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.properties.campaign import run_property
-from converge.properties.findings import all_findings, state_views
-from converge.properties.query_check import CaseRunner, CheckOptions, check_properties, skipped_properties
-from converge.properties.verify_capture import verify_capture
 from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
 from converge.reports.tooling.terminal import format_table
 
+if TYPE_CHECKING:
+    from converge.engine.flinksql import MappedQuery
+    from converge.properties.query_check import CaseRunner, CheckOptions
+
 _WRAP = 100
 
 
-def runner_for(system: str | None) -> CaseRunner:
+def runner_for(system: str | None) -> "CaseRunner":
     """The function every case of `check` runs through. The --system SPEC of converge.engine.systems
     (open_system) plugs in here; until it is merged only converge's own engine is available."""
     if system in (None, "local"):
@@ -36,7 +38,7 @@ def runner_for(system: str | None) -> CaseRunner:
     raise UsageError(f"--system {system!r}: only 'local' is available in this build")
 
 
-def describe_query(query: MappedQuery) -> list[str]:
+def describe_query(query: "MappedQuery") -> list[str]:
     lines = ["inputs:"]
     for alias, table in query.aliases:
         t = query.tables[table]
@@ -58,9 +60,11 @@ def describe_query(query: MappedQuery) -> list[str]:
     return lines
 
 
-def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None = None,
+def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
               system: str | None = None, echo=print) -> int:
     """Print plan, properties and findings; the exit code (1 when a property fails)."""
+    from converge.properties.findings import all_findings, state_views  # lazy: sqlglot only for check
+    from converge.properties.query_check import check_properties, skipped_properties  # lazy: as above
     runner = runner_for(system)
     for line in describe_query(query):
         echo(line)
@@ -98,6 +102,8 @@ def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from converge.engine.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.properties.query_check import CheckOptions  # lazy: as above
     query = load_query(args.query)
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
@@ -113,6 +119,8 @@ def _source(text: str) -> tuple[str, Path]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from converge.engine.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.properties.verify_capture import verify_capture  # lazy: as above
     query = load_query(args.query)
     sources = dict(args.source or [])
     if len(sources) != len(args.source or []):

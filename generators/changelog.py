@@ -188,9 +188,16 @@ class ModelTable:
 
 
 def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]], ops: Sequence[Op],
-                 *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN) -> list[Event]:
-    """Interpret operations against model tables; the result is always a valid changelog."""
+                 *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN,
+                 domains: Sequence[Sequence[tuple]] | None = None) -> list[Event]:
+    """Interpret operations against model tables; the result is always a valid changelog.
+
+    `domains` (one tuple of values per column, per input) replaces the default per-type domains
+    (generators.schema uses it for NOT NULL columns and event times)."""
     tables = [ModelTable(s, k, key_domain) for s, k in zip(specs, key_columns)]
+    if domains is not None:
+        for table, doms in zip(tables, domains):
+            table.domains = [tuple(d) for d in doms]
     events: list[Event] = []
     now = 0
     for op in ops:

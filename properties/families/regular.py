@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.changelog import interleave, per_key_tokens
+from converge.generators.schema import any_schema_join_scenarios
 from converge.generators.scenarios import RESIDUALS, regular_join_scenarios, without_unique_keys
 from converge.properties import regular
 from converge.properties.spec import PropertySpec
@@ -59,6 +60,11 @@ PROPERTIES: list[PropertySpec] = [
                  "after every event the materialized output equals DuckDB's answer on the input so far"),
     PropertySpec(REGULAR, "final_convergence", lambda: _single(regular_join_scenarios()),
                  regular.final_convergence, 100, "final answer = batch answer; multiplicities never negative"),
+    PropertySpec(REGULAR, "prefix_consistency_any_schema", lambda: _single(any_schema_join_scenarios()),
+                 regular.prefix_consistency, 100,
+                 "drawn schemas (column types, NOT NULL columns, keys, modes): the DuckDB answer after every event"),
+    PropertySpec(REGULAR, "final_convergence_any_schema", lambda: _single(any_schema_join_scenarios()),
+                 regular.final_convergence, 100, "drawn schemas: final answer = batch answer"),
     PropertySpec(REGULAR, "interleaving_invariance", _interleaved, regular.interleaving_invariance, 100,
                  "per-key-order-preserving reorderings give the same final answer"),
     PropertySpec(REGULAR, "unique_key_views_agree", _with_stripped_keys, regular.unique_key_views_agree, 100,

@@ -24,6 +24,7 @@ from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
 from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
+from converge.reports.tooling.query_cli import add_commands as add_query_commands
 from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
 from converge.reports.tooling.systems_cli import add_parser as add_systems_parser
 from converge.reports.tooling.terminal import format_table, progress
@@ -278,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("scenario")
     e.set_defaults(func=cmd_explain)
     add_systems_parser(sub)
+    add_query_commands(sub, positive_int)  # check QUERY.sql, verify QUERY.sql
     return p
 
 

@@ -1,0 +1,37 @@
+"""A sqlglot dialect for the part of Flink SQL converge reads, extended through sqlglot's own hooks.
+
+sqlglot has no Flink dialect. Flink's SQL is Calcite's: back-quoted
+identifiers, `STRING`, `INTERVAL '5' SECOND`, `PRIMARY KEY (...) NOT ENFORCED`
+(sqlglot's base parser already reads NOT ENFORCED as a key option) and
+`WITH ('connector' = ...)` table options (read as properties). What it lacks is
+the `WATERMARK FOR col AS expr` table constraint; it is added here as one
+entry of the parser's constraint table, producing sqlglot's own
+`WatermarkColumnConstraint` node. Nothing else is hand-parsed.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp, parser, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+
+class Flink(Dialect):
+    """Flink SQL, as far as converge reads it (DDL with watermarks and keys, one SELECT)."""
+
+    class Tokenizer(tokens.Tokenizer):
+        IDENTIFIERS = ["`", '"']
+        QUOTES = ["'"]
+        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "STRING": TokenType.TEXT}
+
+    class Parser(parser.Parser):
+        CONSTRAINT_PARSERS = {
+            **parser.Parser.CONSTRAINT_PARSERS,
+            "WATERMARK": lambda self: self.expression(
+                exp.WatermarkColumnConstraint(
+                    this=self._match(TokenType.FOR) and self._parse_column(),
+                    expression=self._match(TokenType.ALIAS) and self._parse_disjunction(),
+                )
+            ),
+        }
+        SCHEMA_UNNAMED_CONSTRAINTS = {*parser.Parser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}

@@ -1,0 +1,166 @@
+"""Hypothesis strategies for streams of ANY declared schema (converge check uses them on a user's query).
+
+`schema_scenarios(inputs, join)` draws changelogs for the inputs a scenario
+declares, whatever their columns: small value domains per column type so
+join keys collide (the columns a condition names share the smallest domain),
+NULLs only where a column is nullable, unique keys kept unique (drawn from
+the primary key), and each input's own changelog mode, all by construction
+from model tables (generators.changelog), so every shrunk example is valid
+too. Event-time inputs (a `time_column` with a watermark delay) get times
+from a small domain scaled to the delay, so rows arrive out of order both
+within the delay and beyond it (late), and a watermark of max(time) - delay
+after each of their rows, as Flink's `WATERMARK FOR t AS t - INTERVAL ...`
+does; `late=False` lifts every time above its input's watermark instead.
+With `ttl=True` processing time advances between changes (gaps for a state
+TTL).
+
+`any_schema_join_scenarios()` draws the schema too (column types, nullable
+columns, keys, modes), for properties that must hold on every schema.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Collection, Mapping, Sequence
+
+from hypothesis import strategies as st
+
+from converge.engine.scenario import (
+    COLUMN_TYPES,
+    ChangeEvent,
+    Config,
+    Event,
+    InputSpec,
+    JoinSpec,
+    Scenario,
+    WatermarkEvent,
+)
+from converge.generators.changelog import INSERT, KEY_DOMAIN, DELETE, UPDATE, build_events, domain_for, packed_ops
+from converge.generators.arguments import check_count_range
+
+_COLUMN_REF = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\")")
+
+
+def condition_columns(join: JoinSpec) -> dict[str, set[str]]:
+    """input -> the columns its join conditions name (they get the small, colliding key domain)."""
+    out: dict[str, set[str]] = {}
+    for cond in join.conditions:
+        for alias, col in _COLUMN_REF.findall(cond):
+            out.setdefault(alias, set()).add(col.strip('"'))
+    return out
+
+
+def time_domain(delay: int) -> tuple[int, ...]:
+    """Event times around a delay: steps of half the delay, so some rows fall within it and some beyond."""
+    step = max(1, delay // 2)
+    return tuple(1 + i * step for i in range(7))
+
+
+def column_domains(spec: InputSpec, keys: Collection[str], not_null: Collection[str],
+                   delay: int | None) -> list[tuple]:
+    domains = []
+    for name, _ in spec.columns:
+        if name == spec.time_column and delay is not None:
+            dom = time_domain(delay)
+        else:
+            dom = domain_for(spec, name, tuple(keys), KEY_DOMAIN)
+        if name in not_null:
+            dom = tuple(v for v in dom if v is not None)
+        domains.append(dom)
+    return domains
+
+
+def add_watermarks(events: Sequence[Event], specs: Sequence[InputSpec], delays: Mapping[str, int],
+                   late: bool) -> list[Event]:
+    """A watermark of max(time) - delay after each row of an event-time input; without `late`, rows are
+    first lifted above their input's current watermark."""
+    by_name = {s.name: s for s in specs}
+    seen: dict[str, int] = {}
+    out: list[Event] = []
+    for e in events:
+        if not isinstance(e, ChangeEvent) or e.input not in delays:
+            out.append(e)
+            continue
+        spec = by_name[e.input]
+        idx = spec.index_of(spec.time_column)  # type: ignore[arg-type]
+        row = e.row
+        wm = seen.get(e.input)
+        if not late and wm is not None and spec.changelog_mode == "insert_only" and row[idx] is not None \
+                and row[idx] <= wm:
+            row = row[:idx] + (wm + 1,) + row[idx + 1:]
+            e = ChangeEvent(e.input, e.kind, row)
+        out.append(e)
+        if row[idx] is not None:
+            mark = row[idx] - delays[e.input]
+            if wm is None or mark > wm:
+                seen[e.input] = mark
+                out.append(WatermarkEvent(e.input, mark))
+    return out
+
+
+def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Config | None = None,
+                     not_null: Mapping[str, Collection[str]] | None = None,
+                     watermark_delays: Mapping[str, int] | None = None, late: bool = True, ttl: bool = False,
+                     min_ops: int = 1, max_ops: int = 20, name: str = "generated") -> st.SearchStrategy[Scenario]:
+    """Scenarios of `join` over `inputs` with valid, colliding, schema-typed changelogs (see the module doc)."""
+    check_count_range("schema_scenarios", "min_ops", min_ops, "max_ops", max_ops)
+    chain = [next(s for s in inputs if s.name == n) for n in join.inputs]
+    keys = condition_columns(join)
+    delays = dict(watermark_delays or {})
+    nn = not_null or {}
+    domains = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]
+    appends_only = all(s.changelog_mode == "insert_only" for s in chain)
+    actions = (INSERT,) if appends_only else (INSERT, UPDATE, DELETE)
+    widths = [len(s.columns) for s in chain]
+    cfg = config or Config()
+
+    def assemble(packed: tuple[bytes, list]) -> Scenario:
+        events = build_events(chain, [sorted(keys.get(s.name, ())) for s in chain], packed[1], domains=domains)
+        if delays:
+            events = add_watermarks(events, chain, delays, late)
+        return Scenario(name=name, inputs=tuple(chain), join=join, config=cfg, events=tuple(events))
+
+    return packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl,
+                      actions=actions).map(assemble)
+
+
+# ---------------------------------------------------------------- random schemas
+
+
+_COMPARABLE = {"BIGINT": "num", "INTEGER": "num", "DOUBLE": "num", "VARCHAR": "str", "BOOLEAN": "bool"}
+
+
+@st.composite
+def _schema(draw: st.DrawFn, name: str, key_type: str) -> tuple[InputSpec, set[str]]:
+    """An input with a join column of `key_type` at a drawn place, 1-3 other columns of any type."""
+    others = draw(st.lists(st.sampled_from(COLUMN_TYPES), min_size=1, max_size=3))
+    at = draw(st.integers(0, len(others)))
+    types = others[:at] + [key_type] + others[at:]
+    columns = tuple((f"{name}{i}", t) for i, t in enumerate(types))
+    key_col = columns[at][0]
+    mode = draw(st.sampled_from(("insert_only", "retract", "upsert")))
+    uk_choice = draw(st.sampled_from(("none", "join_key", "other")))
+    uk = None
+    if uk_choice == "join_key":
+        uk = (key_col,)
+    elif uk_choice == "other":
+        uk = (columns[(at + 1) % len(columns)][0],)
+    if uk is None and mode == "upsert":
+        mode = "retract"
+    not_null = {c for c, _ in columns if draw(st.booleans()) and draw(st.booleans())}  # about a quarter
+    return InputSpec(name, columns, uk, mode), not_null  # type: ignore[arg-type]
+
+
+@st.composite
+def any_schema_join_scenarios(draw: st.DrawFn, *, max_ops: int = 16) -> Scenario:
+    """A binary join of two inputs of drawn schemas on one column pair of comparable types."""
+    left_type = draw(st.sampled_from(COLUMN_TYPES))
+    right_type = draw(st.sampled_from([t for t in COLUMN_TYPES if _COMPARABLE[t] == _COMPARABLE[left_type]]))
+    (left, lnn), (right, rnn) = draw(_schema("l", left_type)), draw(_schema("r", right_type))
+    lk = next(c for c, t in left.columns if t == left_type)
+    rk = next(c for c, t in right.columns if t == right_type)
+    op = draw(st.sampled_from(("=", "IS NOT DISTINCT FROM")))
+    jtype = draw(st.sampled_from(("inner", "left", "right", "full", "semi", "anti")))
+    join = JoinSpec(("l", "r"), (jtype,), (f"l.{lk} {op} r.{rk}",))
+    return draw(schema_scenarios((left, right), join, not_null={"l": lnn, "r": rnn}, max_ops=max_ops,
+                                 name=f"generated {jtype} join of drawn schemas"))

@@ -1,0 +1,140 @@
+"""`converge check`: the properties that apply to a user's query, fed by streams of the query's own schema.
+
+Every case runs through one function, `CaseRunner` (default: converge's
+local engine). The first property, `system_final_answer`, judges only what
+that function returns against the DuckDB oracle, so pointing the runner at
+another system under test (converge.engine.systems, when merged) checks that
+system; the other properties check converge's model of Flink on the query's
+schema (they need the engine's internals: per-event output, state).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from hypothesis import strategies as st
+
+from converge.engine.flinksql import MappedQuery
+from converge.engine.materialize import clean, fold
+from converge.engine.runtime.local import RunResult, run_scenario
+from converge.engine.scenario import Config, MapStateOrder, MultiJoinMode, Scenario, Semantics
+from converge.generators.schema import schema_scenarios
+from converge.oracle import batch_interval_join
+from converge.properties import interval, multiway, regular
+from converge.properties.divergence import fail
+from converge.properties.spec import PropertySpec
+
+CaseRunner = Callable[[Scenario], RunResult]
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The command line's choices (docs/check-your-query.md)."""
+
+    ttl_ms: int | None = None
+    semantics: Semantics = "correct"
+    map_state_order: MapStateOrder = "rocksdb"
+    multi_join: MultiJoinMode = "off"
+    examples: int = 50
+    seed: int | None = None
+    max_ops: int = 16
+
+    def config(self, *, ttl: bool = True, semantics: Semantics | None = None) -> Config:
+        return Config(state_ttl_ms=self.ttl_ms if ttl else None, map_state_order=self.map_state_order,
+                      multi_join=self.multi_join, semantics=semantics or self.semantics)
+
+
+def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl: bool = False,
+                   max_ops: int = 16) -> st.SearchStrategy[Scenario]:
+    """Scenarios of the query's join over streams of its own schema (generators.schema)."""
+    not_null = {a: {c for c, t in query.table_of(a).columns if not t.nullable} for a, _ in query.aliases}
+    delays = {a: query.table_of(a).watermark_delay_ms for a, _ in query.aliases
+              if query.table_of(a).watermark_delay_ms is not None}
+    return schema_scenarios(query.inputs, query.join, config=config, not_null=not_null, watermark_delays=delays,
+                            late=late, ttl=ttl, max_ops=max_ops, name=f"check {query.path}")
+
+
+def final_answer(scenario: Scenario, runner: CaseRunner = run_scenario) -> Counter:
+    """The materialized output of one run (an interval join's after a final watermark on every input)."""
+    if scenario.join.interval is not None:
+        scenario = interval.with_final(scenario)
+    return clean(fold(runner(scenario).changes))
+
+
+def oracle_final(scenario: Scenario) -> Counter:
+    if scenario.join.interval is not None:
+        return batch_interval_join(interval.with_final(scenario))
+    return regular.shared_oracle().final(scenario)
+
+
+def system_final_answer(scenario: Scenario, runner: CaseRunner = run_scenario) -> None:
+    """What the runner materializes equals the batch answer (no TTL, no late rows)."""
+    prop = "system_final_answer"
+    got, want = final_answer(scenario, runner), oracle_final(scenario)
+    if got != want:
+        fail(prop, scenario, "the final output differs from the DuckDB answer",
+             event_index=len(scenario.events) - 1, engine=got, expected=want)
+
+
+def check_properties(query: MappedQuery, options: CheckOptions,
+                     runner: CaseRunner = run_scenario) -> list[PropertySpec]:
+    """The properties that apply to this query and these options, in the order `check` runs them."""
+    def spec(family: str, name: str, strategy: Callable[[], st.SearchStrategy[Scenario]], check: Callable,
+             what: str) -> PropertySpec:
+        return PropertySpec(family, name, lambda: strategy().map(lambda s: (s,)), check, options.examples, what)
+
+    exact = options.config(ttl=False, semantics="correct")
+    n = options.max_ops
+    if query.join.interval is not None:
+        return [
+            spec("check", "system_final_answer",
+                 lambda: query_strategy(query, exact, late=False, max_ops=n),
+                 lambda s: system_final_answer(s, runner), "no late rows: the runner's final answer is DuckDB's"),
+            spec("interval", "no_late_equals_oracle", lambda: query_strategy(query, exact, late=False, max_ops=n),
+                 interval.no_late_equals_oracle, "no late rows: after a final watermark, the batch interval join"),
+            spec("interval", "late_records_bounded", lambda: query_strategy(query, exact, max_ops=n),
+                 interval.late_records_bounded,
+                 "late rows (beyond the watermark delay): pairs between batch(non-late) and batch(all)"),
+            spec("interval", "matches_step_model",
+                 lambda: query_strategy(query, options.config(ttl=False), max_ops=n),
+                 interval.matches_step_model, f"semantics={options.semantics}: emitted rows and cached records "
+                                              f"equal the step model's at every event"),
+            spec("interval", "pairs_and_padding_once", lambda: query_strategy(query, exact, max_ops=n),
+                 interval.pairs_and_padding_once, "every pair and every padded row is emitted once"),
+        ]
+    out = [
+        spec("check", "system_final_answer", lambda: query_strategy(query, exact, max_ops=n),
+             lambda s: system_final_answer(s, runner), "the runner's final answer is DuckDB's"),
+        spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
+                                                                   max_ops=n),
+             regular.prefix_consistency, "binary chain: the DuckDB answer after every event"),
+        spec("regular", "final_convergence",
+             lambda: query_strategy(query, options.config(ttl=False), max_ops=n),
+             regular.final_convergence, f"semantics={options.semantics}, {options.map_state_order} MapState "
+                                        f"order: final answer = batch answer, no negative counts"),
+    ]
+    if len(query.join.inputs) >= 3 and options.multi_join == "on":
+        out.append(spec("multiway", "prefix_consistency", lambda: query_strategy(query, exact, max_ops=n),
+                        multiway.prefix_consistency, "multi-way plan = binary chain = DuckDB after every event"))
+    if options.ttl_ms is not None and all(s.changelog_mode != "upsert" for s in query.inputs) \
+            and len(query.join.inputs) == 2:
+        out.append(spec("regular", "ttl_matches_model",
+                        lambda: query_strategy(query, options.config(), ttl=True, max_ops=n),
+                        regular.ttl_matches_model, f"TTL {options.ttl_ms} ms: the TTL-aware model's answer at "
+                                                   f"every event"))
+    return out
+
+
+def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[str, str]]:
+    """(property, why it does not apply) for the ones left out, so the output says what was not checked."""
+    out = []
+    if query.join.interval is None and options.ttl_ms is not None:
+        if len(query.join.inputs) != 2:
+            out.append(("regular/ttl_matches_model", "the TTL model covers binary joins"))
+        elif any(s.changelog_mode == "upsert" for s in query.inputs):
+            out.append(("regular/ttl_matches_model", "the TTL model takes retract / insert-only inputs"))
+    if query.join.interval is None and len(query.join.inputs) >= 3 and options.multi_join == "off":
+        out.append(("multiway/prefix_consistency", "--multi-join off"))
+    return out

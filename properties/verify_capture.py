@@ -1,0 +1,246 @@
+"""`converge verify`: a changelog captured from a real job, checked against the batch answer.
+
+The captured sources become one scenario (sources in position order when
+every record carries a position, else one source after the other: the final
+answer depends only on each source's own order). The oracle's answer comes
+from the scalable history oracle (oracle/history_intervals.py), streamed as
+per-position changes, so captures of millions of events fit; the projection
+and WHERE filter of the query are applied to each of its rows.
+
+Alignment: when every source and output record has a position, the output
+must equal the answer after each input record (after all output records the
+job produced for input records up to that position); otherwise only the
+final answer is compared. Interval joins are compared on their final answer
+with the batch interval join: every pair within the bounds, and a padded row
+for each outer row without one (rows the job dropped as late show as missing).
+The first divergence names the position, the input record there and the
+differing rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Mapping
+
+from converge.engine.condition import compile_predicate
+from converge.engine.errors import BadInputError, DivergenceError, UsageError
+from converge.engine.flinksql import MappedQuery
+from converge.engine.flinksql.captures import Record, read_capture
+from converge.engine.rows import allowed_kinds
+from converge.engine.scenario import ChangeEvent, Event, Scenario
+from converge.oracle import batch_interval_join
+from converge.oracle.history_intervals import IntervalOracle, bulk_connection
+
+_SIGN = {"+I": 1, "+U": 1, "-U": -1, "-D": -1}
+
+
+@dataclass
+class VerifyResult:
+    mode: str                      # "prefix" (aligned positions) or "final"
+    input_events: int = 0
+    output_records: int = 0
+    checkpoints: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
+                   ) -> tuple[list[Event], list[int | None], list[str]]:
+    """(events, position of each, 'file:line' of each) of every captured source."""
+    tables = {t for _, t in query.aliases}
+    unknown = [n for n in sources if n not in tables]
+    if unknown:
+        raise UsageError(f"--source {unknown[0]}: the query joins no table of that name (tables: "
+                         f"{', '.join(sorted(tables))})")
+    missing = sorted(tables - set(sources))
+    if missing:
+        raise UsageError(f"no capture for table(s) {', '.join(missing)}: pass --source NAME=FILE for each")
+    events: list[Event] = []
+    positions: list[int | None] = []
+    origins: list[str] = []
+    for alias, table in query.aliases:
+        spec = query.table_of(alias).input_spec(alias)
+        kinds = allowed_kinds(spec)
+        path = sources[table]
+        for rec in read_capture(path, query.table_of(alias).columns, fmt):
+            if rec.kind not in kinds:
+                raise BadInputError(f"{path}:{rec.line}: row kind {rec.kind} on {table!r}, whose changelog mode "
+                                    f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
+            events.append(ChangeEvent(alias, rec.kind, rec.row))
+            positions.append(rec.position)
+            origins.append(f"{path}:{rec.line}")
+    return events, positions, origins
+
+
+def _shaper(query: MappedQuery) -> Callable[[tuple], tuple | None]:
+    """Join row -> the query's output row (None when the WHERE filter drops it)."""
+    cols = query.join_columns()
+    index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
+    picks = [index[(o.alias, o.column)] for o in query.output]
+    keep = None
+    if query.where_sql:
+        keep = compile_predicate(query.where_sql, [[query.table_of(a).input_spec(a) for a in query.joined_aliases()]])
+
+    def shape(row: tuple) -> tuple | None:
+        if keep is not None and keep(row) is not True:
+            return None
+        return tuple(row[i] for i in picks)
+
+    return shape
+
+
+def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path, fmt: str = "auto",
+                   output_format: str | None = None) -> VerifyResult:
+    """Check the captured output; DivergenceError names the first divergence, BadInputError a bad line."""
+    start = time.perf_counter()
+    events, positions, origins = _source_events(query, sources, fmt)
+    out_cols = [(o.name, o.type) for o in query.output]
+    out_records = read_capture(output, out_cols, output_format or fmt)
+    aligned = bool(events) and all(p is not None for p in positions)
+    if aligned:
+        order = sorted(range(len(events)), key=lambda i: positions[i])  # type: ignore[arg-type,return-value]
+        events = [events[i] for i in order]
+        origins = [origins[i] for i in order]
+        positions = [positions[i] for i in order]
+    scenario = query.scenario(events, name=f"capture of {query.path}")
+    shape = _shaper(query)
+    result = VerifyResult("prefix" if aligned else "final", input_events=len(events))
+    if query.join.interval is not None:
+        result.mode = "final"
+        _compare_final_interval(query, scenario, out_records, shape, result, output)
+    else:
+        _compare_history(query, scenario, out_records, shape, result, output, positions if aligned else None,
+                         origins)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _oracle_changes(scenario: Scenario, shape: Callable[[tuple], tuple | None]) -> Iterator[tuple[int, int, tuple]]:
+    if not scenario.events:
+        return
+    for pos, delta, row in IntervalOracle(bulk_connection()).changes(scenario):
+        shaped = shape(row)
+        if shaped is not None:
+            yield pos, delta, shaped
+
+
+def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[Record],
+                     shape: Callable[[tuple], tuple | None], result: VerifyResult, output: Path,
+                     positions: list[int | None] | None, origins: list[str]) -> None:
+    """Walk the oracle's changes and the captured output together, event index by event index."""
+    n = len(scenario.events)
+    last = n - 1
+    diff: Counter = Counter()      # output minus answer, nonzero entries only
+    bag: Counter = Counter()       # the output so far (multiplicities must stay >= 0)
+    lines: dict[tuple, list[int]] = {}
+
+    def index_of(pos: int, line: int) -> int:
+        # the last input event whose position is <= pos (the output of processing it)
+        lo, hi = 0, n - 1
+        if positions is None or pos < positions[0]:  # type: ignore[operator]
+            raise BadInputError(f"{output}:{line}: position {pos} is before the first input record")
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if positions[mid] <= pos:  # type: ignore[operator]
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def bump(row: tuple, delta: int) -> None:
+        v = diff[row] + delta
+        if v:
+            diff[row] = v
+        else:
+            del diff[row]
+
+    def output_at() -> Iterator[tuple[int, Record]]:
+        prev = -1
+        for rec in records:
+            result.output_records += 1
+            if positions is None:
+                yield last, rec
+                continue
+            if rec.position is None:
+                raise BadInputError(f"{output}:{rec.line}: no position; either every record carries "
+                                    f"'pos' or none does")
+            at = index_of(rec.position, rec.line)
+            if at < prev:
+                raise BadInputError(f"{output}:{rec.line}: positions go backwards")
+            prev = at
+            yield at, rec
+
+    oracle = _oracle_changes(scenario, shape)
+    pending_oracle = next(oracle, None)
+    outs = output_at()
+    pending_out = next(outs, None)
+    checkpoints = range(n) if positions is not None else [last] if n else []
+    for at in checkpoints:
+        touched = False
+        while pending_oracle is not None and (pending_oracle[0] <= at):
+            bump(pending_oracle[2], -pending_oracle[1])
+            pending_oracle = next(oracle, None)
+            touched = True
+        while pending_out is not None and pending_out[0] <= at:
+            rec = pending_out[1]
+            delta = _SIGN[rec.kind]
+            bag[rec.row] += delta
+            if bag[rec.row] < 0:
+                raise DivergenceError(f"{output}:{rec.line}: {rec.kind} of a row the output does not hold: "
+                                      f"{_show(query, rec.row)}")
+            bump(rec.row, delta)
+            lines.setdefault(rec.row, []).append(rec.line)
+            pending_out = next(outs, None)
+            touched = True
+        if touched or at == last:
+            result.checkpoints += 1
+            if diff:
+                _diverged(query, at, diff, lines, origins, output, positions)
+            if positions is not None:
+                lines.clear()
+    if pending_out is not None:
+        raise BadInputError(f"{output}:{pending_out[1].line}: output after the last input record")
+
+
+def _show(query: MappedQuery, row: tuple) -> str:
+    return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
+
+
+def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, list[int]], origins: list[str],
+              output: Path, positions: list[int | None] | None) -> None:
+    where = (f"after input record {at} (pos {positions[at]}, {origins[at]})" if positions is not None
+             else f"at the end of the capture ({len(origins)} input records)")
+    parts = [f"the output differs from the answer {where}:"]
+    for row, d in sorted(diff.items(), key=repr)[:10]:
+        what = f"{d} extra" if d > 0 else f"{-d} missing"
+        seen = lines.get(row)
+        parts.append(f"  {what}: {_show(query, row)}" + (f"  (output lines {seen[:5]})" if seen else ""))
+    if len(diff) > 10:
+        parts.append(f"  ... and {len(diff) - 10} more rows")
+    raise DivergenceError("\n".join(parts))
+
+
+def _compare_final_interval(query: MappedQuery, scenario: Scenario, records: Iterator[Record],
+                            shape: Callable[[tuple], tuple | None], result: VerifyResult, output: Path) -> None:
+    want: Counter = Counter()
+    for row, count in batch_interval_join(scenario).items():
+        shaped = shape(row)
+        if shaped is not None:
+            want[shaped] += count
+    got: Counter = Counter()
+    lines: dict[tuple, list[int]] = {}
+    for rec in records:
+        result.output_records += 1
+        got[rec.row] += _SIGN[rec.kind]
+        lines.setdefault(rec.row, []).append(rec.line)
+    result.checkpoints = 1
+    diff = Counter(got)
+    diff.subtract(want)
+    diff = Counter({r: d for r, d in diff.items() if d})
+    if diff:
+        origins = ["" for _ in scenario.events]
+        result.notes.append("rows the job dropped as late show as missing")
+        _diverged(query, len(scenario.events) - 1, diff, lines, origins or [""], output, None)

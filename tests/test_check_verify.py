@@ -1,0 +1,154 @@
+"""`converge check` on the three example queries, and `converge verify` on captures of converge's own engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from converge.engine.changelog import Change
+from converge.engine.errors import BadInputError, DivergenceError
+from converge.engine.flinksql import load_query
+from converge.engine.flinksql.captures import read_capture
+from converge.engine.runtime.local import run_scenario
+from converge.engine.scenario import ChangeEvent
+from converge.properties.verify_capture import verify_capture
+from converge.reports.tooling.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+LEFT_JOIN = EXAMPLES / "left_join_residual.sql"
+
+
+@pytest.mark.parametrize("name", ["left_join_residual", "interval_join_watermark", "three_way_common_key"])
+def test_check_runs_end_to_end_on_the_examples(name: str, capsys, tmp_path: Path) -> None:
+    code = main(["check", str(EXAMPLES / f"{name}.sql"), "--examples", "8", "--seed", "3", "--ttl", "4",
+                 "--multi-join", "on", "--reports-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for section in ("plan:", "properties:", "findings:", "check/system_final_answer", "* MapState order",
+                    "* state TTL", "* late rows", "* multi-way join"):
+        assert section in out
+    if name == "interval_join_watermark":
+        assert "IntervalJoin(joinType=[LeftOuterJoin]" in out and "interval/no_late_equals_oracle" in out
+        assert "the interval join drops it" in out  # a late row found and shown
+    if name == "three_way_common_key":
+        assert "multiway/prefix_consistency" in out and "multi-way join: applies" in out
+    if name == "left_join_residual":
+        assert "ChangelogNormalize" in out and "a TTL of 4 ms changes the answer" in out
+
+
+def _events() -> list[ChangeEvent]:
+    o = lambda k, i, c, a: ChangeEvent("o", k, (i, c, a))  # noqa: E731
+    p = lambda k, i, oid, paid, m: ChangeEvent("p", k, (i, oid, paid, m))  # noqa: E731
+    return [o("+I", 1, 10, 500), p("+I", 100, 1, 300, "card"), p("+I", 101, 1, 600, "cash"),
+            o("+U", 1, 10, 200), p("-U", 101, 1, 600, "cash"), p("+U", 101, 1, 100, "cash"),
+            p("-D", 100, 1, 300, "card"), o("+I", 2, 11, 100)]
+
+
+def _capture(tmp_path: Path) -> tuple[Path, Path, Path, list[tuple[int, str, tuple]]]:
+    """Sources and output of one run of converge's engine, as JSON lines with positions."""
+    query = load_query(LEFT_JOIN)
+    events = _events()
+    run = run_scenario(query.scenario(events))
+    cols = query.join_columns()
+    picks = [[(a, c) for a, c, _ in cols].index((o.alias, o.column)) for o in query.output]
+    outputs = [(i, c.kind, tuple(c.row[j] for j in picks)) for i, items in enumerate(run.per_event)
+               for c in items if isinstance(c, Change)]
+    assert len(outputs) >= 6  # the stream exercises padding, retraction and updates
+    files = {}
+    for alias, table in query.aliases:
+        names = [c for c, _ in query.table_of(alias).columns]
+        types = query.types_of(alias)
+        path = tmp_path / f"{table}.jsonl"
+        path.write_text("".join(json.dumps({"op": e.kind, "pos": i, **{n: _plain(t, v) for n, t, v in
+                                                                      zip(names, types, e.row)}}) + "\n"
+                                for i, e in enumerate(events) if e.input == alias))
+        files[table] = path
+    out = tmp_path / "output.jsonl"
+    write_output(out, query, outputs)
+    return files["orders"], files["payments"], out, outputs
+
+
+def _plain(ftype, value):
+    return None if value is None else ftype.display(value) if ftype.kind == "decimal" else value
+
+
+def write_output(path: Path, query, outputs) -> None:
+    path.write_text("".join(json.dumps({"op": kind, "pos": i, **{o.name: _plain(o.type, v) for o, v in
+                                                                zip(query.output, row)}}) + "\n"
+                            for i, kind, row in outputs))
+
+
+def test_verify_passes_on_the_engines_own_capture(tmp_path: Path, capsys) -> None:
+    orders, payments, out, _ = _capture(tmp_path)
+    code = main(["verify", str(LEFT_JOIN), "--source", f"orders={orders}", "--source", f"payments={payments}",
+                 "--output", str(out)])
+    assert code == 0
+    assert "the output equals the answer after every input record (8 input records" in capsys.readouterr().out
+
+
+def test_verify_fails_at_the_position_of_a_removed_output_row(tmp_path: Path, capsys) -> None:
+    orders, payments, out, outputs = _capture(tmp_path)
+    query = load_query(LEFT_JOIN)
+    at = next(k for k, (i, kind, row) in enumerate(outputs) if i == 2 and kind == "+I")
+    write_output(out, query, outputs[:at] + outputs[at + 1:])
+    with pytest.raises(DivergenceError, match=r"after input record 2 \(pos 2, .*payments.jsonl:2\)") as info:
+        verify_capture(query, {"orders": orders, "payments": payments}, out)
+    assert "1 missing: (order_id=1, amount=5.00, payment_id=101, paid=6.00, method='cash')" in str(info.value)
+    code = main(["verify", str(LEFT_JOIN), "--source", f"orders={orders}", "--source", f"payments={payments}",
+                 "--output", str(out)])
+    assert code == 1 and "after input record 2" in capsys.readouterr().err
+
+
+def test_verify_reads_a_debezium_capture_and_checks_the_final_answer(tmp_path: Path) -> None:
+    orders, _, out, _ = _capture(tmp_path)
+    payments = tmp_path / "payments-debezium.json"
+    before_after = [
+        {"op": "c", "after": {"payment_id": 100, "order_id": 1, "paid": "3.00", "method": "card"}},
+        {"op": "c", "after": {"payment_id": 101, "order_id": 1, "paid": 6.0, "method": "cash"}},
+        {"payload": {"op": "u", "before": {"payment_id": 101, "order_id": 1, "paid": 6.0, "method": "cash"},
+                     "after": {"payment_id": 101, "order_id": 1, "paid": 1.0, "method": "cash"}}},
+        {"op": "d", "before": {"payment_id": 100, "order_id": 1, "paid": 3.0, "method": "card"}},
+    ]
+    payments.write_text("".join(json.dumps(d) + "\n" for d in before_after))
+    result = verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
+    assert result.mode == "final" and result.input_events == 8  # positions only on one side: final answer
+    payments.write_text("".join(json.dumps(d) + "\n" for d in before_after[:-1]))  # the delete never captured
+    with pytest.raises(DivergenceError, match="at the end of the capture"):
+        verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
+
+
+def test_print_and_csv_captures(tmp_path: Path) -> None:
+    query = load_query(LEFT_JOIN)
+    printed = tmp_path / "out.txt"
+    printed.write_text("print:1> +I[1, 5.00, null, null, null]\n-D[1, 5.00, null, null, null]\n")
+    assert [(r.kind, r.row) for r in read_capture(printed, [(o.name, o.type) for o in query.output])] == [
+        ("+I", (1, 500, None, None, None)), ("-D", (1, 500, None, None, None))]
+    table = tmp_path / "payments.csv"
+    table.write_text("op,payment_id,order_id,paid,method\n+I,7,1,2.5,a b\nINSERT,8,,0.125,\n")
+    rows = [(r.kind, r.row) for r in read_capture(table, query.table_of("p").columns)]
+    assert rows == [("+I", (7, 1, 250, "a b")), ("+I", (8, None, 13, None))]  # 0.125 -> 0.13, HALF_UP
+
+
+@pytest.mark.parametrize("text, fmt, where", [
+    ('{"op": "+I", "payment_id": 1}\n', "jsonl", ":1: column 'order_id' is missing"),
+    ('{"op": "+I", "payment_id": 1, "order_id": 1, "paid": 1, "method": "a"}\n{"op": "X"}\n', "jsonl",
+     ":2: row kind 'X'"),
+    ('{"op": "u", "after": {}}\n', "debezium", ":1: op 'u' needs a 'before' object"),
+    ("+I[1, 2]\n", "print", ":1: 2 values for 4 columns"),
+    ('{"op": "+I", "payment_id": "x", "order_id": 1, "paid": 1, "method": "a"}\n', "jsonl", ":1: column 'payment_id'"),
+])
+def test_bad_capture_lines_name_file_and_line(tmp_path: Path, text: str, fmt: str, where: str) -> None:
+    path = tmp_path / "cap.jsonl"
+    path.write_text(text)
+    with pytest.raises(BadInputError) as info:
+        list(read_capture(path, load_query(LEFT_JOIN).table_of("p").columns, fmt))
+    assert str(info.value).startswith(f"{path}{where}")
+
+
+def test_verify_refuses_a_row_kind_the_source_cannot_produce(tmp_path: Path) -> None:
+    orders, payments, out, _ = _capture(tmp_path)
+    orders.write_text('{"op": "-U", "order_id": 1, "customer_id": 1, "amount": 1}\n')
+    with pytest.raises(BadInputError, match=r"orders.jsonl:1: row kind -U on 'orders'"):
+        verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)

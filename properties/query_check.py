@@ -1,11 +1,12 @@
 """`converge check`: the properties that apply to a user's query, fed by streams of the query's own schema.
 
-Every case runs through one function, `CaseRunner` (default: converge's
-local engine). The first property, `system_final_answer`, judges only what
-that function returns against the DuckDB oracle, so pointing the runner at
-another system under test (converge.engine.systems, when merged) checks that
-system; the other properties check converge's model of Flink on the query's
-schema (they need the engine's internals: per-event output, state).
+The first property, `system_final_answer`, judges only a final answer
+against the DuckDB oracle, so it runs on any system under test
+(`converge check --system SPEC`, converge.engine.systems): converge's local
+engine by default, real Flink or an adapter otherwise. The other properties
+check converge's model of Flink on the query's schema (they need the
+engine's internals: per-event output, state), so they always run on
+converge's engine.
 """
 
 from __future__ import annotations
@@ -14,19 +15,24 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from converge.engine.flinksql import MappedQuery
 from converge.engine.materialize import clean, fold
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.scenario import Config, MapStateOrder, MultiJoinMode, Scenario, Semantics
+from converge.engine.systems.base import System
 from converge.generators.schema import schema_scenarios
 from converge.oracle import batch_interval_join
 from converge.properties import interval, multiway, regular
 from converge.properties.divergence import fail
 from converge.properties.spec import PropertySpec
+from converge.properties.systems.answers import answer_of, system_diverged
+from converge.properties.systems.checks import Tally
 
 CaseRunner = Callable[[Scenario], RunResult]
+FinalAnswer = Callable[[Scenario], Counter]   # a system's materialized final answer for one case
 
 
 @dataclass(frozen=True)
@@ -69,18 +75,43 @@ def oracle_final(scenario: Scenario) -> Counter:
     return regular.shared_oracle().final(scenario)
 
 
-def system_final_answer(scenario: Scenario, runner: CaseRunner = run_scenario) -> None:
-    """What the runner materializes equals the batch answer (no TTL, no late rows)."""
+def system_final_answer(scenario: Scenario, final: FinalAnswer | None = None) -> None:
+    """What the system materializes (converge's engine by default) equals the batch answer (no TTL, no late rows)."""
     prop = "system_final_answer"
-    got, want = final_answer(scenario, runner), oracle_final(scenario)
+    got = final(scenario) if final is not None else final_answer(scenario)
+    want = oracle_final(scenario)
     if got != want:
         fail(prop, scenario, "the final output differs from the DuckDB answer",
              event_index=len(scenario.events) - 1, engine=got, expected=want)
 
 
+def system_final(system: System, spec: str, tally: Tally) -> FinalAnswer:
+    """The final answer of a system under test (`check --system SPEC`) for one case. A case the system
+    cannot express is rejected (Hypothesis draws another; the tally counts it); a system error is the
+    system's divergence, shown beside the oracle's and the reference engine's answers."""
+    def final(scenario: Scenario) -> Counter:
+        if system.why_not(scenario) is not None:  # outside its declared capabilities: never sent
+            tally.count(1, True)
+            reject()
+        [result] = system.run_cases([scenario])
+        tally.count(1, result.status == "unsupported")
+        if result.status == "unsupported":
+            reject()
+        want = oracle_final(scenario)
+        got = answer_of("system_final_answer", system, scenario, result, want, spec)
+        if got != want:  # the system's divergence, with the oracle's and the reference engine's answers beside it
+            system_diverged("system_final_answer", system, scenario,
+                            f"{system.name}'s final answer differs from the batch answer", got, want, oracle=want,
+                            system_spec=spec)
+        return got
+
+    return final
+
+
 def check_properties(query: MappedQuery, options: CheckOptions,
-                     runner: CaseRunner = run_scenario) -> list[PropertySpec]:
-    """The properties that apply to this query and these options, in the order `check` runs them."""
+                     final: FinalAnswer | None = None) -> list[PropertySpec]:
+    """The properties that apply to this query and these options, in the order `check` runs them;
+    `final` is the system under test's final answer (None: converge's engine)."""
     def spec(family: str, name: str, strategy: Callable[[], st.SearchStrategy[Scenario]], check: Callable,
              what: str) -> PropertySpec:
         return PropertySpec(family, name, lambda: strategy().map(lambda s: (s,)), check, options.examples, what)
@@ -91,7 +122,7 @@ def check_properties(query: MappedQuery, options: CheckOptions,
         return [
             spec("check", "system_final_answer",
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
-                 lambda s: system_final_answer(s, runner), "no late rows: the runner's final answer is DuckDB's"),
+                 lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
             spec("interval", "no_late_equals_oracle", lambda: query_strategy(query, exact, late=False, max_ops=n),
                  interval.no_late_equals_oracle, "no late rows: after a final watermark, the batch interval join"),
             spec("interval", "late_records_bounded", lambda: query_strategy(query, exact, max_ops=n),
@@ -106,7 +137,7 @@ def check_properties(query: MappedQuery, options: CheckOptions,
         ]
     out = [
         spec("check", "system_final_answer", lambda: query_strategy(query, exact, max_ops=n),
-             lambda s: system_final_answer(s, runner), "the runner's final answer is DuckDB's"),
+             lambda s: system_final_answer(s, final), "the system's final answer is DuckDB's"),
         spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
                                                                    max_ops=n),
              regular.prefix_consistency, "binary chain: the DuckDB answer after every event"),

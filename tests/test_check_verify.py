@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,49 @@ def test_verify_refuses_a_row_kind_the_source_cannot_produce(tmp_path: Path) -> 
     orders.write_text('{"op": "-U", "order_id": 1, "customer_id": 1, "amount": 1}\n')
     with pytest.raises(BadInputError, match=r"orders.jsonl:1: row kind -U on 'orders'"):
         verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
+
+
+PLAIN_LEFT_JOIN = """
+CREATE TABLE customers (id BIGINT, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json');
+CREATE TABLE visits (customer BIGINT, page STRING) WITH ('connector' = 'kafka', 'format' = 'json');
+SELECT c.id, c.tier, v.customer, v.page FROM customers AS c LEFT JOIN visits AS v ON c.id = v.customer;
+"""
+
+
+def test_check_judges_the_system_named_by_system(capsys, tmp_path: Path) -> None:
+    """`check --system SPEC` sends the cases of the query's schema to that system: the documented example
+    adapter passes, the same adapter with LEFT joins run as INNER joins fails system_final_answer (and only
+    it: the other properties check converge's engine)."""
+    from tests.test_adapter_check import EXAMPLE, PADDING
+    query = tmp_path / "plain_left.sql"
+    query.write_text(PLAIN_LEFT_JOIN)
+    commands = {}
+    for name, code in (("example", EXAMPLE), ("inner", EXAMPLE.replace(PADDING, 'keyword = "JOIN"'))):
+        path = tmp_path / f"{name}.py"
+        path.write_text(code)
+        commands[name] = f"cmd:{sys.executable} {path}"
+    args = ["check", str(query), "--examples", "10", "--seed", "1", "--reports-dir", str(tmp_path / "r")]
+    assert main(args + ["--system", commands["example"]]) == 0
+    out = capsys.readouterr().out
+    assert "system under test: sqlite-naive" in out and "on sqlite-naive" in out
+    assert main(args + ["--system", commands["inner"]]) == 1
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()
+            if line.startswith(("check/", "regular/"))}
+    assert rows == {"check/system_final_answer": "diverged", "regular/prefix_consistency": "passed",
+                    "regular/final_convergence": "passed"}, out
+    assert "oracle = reference engine ≠ sqlite-naive" in out
+
+
+def test_check_reports_a_system_that_expresses_no_case_as_not_run(capsys, tmp_path: Path) -> None:
+    """The example adapter takes no upsert input, so no case of the LEFT_JOIN example can go to it: the
+    property is "not run" with the reason, never "passed"."""
+    from tests.test_adapter_check import EXAMPLE
+    path = tmp_path / "example.py"
+    path.write_text(EXAMPLE)
+    code = main(["check", str(LEFT_JOIN), "--examples", "5", "--seed", "1", "--no-reports",
+                 "--system", f"cmd:{sys.executable} {path}"])
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("check/system_final_answer"))
+    assert line.split()[1:3] == ["not", "run"] and "not applicable: sqlite-naive does not take upsert inputs" in line, out
+    assert code == 0

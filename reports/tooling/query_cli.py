@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
 from typing import TYPE_CHECKING
+
+from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 
 from converge.engine.errors import UsageError, exit_code, label
 from converge.engine.planner import plan
@@ -25,17 +26,19 @@ from converge.reports.tooling.terminal import format_table
 
 if TYPE_CHECKING:
     from converge.engine.flinksql import MappedQuery
-    from converge.properties.query_check import CaseRunner, CheckOptions
+    from converge.engine.systems.base import System
+    from converge.properties.query_check import CheckOptions
 
 _WRAP = 100
 
 
-def runner_for(system: str | None) -> "CaseRunner":
-    """The function every case of `check` runs through. The --system SPEC of converge.engine.systems
-    (open_system) plugs in here; until it is merged only converge's own engine is available."""
-    if system in (None, "local"):
-        return run_scenario
-    raise UsageError(f"--system {system!r}: only 'local' is available in this build")
+def open_system_under_test(spec: str | None) -> "System | None":
+    """The system `check --system SPEC` judges (None: converge's own engine, which needs no process)."""
+    if spec in (None, "local", "reference"):
+        return None
+    from converge.engine.systems.registry import open_system  # lazy: may start an adapter process
+
+    return open_system(spec)
 
 
 def describe_query(query: "MappedQuery") -> list[str]:
@@ -63,9 +66,24 @@ def describe_query(query: "MappedQuery") -> list[str]:
 def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
               system: str | None = None, echo=print) -> int:
     """Print plan, properties and findings; the exit code (1 when a property fails)."""
+    under_test = open_system_under_test(system)
+    try:
+        return _run_check(query, options, reports, system, under_test, echo)
+    finally:
+        if under_test is not None:
+            under_test.close()
+
+
+def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | None, spec: str | None,
+               under_test: "System | None", echo) -> int:
     from converge.properties.findings import all_findings, state_views  # lazy: sqlglot only for check
-    from converge.properties.query_check import check_properties, skipped_properties  # lazy: as above
-    runner = runner_for(system)
+    from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
+    from converge.properties.systems.checks import Tally  # lazy: as above
+    tally = Tally()
+    final = system_final(under_test, spec or "", tally) if under_test is not None else None
+    if under_test is not None:
+        echo(f"system under test: {under_test.title} (system_final_answer); the other properties and the "
+             f"findings check converge's model of Flink")
     for line in describe_query(query):
         echo(line)
     echo("\nplan:")
@@ -78,10 +96,25 @@ def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | 
     run_reports = RunReports.open(reports, "check")
     reporter = run_reports.reporter()
     rows, worst, failed = [], 0, []
-    for spec in check_properties(query, options, runner):
+    exact = query.scenario(config=options.config(ttl=False, semantics="correct"))
+    refused = under_test.why_not(exact) if under_test is not None else None
+    for spec in check_properties(query, options, final):
+        if spec.name == "system_final_answer" and refused is not None:
+            rows.append((f"{spec.family}/{spec.name}", "not run", 0, f"not applicable: {refused}"))
+            continue
+        tally.cases = tally.unsupported = 0
         result = run_property(spec, max_examples=options.examples, seed=options.seed, on_failure=reporter)
         error = result.failure or result.error
-        rows.append((f"{spec.family}/{spec.name}", label(error), result.examples, spec.description))
+        if isinstance(error, (Unsatisfiable, FailedHealthCheck)) and tally.cases and tally.cases == tally.unsupported:
+            rows.append((f"{spec.family}/{spec.name}", "not run", 0,
+                         f"{under_test.title if under_test else 'the system'} could express none of "
+                         f"{tally.cases} cases"))
+            continue
+        what = spec.description
+        if spec.name == "system_final_answer" and under_test is not None:
+            what = f"on {under_test.title}: {what}" + (f" ({tally.unsupported} of {tally.cases} cases "
+                                                       f"unsupported)" if tally.unsupported else "")
+        rows.append((f"{spec.family}/{spec.name}", label(error), result.examples, what))
         worst = max(worst, exit_code(error))
         if error is not None:
             failed.append((spec, result))
@@ -94,7 +127,7 @@ def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | 
         for path in result.reports:
             echo(f"  report: {path}")
     echo("\nfindings:")
-    for finding in all_findings(query, options, runner):
+    for finding in all_findings(query, options, run_scenario):
         echo(f"* {finding.topic}: {finding.text}")
         for line in finding.detail:
             echo(f"    {line}")
@@ -144,7 +177,7 @@ def add_commands(sub: argparse._SubParsersAction, positive_int) -> None:
     c.add_argument("--multi-join", choices=MultiJoinMode.__args__, default="off")
     c.add_argument("--examples", type=positive_int, default=50, help="examples per property and per finding")
     c.add_argument("--seed", type=int, default=None, help="Hypothesis seed, for a repeatable check")
-    c.add_argument("--system", default=None, metavar="SPEC", help="the system under test (default: local)")
+    c.add_argument("--system", default=None, metavar="SPEC", help="the system whose final answers system_final_answer judges: reference (default), flink[:VERSION], cmd:COMMAND")
     c.add_argument("--reports-dir", metavar="DIR|off", default=None, help="where failure reports go")
     c.add_argument("--no-reports", action="store_true", help="write no report files")
     c.set_defaults(func=cmd_check)
@@ -161,4 +194,4 @@ def add_commands(sub: argparse._SubParsersAction, positive_int) -> None:
     v.set_defaults(func=cmd_verify)
 
 
-__all__ = ["add_commands", "cmd_check", "cmd_verify", "run_check", "runner_for"]
+__all__ = ["add_commands", "cmd_check", "cmd_verify", "open_system_under_test", "run_check"]

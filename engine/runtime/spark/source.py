@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator
 from converge.engine.planner import Plan
 from converge.engine.rows import RowValidator, allowed_kinds
 from converge.engine.runtime.spark.clocks import Clocks
-from converge.engine.operators.base import Operator
 from converge.engine.runtime.spark.processor import END_KIND, END_POS, TIME_KIND, group_key, whole_node_key
 from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 

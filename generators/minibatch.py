@@ -4,27 +4,57 @@ known mini-batch anomalies as families of cases (docs/minibatch.md)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, Config, JoinSpec, Scenario
-from converge.generators.arguments import check_one
-from converge.generators.scenarios import input_spec, regular_join_scenarios
+from converge.engine.scenario import ChangeEvent, ChangelogMode, Config, JoinSpec, Scenario
+from converge.generators.arguments import check_choices, check_one
+from converge.generators.scenarios import TtlMode, input_spec, regular_join_scenarios
 
 OUTER_AND_INNER = ("inner", "left", "right", "full")
 _VALUES = st.integers(-3, 3)
 _TEXT = st.sampled_from(("p", "q"))
+VariantPurpose = Literal["equals_off", "oracle", "any"]
 
 
-def minibatch_scenarios(*, semantics: str = "correct", max_size: int = 6) -> st.SearchStrategy[Scenario]:
-    """A binary INNER/LEFT/RIGHT/FULL join over insert-only / retract inputs, with a bundle of 1..max_size
-    elements (1 flushes after every record; a size beyond the stream flushes only at the end)."""
-    check_one("minibatch_scenarios", "semantics", semantics, ("correct", "flink"))
-    base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=("insert_only", "retract"),
-                                  semantics=semantics)
+def minibatch_scenarios(*, semantics: str = "correct", max_size: int = 6,
+                        modes: Sequence[str] = ("insert_only", "retract"), changelog_normalize: bool = True,
+                        ttl: TtlMode = "none") -> st.SearchStrategy[Scenario]:
+    """A binary INNER/LEFT/RIGHT/FULL join with a bundle of 1..max_size elements (1 flushes after every
+    record; a size beyond the stream flushes only at the end).
+
+    `modes` may hold "upsert": with `changelog_normalize` a ChangelogNormalize sends the join 0, 1 or 2
+    elements per change event (a bundle can end between the -U and +U of one update); without it the
+    raw upsert changes reach the join one element each. `ttl` adds state TTL ("long": nothing expires
+    during the stream; "short": state expires, so processing time advances)."""
+    name = "minibatch_scenarios"
+    check_one(name, "semantics", semantics, ("correct", "flink"))
+    check_one(name, "ttl", ttl, TtlMode)
+    modes = check_choices(name, "modes", modes, ChangelogMode)
+    base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=modes, semantics=semantics, ttl=ttl)
     return st.tuples(base, st.integers(1, max_size)).map(
         lambda drawn: replace(drawn[0], name=drawn[0].name + " (mini-batch)",
-                              config=replace(drawn[0].config, mini_batch_size=drawn[1])))
+                              config=replace(drawn[0].config, mini_batch_size=drawn[1],
+                                             changelog_normalize=changelog_normalize)))
+
+
+def minibatch_variants(*, semantics: str = "correct", purpose: VariantPurpose = "equals_off") -> st.SearchStrategy[Scenario]:
+    """The input shapes a mini-batch property takes. "equals_off": insert-only / retract, upsert behind
+    ChangelogNormalize, state TTL that expires nothing during the stream (raw upsert and expiring state
+    are refused there: properties.minibatch says why); "oracle": what DuckDB decides as well (no TTL);
+    "any": raw upsert and expiring TTL too (a snapshot must restore any run)."""
+    check_one("minibatch_variants", "purpose", purpose, VariantPurpose)
+    all_modes = ("insert_only", "retract", "upsert")
+    shapes = [minibatch_scenarios(semantics=semantics, modes=all_modes)]
+    if purpose != "oracle":
+        shapes.append(minibatch_scenarios(semantics=semantics, modes=all_modes, ttl="long"))
+    if purpose == "any":
+        shapes.append(minibatch_scenarios(semantics=semantics, modes=("retract", "upsert"), changelog_normalize=False))
+        shapes.append(minibatch_scenarios(semantics=semantics, modes=all_modes, ttl="short",
+                                          changelog_normalize=False))
+    # half of the examples keep the insert-only / retract shape, where the no-unique-key fold is busiest
+    return st.one_of(minibatch_scenarios(semantics=semantics), st.one_of(*shapes))
 
 
 @st.composite

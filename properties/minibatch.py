@@ -1,12 +1,26 @@
 """Properties of the mini-batch join (docs/minibatch.md): each check raises PropertyFailure with evidence.
 
 Where a bundle ends is derived here from the scenario alone, not asked of the
-engine: the scenarios these checks take feed one binary join straight from
-insert-only / retract inputs, so every change event is one element of the
-operator's count trigger, and a bundle of `mini_batch_size` elements ends
-after every `mini_batch_size`-th change event; the end of the input ends the
-last one. Outputs are folded into bags here too (a retract changelog's
-meaning: accumulate +1, retract -1), without the engine's materializer.
+engine. The count trigger counts the elements that reach the join operator,
+so this module keeps its own model of what each change event sends there
+(`join_elements`): one element from an insert-only, retract or raw upsert
+input; from an upsert input behind ChangelogNormalize (which keeps the last
+row per unique key and has no TTL, docs/semantics.md) 1 for a new key, 2 (a
+-U/+U pair) for a known key, 0 for an unchanged row (2 when the input has
+TTL: then Flink forwards it to refresh the state), 1 for a delete of a known
+key and 0 for one of an unknown key. A bundle ends after every
+`mini_batch_size`-th element; where that falls between the two elements of
+one event the output after that event is a mix no record-by-record run shows,
+so only the events that end exactly on a bundle end are compared (and the end
+of the input, which ends the last bundle).
+
+State TTL is taken as long as nothing expires during the stream (state
+then carries expiry times, and ChangelogNormalize forwards unchanged rows);
+raw upsert input (no normalize) and state that expires are refused, for the
+reasons `_checkable` gives (docs/minibatch.md shows a case of each).
+
+Outputs are folded into bags here too (a retract changelog's meaning:
+accumulate +1, retract -1), without the engine's materializer.
 """
 
 from __future__ import annotations
@@ -17,7 +31,7 @@ from typing import Iterable, Sequence
 
 from converge.engine.changelog import Change
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Scenario, require_scenario
+from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.properties.divergence import fail, require
 from converge.properties.regular import shared_oracle
 
@@ -32,17 +46,47 @@ def _clean(bag: Counter) -> Counter:
     return Counter({row: n for row, n in bag.items() if n})
 
 
+def join_elements(scenario: Scenario) -> list[int]:
+    """Per event, how many elements reach the join operator (the module docstring's model)."""
+    cfg = scenario.config
+    normalized = {s.name: s for s in scenario.inputs if s.changelog_mode == "upsert" and cfg.changelog_normalize}
+    last: dict[tuple[str, tuple], tuple] = {}
+    out: list[int] = []
+    for event in scenario.events:
+        if not isinstance(event, ChangeEvent):
+            out.append(0)
+            continue
+        spec = normalized.get(event.input)
+        if spec is None:
+            out.append(1)
+            continue
+        row = tuple(event.row)
+        where = (event.input, tuple(row[spec.index_of(c)] for c in spec.unique_key or ()))
+        old = last.get(where)
+        if event.kind == "-D":
+            out.append(0 if last.pop(where, None) is None else 1)
+            continue
+        last[where] = row
+        if old is None:
+            out.append(1)
+        elif old == row and cfg.ttl_for(event.input) is None:
+            out.append(0)
+        else:
+            out.append(2)
+    return out
+
+
 def bundle_ends(scenario: Scenario) -> list[int]:
-    """Indexes of the events after which a bundle was flushed by the count trigger, plus the last event."""
+    """Indexes of the events whose last element filled a bundle (the count trigger flushed it right
+    there), plus the last event (the end of the input flushes the rest)."""
     size = scenario.config.mini_batch_size
     assert size is not None
     ends: list[int] = []
-    count = 0
-    for i, event in enumerate(scenario.events):
-        if isinstance(event, ChangeEvent):
-            count += 1
-            if count % size == 0:
-                ends.append(i)
+    total = 0
+    for i, n in enumerate(join_elements(scenario)):
+        total += n
+        if n and total % size == 0:
+            ends.append(i)
     last = len(scenario.events) - 1
     if last >= 0 and (not ends or ends[-1] != last):
         ends.append(last)
@@ -56,10 +100,17 @@ def _checkable(prop: str, scenario: Scenario) -> None:
             "needs mini_batch_size and no latency trigger")
     require(len(scenario.join.inputs) == 2 and scenario.join.types[0] in ("inner", "left", "right", "full"), prop,
             "needs one INNER / LEFT / RIGHT / FULL join")
-    require(all(s.changelog_mode in ("insert_only", "retract") for s in scenario.inputs), prop,
-            "needs insert-only or retract inputs (every change event is one element of the bundle)")
-    require(not cfg.dedupe_before_join and not cfg.state_ttl_ms, prop, "needs no dedupe and no TTL")
-    require(all(isinstance(e, ChangeEvent) for e in scenario.events), prop, "needs change events only")
+    require(not cfg.dedupe_before_join, prop, "needs no dedupe")
+    require(all(s.changelog_mode != "upsert" for s in scenario.inputs) or cfg.changelog_normalize, prop,
+            "needs no raw upsert input: a raw +U replaces the key's earlier version without a -U, so a bundle "
+            "that cancels it against a later -D leaves that version in the state (docs/minibatch.md)")
+    span = max([e.processing_time for e in scenario.events if isinstance(e, ProcessingTimeEvent)], default=0)
+    require(all(cfg.ttl_for(s.name) is None or cfg.ttl_for(s.name) > span for s in scenario.inputs), prop,
+            "needs no state that expires during the stream: the fold cancels a retraction against an accumulate "
+            "without looking at the state, so a retraction of an expired row is not the no-op it is record by "
+            "record (docs/minibatch.md)")
+    require(all(isinstance(e, (ChangeEvent, ProcessingTimeEvent)) for e in scenario.events), prop,
+            "needs change and processing-time events only")
 
 
 def _bags_at(per_event: Sequence[Sequence[object]], positions: Sequence[int]) -> list[Counter]:
@@ -92,6 +143,7 @@ def minibatch_prefix_consistency(scenario: Scenario) -> None:
     prop = "minibatch_prefix_consistency"
     _checkable(prop, scenario)
     require(scenario.config.semantics == "correct", prop, "needs semantics=correct")
+    require(not scenario.config.state_ttl_ms, prop, "needs no TTL (DuckDB's answer has none)")
     ends = bundle_ends(scenario)
     got = _bags_at(LocalRuntime(scenario).run().per_event, ends)
     history = shared_oracle().history(scenario)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from converge.generators.minibatch import flink_34380_cases, minibatch_scenarios, suppressed_padding_cases
+from converge.generators.minibatch import flink_34380_cases, minibatch_variants, suppressed_padding_cases
 from converge.properties import minibatch
 from converge.properties.spec import PropertySpec
 
@@ -18,14 +18,14 @@ def _single(strategy: st.SearchStrategy) -> st.SearchStrategy[tuple]:
 
 @st.composite
 def _snapshot(draw: st.DrawFn) -> tuple:
-    scenario = draw(st.one_of(minibatch_scenarios(), minibatch_scenarios(semantics="flink")))
+    scenario = draw(st.one_of(minibatch_variants(purpose="any"), minibatch_variants(semantics="flink", purpose="any")))
     return scenario, draw(st.integers(0, len(scenario.events)))
 
 
 PROPERTIES: list[PropertySpec] = [
-    PropertySpec(MINIBATCH, "equals_off", lambda: _single(minibatch_scenarios()), minibatch.minibatch_equals_off,
+    PropertySpec(MINIBATCH, "equals_off", lambda: _single(minibatch_variants()), minibatch.minibatch_equals_off,
                  200, "mini-batch on = off: the same materialized output after every bundle and at the end"),
-    PropertySpec(MINIBATCH, "prefix_consistency", lambda: _single(minibatch_scenarios()),
+    PropertySpec(MINIBATCH, "prefix_consistency", lambda: _single(minibatch_variants(purpose="oracle")),
                  minibatch.minibatch_prefix_consistency, 150,
                  "after every bundle the materialized output equals DuckDB's answer on the input so far"),
     PropertySpec(MINIBATCH, "snapshot_restore", _snapshot, minibatch.minibatch_snapshot_restore, 100,

@@ -37,6 +37,7 @@ from converge.engine.runtime.spark.job import run_scenarios_on_spark
 from converge.engine.scenario import Scenario
 from converge.generators.anomalies import dedupe_scenarios, order_item_scenarios
 from converge.generators.interval import interval_join_scenarios
+from converge.generators.minibatch import minibatch_variants
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
@@ -50,7 +51,7 @@ from converge.reports.tooling.terminal import format_table
 PROPERTIES = ("spark_equals_local", "spark_final_equals_oracle")
 # DuckDB decides no scenario of the anomalies (flink semantics, pipeline options) and interval families:
 # a property that can decide none of a family's scenarios is not run on it (it would check nothing).
-FAMILY_PROPERTIES = {"regular": PROPERTIES, "multiway": PROPERTIES,
+FAMILY_PROPERTIES = {"regular": PROPERTIES, "multiway": PROPERTIES, "minibatch": PROPERTIES,
                      "anomalies": ("spark_equals_local",), "interval": ("spark_equals_local",)}
 DEFAULT_EXAMPLES = 60
 
@@ -62,6 +63,8 @@ def family_strategies() -> dict[str, Callable[[], st.SearchStrategy[Scenario]]]:
                                      regular_join_scenarios(ttl="short", modes=("insert_only", "retract"))),
         "multiway": lambda: st.one_of(multiway_scenarios(multi_join="on"), multiway_scenarios(multi_join="off")),
         "anomalies": lambda: st.one_of(order_item_scenarios(), dedupe_scenarios()),
+        "minibatch": lambda: st.one_of(minibatch_variants(purpose="any"), minibatch_variants(semantics="flink",
+                                                                                            purpose="any")),
         "interval": lambda: st.one_of(interval_join_scenarios(), interval_join_scenarios(late_share=(10, 40)),
                                       interval_join_scenarios(time="processing", late_share=(0, 30))),
     }
@@ -91,8 +94,10 @@ def oracle_decides(scenario: Scenario) -> bool:
     cfg = scenario.config
     ttl = cfg.state_ttl_ms
     raw_upsert = not cfg.changelog_normalize and any(i.changelog_mode == "upsert" for i in scenario.inputs)
+    # a mini-batch bundle changes when changes are emitted, not the answer (docs/minibatch.md)
+    options = set(cfg.optional_settings()) - {"mini_batch_size", "mini_batch_latency_ms"}
     return ((ttl is None or (isinstance(ttl, dict) and not ttl)) and cfg.semantics == "correct"
-            and not raw_upsert and not cfg.optional_settings())
+            and not raw_upsert and not options)
 
 
 def spark_equals_local(scenario: Scenario, got: RunResult | ConvergeError) -> bool:

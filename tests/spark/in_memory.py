@@ -8,7 +8,9 @@ below the watermark (the previous micro-batch's largest `etime`), and after
 the last file run one more batch without data, as Spark does when its
 watermark moved. Spark promises no order of groups or of rows inside a
 group, so both are shuffled with a seeded random: the processor must not
-depend on them.
+depend on them. `fresh_workers` forgets every worker's built nodes before each
+micro-batch, as a restart from a checkpoint does: what survives a batch must
+be in the ValueState, not in an operator object a worker kept.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from converge.engine.runtime.spark import processor as stage_processor
 from converge.engine.runtime.spark.job import SparkJoinJob, split_by_time
 from converge.engine.runtime.spark.processor import StageProcessor
 from converge.engine.scenario import Scenario
@@ -61,7 +64,7 @@ class _Row(tuple):
     """What handleInputRows reads: positional (key, data)."""
 
 
-def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0) -> list:
+def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0, fresh_workers: bool = False) -> list:
     """Run every micro-batch of `job` through its stage processors; the per-scenario results."""
     rnd = random.Random(shuffle_seed)
     stores: list[dict] = [{} for _ in range(job.stages)]
@@ -69,6 +72,8 @@ def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0) -> list:
     sink: list[tuple[str, bytes]] = []
     rounds = job.n_batches + (1 if job.time_driven else 0)
     for b in range(rounds):
+        if fresh_workers:
+            stage_processor._BUILT.clear()
         watermark = b                 # the largest etime so far: file b-1 holds etime b
         cols = job.batch_columns(b) if b < job.n_batches else {"stage": [], "key": [], "data": []}
         entering = list(zip(cols["stage"], cols["key"], cols["data"]))
@@ -101,12 +106,13 @@ def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0) -> list:
     return job.results(sink)
 
 
-def run_all_in_memory(scenarios: list[Scenario], *, batches: int, shuffle_seed: int = 0) -> list:
+def run_all_in_memory(scenarios: list[Scenario], *, batches: int, shuffle_seed: int = 0,
+                      fresh_workers: bool = False) -> list:
     """Like run_scenarios_on_spark: time-driven scenarios in a job of their own."""
     out: list = [None] * len(scenarios)
     for indexes in split_by_time(scenarios).values():
         if indexes:
             job = SparkJoinJob([scenarios[i] for i in indexes], batches=batches)
-            for i, result in zip(indexes, run_in_memory(job, shuffle_seed=shuffle_seed)):
+            for i, result in zip(indexes, run_in_memory(job, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers)):
                 out[i] = result
     return out

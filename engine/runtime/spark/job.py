@@ -44,7 +44,7 @@ from converge.engine.runtime.spark.source import (
     mtime_base,
     write_batch_file,
 )
-from converge.engine.scenario import Scenario
+from converge.engine.scenario import Scenario, WatermarkEvent
 from converge.engine.scenario_json import scenario_to_dict
 from converge.engine.state import KeyedStateBackend
 
@@ -54,9 +54,14 @@ class UnsupportedOnSpark(BadInputError):
 
 
 def uses_time(op: Operator) -> bool:
-    """Whether an operator reacts to timers or watermarks (it overrides on_timer / on_watermark)."""
+    """Whether an operator reacts to timers or watermarks (it overrides on_timer / on_watermark).
+
+    A node that buffers across keys (the mini-batch join) flushes on a watermark, but runs grouped by
+    node alone, not as a time-driven node: scenarios that would give it a watermark are refused
+    (refuse_buffering)."""
     cls = type(op)
-    return cls.on_timer is not Operator.on_timer or cls.on_watermark is not Operator.on_watermark
+    return cls.on_timer is not Operator.on_timer or (cls.on_watermark is not Operator.on_watermark
+                                                     and not op.buffers_across_keys)
 
 
 def time_driven(scenario: Scenario, nodes: Sequence[PlanNode]) -> bool:
@@ -81,17 +86,20 @@ def time_driven(scenario: Scenario, nodes: Sequence[PlanNode]) -> bool:
 
 def check_supported(scenario: Scenario, nodes: Sequence[PlanNode]) -> None:
     """Raise UnsupportedOnSpark if the Spark runtime cannot run this plan."""
-    refuse_buffering(nodes)
+    refuse_buffering(scenario, nodes)
     time_driven(scenario, nodes)
 
 
-def refuse_buffering(nodes: Sequence[PlanNode]) -> None:
-    """An operator that buffers records of many keys (the mini-batch join) needs all of its node's keys in
-    one instance and a call at the end of the input; the key-grouped stages cannot give either yet."""
-    for node in nodes:
-        if node.operator.buffers_across_keys:
-            raise UnsupportedOnSpark(f"{node.describe or node.name}: the mini-batch join does not run on Spark "
-                                     f"yet (docs/minibatch.md); unset config.mini_batch_size")
+def refuse_buffering(scenario: Scenario, nodes: Sequence[PlanNode]) -> None:
+    """A node that buffers records of many keys (the mini-batch join) runs grouped by node alone, with
+    processing time and the end of the input in-band (processor.py); a watermark would flush its bundle
+    at the node's combined watermark, which the stages do not compute for it yet, so such a scenario is
+    refused."""
+    buffering = [n for n in nodes if n.operator.buffers_across_keys]
+    if buffering and any(isinstance(e, WatermarkEvent) for e in scenario.events):
+        name = buffering[0].describe or buffering[0].name
+        raise UnsupportedOnSpark(f"{name}: a watermark flushes the mini-batch bundle, which the Spark runtime "
+                                 f"does not run yet (docs/minibatch.md); drop the watermark events")
 
 
 def _height(node: PlanNode) -> int:
@@ -192,7 +200,7 @@ class SparkJoinJob:
             plan = make_plan(scenario)
             nodes = plan.nodes()
             clocks = None
-            refuse_buffering(nodes)
+            refuse_buffering(scenario, nodes)
             if time_driven(scenario, nodes):
                 entry = {name: idx for name, (_node, idx) in plan.entry.items()}
                 clocks = node_clocks(scenario, entry, len(nodes[0].inputs), self.bounds[s_index])
@@ -201,7 +209,7 @@ class SparkJoinJob:
             numbers = {id(n): (first + i, _height(n)) for i, n in enumerate(nodes)}
             for i, n in enumerate(nodes):
                 parent = None if n.parent is None else numbers[id(n.parent)][0]
-                refs.append(NodeRef(s_index, i, numbers[id(n)][1], parent))
+                refs.append(NodeRef(s_index, i, numbers[id(n)][1], parent, n.operator.buffers_across_keys))
             self.rows.append(encode_events(scenario, plan, numbers, s_index, clocks))
         self.stages = 1 + max(ref.stage for ref in refs)
         self.time_driven = any(c is not None for c in self.clocks)

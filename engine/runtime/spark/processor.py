@@ -25,6 +25,16 @@ from the source event to this change: sorting by (seq, pos) gives exactly
 the local runtime's order. A negative node -(s+1) marks the output of
 scenario s's root; those rows pass through later stages untouched, with
 items `(seq, pos, kind, row)`.
+
+A node whose operator buffers records of many keys (`buffers_across_keys`,
+the mini-batch join) is grouped by its node number alone ("node|*"): one
+call sees all of the micro-batch's records for it, in event order, and its
+ValueState holds the whole node (a KeyedStateBackend snapshot of every key)
+plus the operator's volatile state (the partly filled bundle), so a restart
+from a checkpoint resumes the bundle. Two in-band markers reach it from the
+source: TIME_KIND at every processing-time event (the latency trigger's
+on_processing_time) and END_KIND in the last micro-batch (finish(), the end
+of the input), both in the local runtime's order of those calls.
 """
 
 from __future__ import annotations
@@ -53,6 +63,9 @@ SLICE_SCHEMA = "slice binary"
 ERROR_KIND = "!error"      # an item kind no change has: a bad-input error for the driver to raise
 LOOP_KIND = "!loop"        # ... a non-termination error (a timer that keeps firing) for the driver to raise
 ERROR_KINDS: dict[str, type[ConvergeError]] = {ERROR_KIND: BadInputError, LOOP_KIND: NonTerminationError}
+TIME_KIND = "!time"        # a marker for a whole node: processing time advanced (call on_processing_time)
+END_KIND = "!end"          # a marker for a whole node: the end of the input (call finish)
+END_POS = 1 << 40          # marker positions: after every output position of the last event, per plan node
 
 _UNREAD = object()         # the blob was not read yet
 
@@ -65,6 +78,11 @@ def group_key(node: int, key: tuple) -> str:
     """The grouping column of a node's key: repr is canonical for the tuples of ints, strings,
     booleans and NULLs that keys are made of (pickle is not: it memoizes shared objects)."""
     return f"{node}|{key!r}"
+
+
+def whole_node_key(node: int) -> str:
+    """The grouping column of a node that buffers across keys: the node alone."""
+    return f"{node}|*"
 
 
 def sink_key(scenario_index: int) -> str:
@@ -82,6 +100,7 @@ class NodeRef:
     index: int          # position in that scenario's plan.nodes() (children before parents)
     stage: int
     parent: int | None  # global node number of the parent; None for a root
+    whole: bool = False  # grouped by node alone (its operator buffers records of many keys)
 
 
 @dataclass(frozen=True)
@@ -129,6 +148,10 @@ class BuiltNode:
         self.parent_index = node.parent_index
         self.parent_key = None if node.parent is None else node.parent.operator.key_selector(node.parent_index)
         self.has_ttl = scenario.config.state_ttl_ms is not None
+        self.whole = ref.whole
+        self.parent_whole = ref.parent is not None and job.nodes[ref.parent].whole
+        # a whole node's state before any record: what a group without a ValueState starts from
+        self.initial = (self.backend.snapshot(), self.operator.volatile_state()) if ref.whole else None
 
 
 _BUILT: OrderedDict[tuple[str, int], BuiltNode] = OrderedDict()
@@ -185,6 +208,9 @@ class StageProcessor(StatefulProcessor):
         if first[3] in ERROR_KINDS:          # a child's error: pass it to the root
             seq, pos, _tag, kind, message, pt, wm = first
             yield from self._emit(node, [(seq, pos, kind, message, pt, wm)])
+            return
+        if node.whole:
+            yield from self._run_whole(node, items)
             return
         yield from self._run(node, node.keys[first[2]](first[4]), items, None)
 
@@ -252,6 +278,42 @@ class StageProcessor(StatefulProcessor):
         if out:
             yield from self._emit(node, out)
 
+    def _run_whole(self, node: BuiltNode, items: list) -> Iterator[Row]:
+        """A node grouped by node alone: load its whole state and bundle, process every item in order
+        (keying the backend per record, as the local runtime does), save both once."""
+        backend, op, ctx = node.backend, node.operator, node.ctx
+        stored = self.slice_state.get()
+        snap, volatile = node.initial if stored is None else _loads(stored[0])  # type: ignore[misc]
+        backend.restore(snap)
+        op.restore_volatile_state(volatile)
+        out: list = []
+        append = out.append
+        seq, pos, pt, wm = 0, (), 0, None
+        try:
+            for seq, pos, tag, kind, row, pt, wm in items:
+                if kind in ERROR_KINDS:      # a child's error: pass it to the root
+                    yield from self._emit(node, [(seq, pos, kind, row, pt, wm)])
+                    return
+                backend.now = pt
+                if kind == END_KIND:
+                    emitted = op.finish(ctx)
+                elif kind == TIME_KIND:
+                    emitted = op.on_processing_time(pt, ctx)
+                else:
+                    backend.current_key = node.keys[tag](row)
+                    emitted = op.process(tag, Change(kind, row), ctx)
+                for j, change in enumerate(emitted):
+                    if isinstance(change, Change):
+                        append((seq, pos + (j,), change.kind, change.row, pt, wm))
+        except BadInputError as exc:
+            yield from self._emit(node, [(seq, pos, ERROR_KIND, exc.detail, pt, wm)])
+            return                           # the driver raises it; the node's saved state stays as it was
+        if node.has_ttl:
+            backend.purge_expired()
+        self.slice_state.update((_dumps((backend.snapshot(), op.volatile_state()), _PROTOCOL),))
+        if out:
+            yield from self._emit(node, out)
+
     def _fire(self, node: BuiltNode, k: Any, before: int, out: list) -> None:
         """Fire the key's timers that fire before event `before`, in firing order, as the local runtime does."""
         timers, clocks, ctx = node.timers, node.clocks, node.ctx
@@ -301,8 +363,10 @@ class StageProcessor(StatefulProcessor):
         parent = node.parent
         tag = node.parent_index
         groups: dict[str, list] = {}
+        whole = whole_node_key(parent) if node.parent_whole else None
         for seq, pos, kind, row, pt, wm in items:
-            groups.setdefault(group_key(parent, parent_key(row)), []).append((seq, pos, tag, kind, row, pt, wm))
+            dest = whole or group_key(parent, parent_key(row))
+            groups.setdefault(dest, []).append((seq, pos, tag, kind, row, pt, wm))
         for dest, group in groups.items():
             yield Row(key=dest, data=_dumps(group, _PROTOCOL))
 

@@ -19,16 +19,17 @@ import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from converge.engine.errors import BadInputError
+from converge.engine.operators.base import Operator
 from converge.engine.planner import Plan
 from converge.engine.rows import RowValidator, allowed_kinds
 from converge.engine.runtime.spark.clocks import Clocks
-from converge.engine.runtime.spark.processor import group_key
+from converge.engine.runtime.spark.processor import END_KIND, END_POS, TIME_KIND, group_key, whole_node_key
 from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 SOURCE_SCHEMA = "scenario int, seq long, stage int, node int, key string, data binary, etime timestamp"
@@ -49,6 +50,14 @@ class SourceRows:
     def __len__(self) -> int:
         return len(self.seq)
 
+    def add(self, seq: int, stage: int, number: int, item: tuple) -> None:
+        """A marker row for a node grouped by node alone (processor.py's TIME_KIND / END_KIND)."""
+        self.seq.append(seq)
+        self.stage.append(stage)
+        self.node.append(number)
+        self.key.append(whole_node_key(number))
+        self.data.append(pickle.dumps([item], pickle.HIGHEST_PROTOCOL))
+
 
 def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, int]],
                   scenario_index: int = 0, clocks: Clocks | None = None) -> SourceRows:
@@ -59,14 +68,21 @@ def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, 
     change carries the processing time in effect and, for a time-driven node,
     its watermark (`clocks`); watermark, idle and processing-time events make
     no row: they reach the operator through these in-band values and timers.
+    A node that buffers across keys (processor.py) gets its changes under its
+    node alone, a TIME_KIND marker at every processing-time event (if it
+    reacts to processing time) and an END_KIND marker at the last event.
     """
     routes = {}
     for spec in scenario.inputs:
         if spec.name in plan.entry:
             node, idx = plan.entry[spec.name]
             number, stage = numbers[id(node)]
-            routes[spec.name] = (allowed_kinds(spec), RowValidator(spec).validate, number, stage, idx,
-                                 node.operator.key_selector(idx))
+            key_of = (_whole_key(number) if node.operator.buffers_across_keys
+                      else _keyed(number, node.operator.key_selector(idx)))
+            routes[spec.name] = (allowed_kinds(spec), RowValidator(spec).validate, number, stage, idx, key_of)
+    # (position in the plan, global node number, stage, whether it reacts to processing time)
+    whole = [(i, *numbers[id(n)], type(n.operator).on_processing_time is not Operator.on_processing_time)
+             for i, n in enumerate(plan.nodes()) if n.operator.buffers_across_keys]
     out = SourceRows(scenario_index, [], [], [], [], [])
     now = 0
     dumps = pickle.dumps
@@ -86,13 +102,16 @@ def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, 
                 out.seq.append(i)
                 out.stage.append(stage)
                 out.node.append(number)
-                out.key.append(group_key(number, key_of(row)))
+                out.key.append(key_of(row))
                 wm = clocks.watermark_at(i) if clocks is not None else None
                 out.data.append(dumps([(i, (), idx, event.kind, row, now, wm)], pickle.HIGHEST_PROTOCOL))
             elif isinstance(event, ProcessingTimeEvent):
                 if event.processing_time < now:
                     raise BadInputError(f"processing time goes backwards: {event.processing_time} after {now}")
                 now = event.processing_time
+                for place, number, stage, ticks in whole:
+                    if ticks:
+                        out.add(i, stage, number, (i, (place,), -1, TIME_KIND, None, now, None))
             elif isinstance(event, (WatermarkEvent, IdleEvent)):
                 if event.input not in routes:     # as the local runtime: only joined inputs have watermarks
                     what = "an idle marker" if isinstance(event, IdleEvent) else "a watermark"
@@ -101,7 +120,20 @@ def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, 
                 raise BadInputError(f"unknown event {event!r}")
         except BadInputError as exc:
             raise exc.at_event(i) from None
+    if scenario.events:
+        for place, number, stage, _ticks in whole:
+            last = len(scenario.events) - 1
+            out.add(last, stage, number, (last, (END_POS + place,), -1, END_KIND, None, now, None))
     return out
+
+
+def _whole_key(number: int) -> Callable[[tuple], str]:
+    key = whole_node_key(number)
+    return lambda row: key
+
+
+def _keyed(number: int, selector: Callable[[tuple], object]) -> Callable[[tuple], str]:
+    return lambda row: group_key(number, selector(row))
 
 
 def batch_bounds(n_events: int, *, batches: int | None = None, bounds: Sequence[int] | None = None

@@ -51,7 +51,7 @@ def test_the_newest_installation_is_the_default_and_half_written_folders_are_ign
     assert [s.version for s in environment.installed()] == ["2.3.0", "2.10.0"]
     command = environment.adapter_command()
     assert command[0] == str(systems / "flink-2.10.0" / "venv" / "bin" / "python")
-    assert command[1:] == ["-I", str(environment.ADAPTER)]
+    assert command[1:] == ["-I", "-B", str(environment.ADAPTER)]
     assert environment.adapter_command("2.3.0")[0].startswith(str(systems / "flink-2.3.0"))
 
 

@@ -100,9 +100,14 @@ class _Clocks:
     def op_time(self) -> int:
         return max(self.combined or 0, 0)
 
-    def floor(self, side: int) -> int:
+    def floor(self, side: int, *, every_watermark: bool = False) -> int:
+        """The time a non-late record of `side` must lie above; with `every_watermark`, above every
+        watermark sent so far on either input too."""
         own = self.wms[side]
-        return max(self.op_time(), own if own is not None else 0)
+        floor = max(self.op_time(), own if own is not None else 0)
+        if every_watermark:
+            floor = max([floor] + [w for w in self.wms if w is not None])
+        return floor
 
 
 def _decode_step(parts: tuple[int, int, int]) -> tuple[int, int, int, int, int]:
@@ -163,7 +168,7 @@ def _on_a_bound(side: int, offset: int, bounds: tuple[int, int], records: list[t
 
 def build_event_time_events(steps: Sequence[tuple], *, delays: tuple[int, int], disorder: int, late_pct: int,
                             strategies: Sequence[str], negative_times: bool,
-                            bounds: tuple[int, int] = (0, 0)) -> list[Event]:
+                            bounds: tuple[int, int] = (0, 0), above_every_watermark: bool = False) -> list[Event]:
     """Interpret steps into an event-time stream (see the module docstring for the promises).
 
     Both inputs draw their times around one shared clock that moves forward a
@@ -172,6 +177,11 @@ def build_event_time_events(steps: Sequence[tuple], *, delays: tuple[int, int], 
     but always above its floor. Some records are put exactly on (or one
     millisecond outside) a bound of an earlier record of the other input, with
     its key, when that time is not late.
+
+    `above_every_watermark` puts every non-late record above every watermark
+    sent before it on either input, not only above its operator's (MIN)
+    watermark: the stream an engine that is not given the interleaving (one
+    source per input, its own watermarks) still sees without a late row.
     """
     clocks = _Clocks()
     events: list[Event] = []
@@ -190,9 +200,10 @@ def build_event_time_events(steps: Sequence[tuple], *, delays: tuple[int, int], 
                 if time < 1 and not negative_times:
                     late = False
             if not late:
-                time = max(clocks.floor(side) + 1, now - offset % disorder)
+                floor = clocks.floor(side, every_watermark=above_every_watermark)
+                time = max(floor + 1, now - offset % disorder)
                 aimed = _on_a_bound(side, offset, bounds, records)
-                if aimed is not None and aimed[1] > clocks.floor(side):
+                if aimed is not None and aimed[1] > floor:
                     k, time = aimed
             clocks.record(side, time)
             records.append((side, time, k))
@@ -258,12 +269,18 @@ def interval_join_scenarios(
     bounds: Sequence[tuple[int, int]] | None = None,
     min_steps: int = 1,
     max_steps: int = 30,
+    above_every_watermark: bool = False,
+    cleanup_intervals: Sequence[int] = (0, 0, 4),
 ) -> st.SearchStrategy[Scenario]:
     """An interval join (`a.t BETWEEN b.t + L AND b.t + U`) with a valid append-only stream.
 
     `late_share` is the (min, max) percentage of records drawn late; (0, 0)
     gives streams with no late record at all. `bounds` restricts (L, U) to the
-    given pairs. Sub-strategies are built once.
+    given pairs. `cleanup_intervals` are the config's min_cleanup_interval_ms
+    drawn (repeat one to weight it). `above_every_watermark` (event time, no late share) keeps
+    every record above every watermark sent before it on either input, for a
+    system under test that cannot be given the interleaving. Sub-strategies
+    are built once.
     """
     name = "interval_join_scenarios"
     check_one(name, "time", time, TimeMode)
@@ -281,7 +298,7 @@ def interval_join_scenarios(
         st.sampled_from(BOUND_SHAPES),
         st.tuples(st.integers(-12, 8), st.integers(0, 20)).map(lambda p: (p[0], p[0] + p[1])))
     lateness = st.sampled_from((0, 0, 2)) if time == "event" else st.just(0)
-    cleanup = st.sampled_from((0, 0, 4))
+    cleanup = st.sampled_from(tuple(check_choices(name, "cleanup_intervals", cleanup_intervals)))
     delays = st.tuples(st.integers(0, 6), st.integers(0, 6))
     disorder = st.integers(1, 12)
     late_pct = st.integers(*late_share)
@@ -303,7 +320,7 @@ def interval_join_scenarios(
         if event_time:
             events = build_event_time_events(steps, delays=draw(delays), disorder=draw(disorder), late_pct=pct,
                                              strategies=strategies, negative_times=negative_times,
-                                             bounds=(lower, upper))
+                                             bounds=(lower, upper), above_every_watermark=above_every_watermark)
         else:
             events = build_processing_time_events(steps, late_pct=pct)
         interval = IntervalSpec("a.t" if event_time else None, "b.t" if event_time else None, lower, upper,

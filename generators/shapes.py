@@ -6,7 +6,8 @@ config): the Flink adapter adds a case id to every input and key. So a system
 campaign draws one scenario from a family's strategy and then more streams
 for exactly its shape, each built by construction as that family's
 strategy builds them (a valid changelog; interval streams without late
-records).
+records, every record above every watermark sent before it on either input,
+since the system is not given the interleaving).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def _interval(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
     drawn = st.tuples(_step_strategy(max_ops, 1), st.tuples(st.integers(0, 6), st.integers(0, 6)),
                       st.integers(1, 12))
     return drawn.map(lambda d: template.with_events(build_event_time_events(
-        d[0], delays=d[1], disorder=d[2], late_pct=0, strategies=STRATEGIES, negative_times=False, bounds=bounds)))
+        d[0], delays=d[1], disorder=d[2], late_pct=0, strategies=STRATEGIES, negative_times=False, bounds=bounds,
+        above_every_watermark=True)))
 
 
 def same_shape(template: Scenario, *, max_ops: int = 24) -> st.SearchStrategy[Scenario]:

@@ -3,7 +3,6 @@ campaigns and replays against an external adapter (`--system cmd:...`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
 import sys
@@ -110,18 +109,3 @@ def test_known_and_batch_need_a_system(capsys) -> None:
     assert main(["run", "--batch", "3", "--no-reports"]) == 2
     assert "--system" in capsys.readouterr().err
 
-
-@pytest.mark.flink
-@pytest.mark.skipif(importlib.util.find_spec("converge.engine.systems.flink") is None,
-                    reason="the Flink adapter (helper 14B's converge.engine.systems.flink) is not in this tree yet")
-def test_flink_specs_go_through_the_flink_environment(capsys) -> None:
-    from converge.engine.errors import UsageError
-    from converge.engine.systems.registry import open_system
-
-    try:
-        system = open_system("flink")
-    except UsageError as exc:
-        assert "converge systems install flink" in str(exc)
-        return
-    with system:
-        assert system.name == "flink"

@@ -10,11 +10,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.scenario import ChangeEvent, Config, Scenario
 from converge.engine.scenario_json import scenario_to_dict
+
+# Options that steer converge's own engine model (its state layout, planner and the anomalies it injects), not
+# the join: a real engine has its own and ignores them (docs/flink.md), so a case that sets one is never sent as
+# a divergence check: the reference engine would be modelling something the system is not told about.
+ENGINE_MODEL_OPTIONS = ("map_state_order", "semantics", "unique_key_lost", "per_key_order",
+                        "min_cleanup_interval_ms", "changelog_normalize", "multi_join_max_tables",
+                        "multi_join_min_tables", "multi_join_rewrite_right")
+_DEFAULTS = Config()
 
 # What a case's scenario never carries: the answer (expectations) and converge's own provenance (meta).
 _LEFT_OUT = ("expect_final", "expect_changelog", "meta")
+
+
+def engine_model_settings(scenario: Scenario) -> dict[str, Any]:
+    """The ENGINE_MODEL_OPTIONS the scenario sets away from their defaults (empty: a case any system can take)."""
+    return {key: getattr(scenario.config, key) for key in ENGINE_MODEL_OPTIONS
+            if getattr(scenario.config, key) != getattr(_DEFAULTS, key)}
 
 
 def changelogs_of(scenario: Scenario) -> dict[str, list[list[Any]]]:

@@ -15,6 +15,7 @@ from typing import NoReturn
 from converge.engine.errors import ConvergeError
 from converge.engine.scenario import Scenario
 from converge.engine.systems.base import CaseResult, System
+from converge.engine.systems.cases import engine_model_settings
 from converge.engine.systems.reference import ReferenceSystem
 from converge.oracle import batch_interval_join
 from converge.properties.divergence import fail, require
@@ -59,6 +60,15 @@ def reference_final(scenario: Scenario) -> Counter | str:
     except ConvergeError as exc:
         return f"{type(exc).__name__}: {exc}"
     return result.folded() if result.status == "ok" else result.message
+
+
+def engine_model_reason(scenario: Scenario) -> str | None:
+    """Why the scenario is no divergence check for a system: it sets options only converge's engine model reads."""
+    settings = engine_model_settings(scenario)
+    if not settings:
+        return None
+    shown = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+    return f"{shown} steers converge's own engine model, which a system under test is not told about"
 
 
 def require_applicable(prop: str, system: System, scenario: Scenario) -> None:

@@ -1,55 +1,35 @@
-"""A minimal test-side client of the adapter protocol: JSON lines to a process, answers read with a timeout.
+"""Protocol-level access to the Flink adapter, on purpose: raw JSON lines in, raw answers out.
 
-converge's own client (the systems-under-test layer) is tested elsewhere; this one is just enough to
-drive an adapter process from a test and see exactly what it writes.
+converge's own client (`AdapterSystem`) turns answers into CaseResults and stops at the first broken
+message; these tests need to see exactly what the adapter writes (malformed requests, the error of
+one case, requests before the hello), so they speak the protocol themselves, through converge's
+`AdapterProcess`, on the same adapter process (and MiniCluster) the session's AdapterSystem holds.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import queue
-import signal
-import subprocess
-import threading
 from typing import Any
 
+from converge.engine.systems.adapter_client import AdapterProcess
 
-class AdapterProcess:
-    def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stderr: list[str] = []
-        threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._read, args=(self.process.stderr, self.stderr.append), daemon=True).start()
-        self.requests = 0
 
-    @staticmethod
-    def _read(stream, put) -> None:
-        for line in stream:
-            put(line)
-        put(None)
+class ProtocolClient:
+    """JSON lines to an adapter process, answers read with a time limit; run requests numbered from 1000."""
+
+    def __init__(self, process: AdapterProcess) -> None:
+        self.process = process
+        self.requests = 999
 
     def send_line(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+        self.process.send((line + "\n").encode(), during="a test's line")
 
     def receive(self, timeout: float = 120.0) -> dict[str, Any]:
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no answer in {timeout} s; stderr tail: {self.stderr[-10:]}") from None
-        assert line is not None, f"the adapter closed stdout; stderr tail: {self.stderr[-10:]}"
-        return json.loads(line)  # a non-JSON line on stdout fails the test here
+        return self.process.receive(timeout, during="a test's request")  # a non-JSON line fails the test here
 
     def ask(self, message: dict, timeout: float = 120.0) -> dict[str, Any]:
         self.send_line(json.dumps(message))
         return self.receive(timeout)
-
-    def hello(self) -> dict[str, Any]:
-        return self.ask({"type": "hello", "protocol": "converge-adapter", "versions": [1]})
 
     def run(self, cases: list[dict], timeout: float = 120.0) -> list[dict]:
         self.requests += 1
@@ -57,18 +37,6 @@ class AdapterProcess:
         assert answer["type"] == "results" and answer["request"] == self.requests, answer
         assert [r["id"] for r in answer["results"]] == [c["id"] for c in cases]
         return answer["results"]
-
-    def shutdown(self, timeout: float = 30.0) -> int:
-        try:
-            self.send_line(json.dumps({"type": "shutdown"}))
-            return self.process.wait(timeout)
-        finally:
-            self.kill()
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
 
 
 def bigint_input(name: str, columns: list[str], *, unique_key: list[str] | None = None, mode: str = "retract",

@@ -1,9 +1,15 @@
 """The Flink environment and one adapter process (one MiniCluster) shared by every Flink test.
 
+The session's adapter is converge's own client (`AdapterSystem`, as `converge run --system flink`
+opens it); the protocol-level tests speak raw lines to the same process (tests/flink/client.py), and
+the campaign tests borrow the same system. Only the conformance kit starts adapters of its own (it
+checks the handshake, the shutdown and version negotiation of fresh processes).
+
 The environment is installed once into the user cache (~/.cache/converge/systems, or
 CONVERGE_SYSTEMS_DIR) and reused by later runs. Without Java, or when the install fails, the
-Flink tests are skipped with the reason, unless CONVERGE_REQUIRE_FLINK=1 (CI), which makes a
-missing Flink environment a failure. The tests sit in xdist group "flink", so one worker holds
+Flink tests are skipped with the reason (without Java: "Flink environment unavailable: Flink needs
+Java 11 or newer ..., and no `java` was found"), unless CONVERGE_REQUIRE_FLINK=1 (CI), which makes
+a missing Flink environment a failure. The tests sit in xdist group "flink", so one worker holds
 the only JVM.
 """
 
@@ -14,8 +20,9 @@ import os
 import pytest
 
 from converge.engine.errors import UsageError
+from converge.engine.systems.adapter_client import AdapterSystem
 from converge.engine.systems.flink import environment
-from tests.flink.client import AdapterProcess
+from tests.flink.client import ProtocolClient
 
 
 def _unavailable(reason: str):
@@ -36,15 +43,18 @@ def flink_command() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def flink(flink_command: list[str]):
-    """A started adapter (hello answered); shut down, and its exit status checked, at the end of the session."""
-    adapter = AdapterProcess(flink_command)
+def flink_system(flink_command: list[str]):
+    """The started adapter as converge's client holds it; shut down, and its exit status checked, at the end."""
+    system = AdapterSystem(flink_command, label="flink")
     try:
-        hello = adapter.hello()
-        assert hello["type"] == "hello", hello
-        adapter.hello_answer = hello
-        yield adapter
-        code = adapter.shutdown()
-        assert code == 0, f"the adapter exited with {code} after shutdown; stderr: {adapter.stderr[-10:]}"
+        yield system
+        code = system.process.shutdown(30.0)
+        assert code == 0, f"the adapter exited with {code} after shutdown; stderr: {system.process.stderr_tail()}"
     finally:
-        adapter.kill()
+        system.process.kill()
+
+
+@pytest.fixture(scope="session")
+def flink(flink_system: AdapterSystem) -> ProtocolClient:
+    """Raw protocol lines to the session's adapter process."""
+    return ProtocolClient(flink_system.process)

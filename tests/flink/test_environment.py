@@ -51,7 +51,7 @@ def test_the_newest_installation_is_the_default_and_half_written_folders_are_ign
     assert [s.version for s in environment.installed()] == ["2.3.0", "2.10.0"]
     command = environment.adapter_command()
     assert command[0] == str(systems / "flink-2.10.0" / "venv" / "bin" / "python")
-    assert command[1:] == ["-I", str(environment.ADAPTER)]
+    assert command[1:] == ["-I", "-B", str(environment.ADAPTER)]
     assert environment.adapter_command("2.3.0")[0].startswith(str(systems / "flink-2.3.0"))
 
 
@@ -60,6 +60,24 @@ def test_a_missing_java_is_a_usage_error_that_says_so(monkeypatch: pytest.Monkey
     monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(UsageError, match="no `java` was found"):
         environment.java_version()
+
+
+def test_without_java_the_flink_tests_skip_with_the_reason_and_ci_fails_them(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    from tests.flink.conftest import _unavailable
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(UsageError) as missing:
+        environment.java_version()
+    monkeypatch.delenv("CONVERGE_REQUIRE_FLINK", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="Flink environment unavailable: Flink needs Java 11 or newer .*"
+                                                    "no `java` was found"):
+        _unavailable(str(missing.value))
+    monkeypatch.setenv("CONVERGE_REQUIRE_FLINK", "1")
+    with pytest.raises(pytest.fail.Exception, match="CONVERGE_REQUIRE_FLINK=1 but the Flink environment is "
+                                                    "unavailable: Flink needs Java"):
+        _unavailable(str(missing.value))
 
 
 def test_an_old_java_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

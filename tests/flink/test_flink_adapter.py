@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.flink.client import AdapterProcess, bag, bigint_input, case
+from converge.engine.systems.adapter_client import AdapterProcess, AdapterSystem
+from tests.flink.client import ProtocolClient, bag, bigint_input, case
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -20,16 +21,15 @@ AB = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "y"])]
 N = None
 
 
-def test_hello_declares_what_flink_can_do(flink: AdapterProcess) -> None:
-    hello = flink.hello_answer
-    assert hello["system"] == {"name": "flink", "version": "2.3.0"}
-    caps = hello["capabilities"]
-    assert caps["output"] == "final" and caps["deterministic_order"] is False
-    assert caps["state_ttl"] is False and caps["time_domains"] == ["event_time"]
-    assert set(caps["join_types"]) == {"inner", "left", "right", "full", "semi", "anti"}
+def test_hello_declares_what_flink_can_do(flink_system: AdapterSystem) -> None:
+    assert (flink_system.name, flink_system.version) == ("flink", "2.3.0")
+    caps = flink_system.capabilities
+    assert caps.output == "final" and caps.deterministic_order is False
+    assert caps.state_ttl is False and caps.time_domains == ("event_time",)
+    assert set(caps.join_types) == {"inner", "left", "right", "full", "semi", "anti"}
 
 
-def test_regular_joins_with_a_residual_condition(flink: AdapterProcess) -> None:
+def test_regular_joins_with_a_residual_condition(flink: ProtocolClient) -> None:
     expected = {
         "inner": [[1, 15, 1, 1]],
         "left": [[1, 15, 1, 1], [3, 1, N, N], [4, 9, N, N]],
@@ -44,7 +44,7 @@ def test_regular_joins_with_a_residual_condition(flink: AdapterProcess) -> None:
         assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
 
 
-def test_upsert_and_keyed_retract_inputs(flink: AdapterProcess) -> None:
+def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
     inputs = [bigint_input("a", ["k", "x"], unique_key=["k"], mode="upsert"),
               bigint_input("b", ["k", "y"], unique_key=["k"], mode="retract")]
     a = [["+I", 1, 5], ["+U", 1, 7], ["+I", 2, 3], ["-D", 2, 3], ["+U", 3, 4], ["+U", 3, 6]]  # final (1,7) (3,6)
@@ -55,7 +55,7 @@ def test_upsert_and_keyed_retract_inputs(flink: AdapterProcess) -> None:
 
 
 @pytest.mark.parametrize("multi_join", ["on", "off"])
-def test_three_way_chain_with_and_without_the_multi_join(flink: AdapterProcess, multi_join: str) -> None:
+def test_three_way_chain_with_and_without_the_multi_join(flink: ProtocolClient, multi_join: str) -> None:
     inputs = AB + [bigint_input("c", ["k", "z"])]
     c = [["+I", 1, 50], ["+I", 1, 150], ["+I", 3, 500], ["-D", 1, 150], ["+I", 1, 200], ["+I", 4, 101]]
     # a JOIN b gives (1,15,1,1) only; c rows of k=1 with z > 100: (1,200)
@@ -66,7 +66,7 @@ def test_three_way_chain_with_and_without_the_multi_join(flink: AdapterProcess, 
     assert result["final"] == [[1, 15, 1, 1, 1, 200]]
 
 
-def test_interval_join_on_event_time(flink: AdapterProcess) -> None:
+def test_interval_join_on_event_time(flink: ProtocolClient) -> None:
     inputs = [bigint_input("a", ["k", "t"], mode="insert_only", time_column="t"),
               bigint_input("b", ["k", "t"], mode="insert_only", time_column="t")]
     interval = {"left_time": "a.t", "right_time": "b.t", "lower_ms": -2, "upper_ms": 3, "time": "event",
@@ -107,7 +107,7 @@ def _chain_case(i: int) -> tuple[dict, list[list]]:
     return case(f"c{i}", inputs, ["full", "full"], ["a.k = b.k", "b.k = c.k"], data), final
 
 
-def test_many_cases_of_one_shape_in_one_request(flink: AdapterProcess) -> None:
+def test_many_cases_of_one_shape_in_one_request(flink: ProtocolClient) -> None:
     pairs = [_chain_case(i) for i in range(120)]
     odd = case("other-shape", AB, ["inner"], ["a.k = b.k"], {"a": [["+I", 7, 1]], "b": [["+I", 7, 2]]})
     unsupported = case("ttl", AB, ["inner"], ["a.k = b.k"], {}, config={"state_ttl_ms": 10})
@@ -120,7 +120,7 @@ def test_many_cases_of_one_shape_in_one_request(flink: AdapterProcess) -> None:
     assert results["ttl"]["status"] == "unsupported" and "state TTL" in results["ttl"]["message"]
 
 
-def test_untranslatable_and_undrivable_cases_are_unsupported(flink: AdapterProcess) -> None:
+def test_untranslatable_and_undrivable_cases_are_unsupported(flink: ProtocolClient) -> None:
     like = case("like", AB, ["inner"], ["a.k = b.k AND CAST(a.x AS VARCHAR) LIKE '1%'"], {})
     inputs = [bigint_input("a", ["k", "t"], mode="insert_only", time_column="t"),
               bigint_input("b", ["k", "t"], mode="insert_only", time_column="t")]
@@ -133,7 +133,7 @@ def test_untranslatable_and_undrivable_cases_are_unsupported(flink: AdapterProce
     assert "LIKE" in results[0]["message"] and "late row" in results[1]["message"]
 
 
-def test_a_flink_failure_is_an_error_of_that_case_only(flink: AdapterProcess) -> None:
+def test_a_flink_failure_is_an_error_of_that_case_only(flink: ProtocolClient) -> None:
     cond = ["a.k = b.k AND a.x // b.y > 0"]  # integer division: Java throws on a zero divisor
     good = case("good", AB, ["inner"], cond, {"a": [["+I", 1, 4]], "b": [["+I", 1, 2]]})
     bad = case("bad", AB, ["inner"], cond, {"a": [["+I", 1, 4]], "b": [["+I", 1, 0]]})
@@ -142,7 +142,7 @@ def test_a_flink_failure_is_an_error_of_that_case_only(flink: AdapterProcess) ->
     assert results[1]["status"] == "error" and "by zero" in results[1]["message"], results[1]
 
 
-def test_a_malformed_request_is_answered_and_the_adapter_stays_up(flink: AdapterProcess) -> None:
+def test_a_malformed_request_is_answered_and_the_adapter_stays_up(flink: ProtocolClient) -> None:
     flink.send_line("{not json")
     answer = flink.receive()
     assert answer["type"] == "error" and "not a JSON line" in answer["message"]
@@ -156,14 +156,14 @@ def test_a_malformed_request_is_answered_and_the_adapter_stays_up(flink: Adapter
 
 
 def test_shutdown_before_any_hello_exits_cleanly_without_a_jvm(flink_command: list[str]) -> None:
-    adapter = AdapterProcess(flink_command)
+    process = AdapterProcess(flink_command)
+    adapter = ProtocolClient(process)
     try:
         answer = adapter.ask({"type": "run", "request": 1, "cases": []}, timeout=60)
         assert answer["type"] == "error" and "hello" in answer["message"]
         wrong = adapter.ask({"type": "hello", "protocol": "converge-adapter", "versions": [2]}, timeout=60)
         assert wrong["type"] == "error" and "version 1" in wrong["message"]
-        assert adapter.process.wait(30) == 0  # an adapter that speaks none of the versions exits
+        assert process.wait_exit(30) == 0  # an adapter that speaks none of the versions exits
     finally:
-        adapter.kill()
-    adapter = AdapterProcess(flink_command)
-    assert adapter.shutdown() == 0
+        process.kill()
+    assert AdapterProcess(flink_command).shutdown(30) == 0

@@ -47,8 +47,9 @@ class InstalledSystem:
         return self.folder / "venv" / "bin" / "python"
 
     def command(self) -> list[str]:
-        """The adapter's argv: `-I` keeps the user's PYTHON* variables and site-packages out of it."""
-        return [str(self.interpreter), "-I", str(ADAPTER)]
+        """The adapter's argv: `-I` keeps the user's PYTHON* variables and site-packages out of it; `-B` keeps
+        its bytecode out of converge's source folder (-I ignores PYTHONDONTWRITEBYTECODE)."""
+        return [str(self.interpreter), "-I", "-B", str(ADAPTER)]
 
 
 def systems_dir() -> Path:
@@ -145,7 +146,7 @@ def install(version: str = DEFAULT_VERSION, *, python: str | None = None, echo=l
         py_version = _run([str(work / "venv" / "bin" / "python"), "-c",
                            "import platform; print(platform.python_version())"], "python --version").strip()
         echo("smoke check: handshake and one join through the adapter")
-        smoke = smoke_check([str(work / "venv" / "bin" / "python"), "-I", str(ADAPTER)], version)
+        smoke = smoke_check([str(work / "venv" / "bin" / "python"), "-I", "-B", str(ADAPTER)], version)
         if not smoke["ok"]:
             raise UsageError(f"the Flink {version} environment was built but its smoke check failed: "
                              f"{smoke['message']}")

@@ -1,6 +1,8 @@
-"""The Flink adapter's throughput: batched cases of one shape per second after start-up, and the start-up itself.
+"""The Flink adapter's throughput (batched cases of one shape per second after start-up), its start-up, and
+shrinking one failure against the live MiniCluster.
 
-Budgets (issue 14): at least 100 cases/s, start-up under 15 s. Skipped, with the reason, when the
+Budgets (issue 14): at least 100 cases/s, start-up under 15 s; shrinking under 60 s for a counterexample
+of at most 6 events. Skipped, with the reason, when the
 Flink environment is not installed (`converge systems install flink`). It speaks the protocol
 directly (JSON lines), so it measures the adapter and not a client's bookkeeping.
 """
@@ -13,9 +15,18 @@ import random
 import signal
 import subprocess
 import time
+from collections import Counter
 
 from converge.engine.errors import UsageError
+from converge.engine.scenario import ChangeEvent, Scenario
+from converge.engine.systems.adapter_client import AdapterSystem
+from converge.engine.systems.base import System
 from converge.engine.systems.flink import environment
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties.campaign import run_property
+from converge.properties.divergence import fail
+from converge.properties.spec import PropertySpec
+from converge.properties.systems.specs import batches
 from converge.reports.tooling.options import BenchConfig
 
 BATCH = 500      # cases per request: the adapter's max_batch
@@ -91,4 +102,61 @@ def _bench_flink_adapter(config: BenchConfig) -> dict:
             "budget": ">= 100 cases/s, start-up < 15 s"}
 
 
-BENCHES = {"flink_adapter": _bench_flink_adapter}
+SHRINK_SEED = 14
+
+
+def _never_more_rows_than_the_left_input(system: System, cases: list[Scenario]) -> None:
+    """A deliberately wrong expectation, for this benchmark only: an INNER join's final answer has no more rows
+    than its left input's final table (false as soon as one left row meets two right rows). Flink's answers
+    are real; only the expectation is wrong, so Hypothesis finds a failure and shrinks it on the live system."""
+    for scenario, result in zip(cases, system.run_cases(cases)):
+        if result.status != "ok":
+            continue
+        left = Counter()
+        for event in scenario.events:
+            if isinstance(event, ChangeEvent) and event.input == scenario.join.inputs[0]:
+                left[event.row] += 1 if event.kind in ("+I", "+U") else -1
+        got = result.folded()
+        if sum(got.values()) > sum(left.values()):
+            fail("bench_wrong_expectation", scenario, f"{sum(got.values())} joined rows from "
+                 f"{sum(left.values())} left rows", engine=got)
+
+
+def _bench_flink_shrink(config: BenchConfig) -> dict:
+    """Find and shrink one failure of the wrong expectation above, every step a run request to the MiniCluster."""
+    try:
+        command = environment.adapter_command()
+    except UsageError as exc:
+        return {"skipped": str(exc)}
+    started = time.perf_counter()
+    with AdapterSystem(command, label="flink") as system:
+        startup = time.perf_counter() - started
+        first_failure: list[float] = []
+
+        def check(cases: list[Scenario]) -> None:
+            try:
+                _never_more_rows_than_the_left_input(system, cases)
+            except Exception:
+                first_failure.append(first_failure[0] if first_failure else time.perf_counter())
+                raise
+
+        spec = PropertySpec("bench", "wrong_expectation", lambda: batches(
+            regular_join_scenarios(join_types=("inner",), modes=("insert_only", "retract"),
+                                   map_state_orders=("rocksdb",)), 8), check)
+        searched = time.perf_counter()
+        result = run_property(spec, max_examples=50, seed=SHRINK_SEED)
+        done = time.perf_counter()
+        requests = system.requests
+    if result.failure is None:
+        return {"error": f"no failure found in {result.examples} batches", "startup_seconds": round(startup, 1)}
+    shrunk = result.failure.divergence.scenario
+    (cases,) = result.failure_args or ((),)
+    found = first_failure[0] if first_failure else done
+    return {"shrink_seconds": round(done - found, 1), "find_seconds": round(found - searched, 1),
+            "run_requests": requests,
+            "shrunk_events": len(shrunk.events), "shrunk_cases_in_batch": len(cases),
+            "startup_seconds": round(startup, 1), "seed": SHRINK_SEED,
+            "budget": "shrinking < 60 s for a counterexample of <= 6 events"}
+
+
+BENCHES = {"flink_adapter": _bench_flink_adapter, "flink_shrink": _bench_flink_shrink}

@@ -1,0 +1,105 @@
+"""Real Flink through the product's front doors: the conformance kit on the Flink adapter command, and
+`converge run --system flink` campaigns (a smoke campaign by default, a fuller one with --run-slow).
+
+The campaigns borrow the session's adapter (one MiniCluster for every Flink test): `open_system` is
+pointed at it and its close() is left to the session, which checks the adapter's exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from converge.engine.scenario import Scenario
+from converge.engine.systems.adapter_client import AdapterSystem
+from converge.engine.systems.base import CaseResult, System
+from converge.reports.tooling import system_campaign
+from converge.reports.tooling.cli import main
+
+pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+
+PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", "regular upsert_equals_oracle",
+              "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
+              "interval no_late_equals_oracle", "reference system_equals_reference")
+
+
+class Borrowed(System):
+    """The session's Flink system for one campaign: everything passes through but close()."""
+
+    def __init__(self, system: AdapterSystem) -> None:
+        self.system = system
+        self.name, self.version, self.capabilities = system.name, system.version, system.capabilities
+
+    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        return self.system.run_cases(cases)
+
+
+@pytest.fixture
+def on_session_flink(flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch) -> AdapterSystem:
+    specs: list[str] = []
+
+    def borrow(spec: str, **_: object) -> System:
+        specs.append(spec)
+        return Borrowed(flink_system)
+
+    monkeypatch.setattr(system_campaign, "open_system", borrow)
+    yield flink_system
+    assert specs == ["flink"], specs
+
+
+def test_the_flink_adapter_passes_the_conformance_kit(flink_command: list[str], capsys) -> None:
+    assert main(["adapter", "check", shlex.join(flink_command)]) == 0
+    out = capsys.readouterr().out
+    for check in ("handshake", "capabilities", "case 05_full_outer", "batch", "malformed request", "shutdown",
+                  "version negotiation", "time limits"):
+        assert f"PASS  {check}" in out, out
+    # Flink declares every join type, mode and column type the kit's cases use, so none is outside
+    assert "SKIP  unsupported case: every fixed case is inside the declared capabilities" in out, out
+    assert "FAIL" not in out and out.count("SKIP") == 1, out
+
+
+def _campaign(args: list[str], tmp_path: Path, capsys) -> tuple[int, str, dict]:
+    code = main(["run", "--system", "flink", "--reports-dir", str(tmp_path), *args])
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "latest" / "summary.json").read_text())
+    return code, out, summary
+
+
+def _rows(out: str) -> dict[str, list[str]]:
+    """The summary table's rows by "family property", cells split on runs of spaces."""
+    rows = {}
+    for line in out.splitlines():
+        cells = line.split()
+        if len(cells) > 4 and cells[:2] == ["flink", "2.3.0"]:
+            rows[f"{cells[2]} {cells[3]}"] = cells
+    return rows
+
+
+def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_session_flink, tmp_path: Path,
+                                                                        capsys) -> None:
+    code, out, summary = _campaign(["--examples", "4", "--batch", "4", "--seed", "1"], tmp_path, capsys)
+    assert code == 0, out
+    assert out.splitlines()[0].split()[:4] == ["system", "family", "property", "outcome"]
+    rows = _rows(out)
+    assert sorted(rows) == sorted(PROPERTIES), out
+    for prop, cells in rows.items():
+        assert cells[4] == "passed", (prop, out)
+        batches, cases, unsupported = (int(c) for c in cells[5:8])
+        assert batches >= 1 and cases >= batches and unsupported < cases, (prop, out)
+    assert "system: flink 2.3.0 (started in" in out
+    assert "7 passed" in out and "not applicable" not in out
+    assert summary["system"] == "flink 2.3.0"
+
+
+@pytest.mark.slow
+def test_a_fuller_flink_campaign(on_session_flink, tmp_path: Path, capsys) -> None:
+    code, out, _ = _campaign(["--examples", "100", "--seed", "7"], tmp_path, capsys)
+    assert code == 0, out
+    rows = _rows(out)
+    assert sorted(rows) == sorted(PROPERTIES), out
+    interval = rows["interval no_late_equals_oracle"]
+    assert int(interval[7]) * 10 < int(interval[6]), f"most interval cases should run, not be unsupported: {out}"

@@ -20,19 +20,22 @@ VariantPurpose = Literal["equals_off", "oracle", "any"]
 
 def minibatch_scenarios(*, semantics: str = "correct", max_size: int = 6,
                         modes: Sequence[str] = ("insert_only", "retract"), changelog_normalize: bool = True,
-                        ttl: TtlMode = "none") -> st.SearchStrategy[Scenario]:
+                        ttl: TtlMode = "none",
+                        map_state_orders: Sequence[str] | None = None) -> st.SearchStrategy[Scenario]:
     """A binary INNER/LEFT/RIGHT/FULL join with a bundle of 1..max_size elements (1 flushes after every
     record; a size beyond the stream flushes only at the end).
 
     `modes` may hold "upsert": with `changelog_normalize` a ChangelogNormalize sends the join 0, 1 or 2
     elements per change event (a bundle can end between the -U and +U of one update); without it the
     raw upsert changes reach the join one element each. `ttl` adds state TTL ("long": nothing expires
-    during the stream; "short": state expires, so processing time advances)."""
+    during the stream; "short": state expires, so processing time advances). `map_state_orders` narrows
+    the MapState orders drawn (a system campaign keeps converge's engine-model options at their defaults)."""
     name = "minibatch_scenarios"
     check_one(name, "semantics", semantics, ("correct", "flink"))
     check_one(name, "ttl", ttl, TtlMode)
     modes = check_choices(name, "modes", modes, ChangelogMode)
-    base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=modes, semantics=semantics, ttl=ttl)
+    orders = {} if map_state_orders is None else {"map_state_orders": map_state_orders}
+    base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=modes, semantics=semantics, ttl=ttl, **orders)
     return st.tuples(base, st.integers(1, max_size)).map(
         lambda drawn: replace(drawn[0], name=drawn[0].name + " (mini-batch)",
                               config=replace(drawn[0].config, mini_batch_size=drawn[1],

@@ -36,7 +36,7 @@ def oracle_decides(scenario: Scenario) -> str | None:
     if not cfg.changelog_normalize and any(i.changelog_mode == "upsert" for i in scenario.chain):
         return "without changelog normalize an upsert input's join is an upsert stream, not a table"
     if cfg.optional_settings().keys() - {"multi_join_max_tables", "multi_join_min_tables",
-                                         "multi_join_rewrite_right"}:
+                                         "multi_join_rewrite_right", "mini_batch_size", "mini_batch_latency_ms"}:
         return "the pipeline options of the anomalies family change the answer on purpose"
     iv = scenario.join.interval
     if iv is not None:

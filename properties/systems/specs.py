@@ -18,6 +18,7 @@ from converge.engine.errors import ApiMisuseError
 from converge.engine.scenario import Scenario
 from converge.engine.systems.base import Capabilities, System
 from converge.generators.interval import interval_join_scenarios
+from converge.generators.minibatch import minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
@@ -123,6 +124,18 @@ def _interval(caps: Capabilities, name: str):
                                             **MODEL_DEFAULTS)), reason
 
 
+def _minibatch(caps: Capabilities, name: str):
+    """Binary INNER/LEFT/RIGHT/FULL joins with config.mini_batch_size (Flink's table.exec.mini-batch.*): bundles
+    fold retractions away before the join, which must not change the final answer."""
+    reason = _common(caps, name, "regular")
+    modes = _pick(("insert_only", "retract", "upsert"), caps.changelog_modes)
+    if reason is None and not set(OUTER) <= set(caps.join_types):
+        reason = f"{name} does not run all of INNER, LEFT, RIGHT, FULL (the mini-batch generator draws them all)"
+    if reason is None and not modes:
+        reason = f"{name} takes no changelog mode the generator draws"
+    return (lambda: minibatch_scenarios(modes=modes, **MODEL_DEFAULTS)), reason
+
+
 def _any(caps: Capabilities, name: str):
     drawn = [make(caps, name) for make in (_regular, _semi_anti, _upsert, _multiway, _interval)]
     usable = [strategy for strategy, reason in drawn if reason is None]
@@ -152,6 +165,8 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    _semi_anti, checks.final_equals_oracle),
     SystemProperty("regular", "upsert_equals_oracle", "upsert inputs (behind changelog normalize): final answer = "
                    "batch answer", _upsert, checks.final_equals_oracle),
+    SystemProperty("minibatch", "final_equals_oracle", "mini-batch join (bundles of 1..6 records): final answer = "
+                   "batch answer", _minibatch, checks.final_equals_oracle),
     SystemProperty("multiway", "final_equals_oracle", "3- and 4-way INNER/LEFT chains, multi-way plan on or off: "
                    "final answer = batch answer", _multiway, checks.final_equals_oracle),
     SystemProperty("multiway", "multiway_equals_binary_chain", "multi_join on and off give the same final answer on "

@@ -44,6 +44,20 @@ def test_regular_joins_with_a_residual_condition(flink: ProtocolClient) -> None:
         assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
 
 
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_flinks_mini_batch_join_gives_the_same_hand_worked_answers(flink: ProtocolClient, size: int) -> None:
+    """config.mini_batch_size turns on Flink's own mini-batch join (table.exec.mini-batch.*): bundles of one
+    record, of three, and one bundle holding both whole inputs reach the same final answers."""
+    expected = {"left": [[1, 15, 1, 1], [3, 1, N, N], [4, 9, N, N]],
+                "full": [[1, 15, 1, 1], [3, 1, N, N], [4, 9, N, N], [N, N, 2, 3], [N, N, 3, 2], [N, N, 5, 5]],
+                "anti": [[3, 1], [4, 9]]}
+    cases = [case(t, AB, [t], ["a.k = b.k AND a.x > b.y"], {"a": A_ROWS, "b": B_ROWS},
+                  config={"mini_batch_size": size}) for t in expected]
+    for result in flink.run(cases):
+        assert result["status"] == "ok", result
+        assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
+
+
 def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
     inputs = [bigint_input("a", ["k", "x"], unique_key=["k"], mode="upsert"),
               bigint_input("b", ["k", "y"], unique_key=["k"], mode="retract")]

@@ -134,7 +134,12 @@ class FlinkSession:
                 mode = getattr(ChangelogMode, _MODES[p.mode])()
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
-            self.t_env.get_config().set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            config = self.t_env.get_config()
+            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
+            if shape.mini_batch is not None:
+                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
+                config.set("table.exec.mini-batch.allow-latency", f"{shape.mini_batch[1]} ms")
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
             text = self._collect(sql)
         except self.java_error as exc:

@@ -52,6 +52,7 @@ class Shape:
     select: str                                 # the query, with {v0}, {v1}, ... for the view names
     multi_join: bool
     interval: bool
+    mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
 
 
 @dataclass
@@ -75,7 +76,8 @@ def plan(case: dict) -> PlannedCase:
     scenario = _check_keys(case.get("scenario"), _SCENARIO_KEYS, "scenario")
     join = _check_keys(scenario.get("join"), _JOIN_KEYS, "scenario.join")
     config = _check_keys(scenario.get("config", {}), _MODEL_ONLY | {"state_ttl_ms", "multi_join",
-                                                                  "dedupe_before_join", "unique_key_lost"},
+                                                                  "dedupe_before_join", "unique_key_lost",
+                                                                  "mini_batch_size", "mini_batch_latency_ms"},
                          "scenario.config")
     if config.get("state_ttl_ms") is not None:
         raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
@@ -99,6 +101,11 @@ def plan(case: dict) -> PlannedCase:
         if interval.get("time", "event") != "event":
             raise Untranslatable("processing-time interval joins: Flink's processing time is the wall clock")
     multi_join = config.get("multi_join", "off") == "on"
+    mini_batch = None
+    if config.get("mini_batch_size") is not None:
+        # Flink needs a positive allow-latency with mini-batch on; without converge's latency trigger the
+        # bundle still closes on its size and at the end of the bounded input, so the final answer is the same
+        mini_batch = (int(config["mini_batch_size"]), int(config.get("mini_batch_latency_ms") or 1000))
 
     plans: list[InputPlan] = []
     visible: list[Column] = []
@@ -129,9 +136,9 @@ def plan(case: dict) -> PlannedCase:
         visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
 
     select = _query(chain, types, conditions, visible, interval)
-    shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join],
-                           sort_keys=True)
-    shape = Shape(shape_key, plans, select, multi_join, interval is not None)
+    shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
+                            mini_batch], sort_keys=True)
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:

@@ -23,7 +23,7 @@ from converge.reports.tooling.cli import main
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
 PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", "regular upsert_equals_oracle",
-              "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
+              "minibatch final_equals_oracle", "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
               "interval no_late_equals_oracle", "reference system_equals_reference")
 
 

@@ -22,6 +22,7 @@ from converge.reports.tooling.cli import main
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
+CHECKOUT = Path(__file__).resolve().parents[2]
 PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", "regular upsert_equals_oracle",
               "minibatch final_equals_oracle", "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
               "interval no_late_equals_oracle", "reference system_equals_reference")
@@ -103,3 +104,21 @@ def test_a_fuller_flink_campaign(on_session_flink, tmp_path: Path, capsys) -> No
     assert sorted(rows) == sorted(PROPERTIES), out
     interval = rows["interval no_late_equals_oracle"]
     assert int(interval[7]) * 10 < int(interval[6]), f"most interval cases should run, not be unsupported: {out}"
+
+
+@pytest.mark.parametrize("kind", ["semi", "anti"])
+def test_the_exists_finding_reproduces_on_flink(flink_system: AdapterSystem, kind: str) -> None:
+    """docs/flink-findings.md: Flink 2.3.0 loses (SEMI) or keeps (ANTI) an outer row whose correlated non-key
+    column is NULL. The file's expect_final is the hand-checked SQL answer, which converge's engine gives
+    (tests/test_scenarios.py); on Flink it diverges, and the known-divergences file names it. When a Flink
+    release fixes the decorrelation this test fails: then move the finding to 'fixed in' and drop the entry."""
+    from converge.properties.systems.known import find_known, load_known
+    from converge.properties.systems.replay import replay_on_system
+
+    path = CHECKOUT / "tests" / "scenarios" / "systems" / f"flink_exists_correlated_null_{kind}.json"
+    outcome = replay_on_system(path, Borrowed(flink_system), "flink")
+    assert outcome.label == "diverged", outcome.problems
+    assert any("oracle = reference engine ≠ flink 2.3.0" in p for p in outcome.problems), outcome.problems
+    known = load_known(CHECKOUT / "docs" / "known-divergences" / "flink.json")
+    assert [find_known(known, "flink", "regular", "semi_anti_equals_oracle", d) is not None
+            for d in outcome.divergences] == [True] * len(outcome.divergences) and outcome.divergences

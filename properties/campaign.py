@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -29,6 +30,8 @@ class PropertyResult:
     reports: list[str] = field(default_factory=list)
     seed: int | None = None                 # the Hypothesis seed of this run (always set by run_property)
     failure_args: tuple | None = None       # the arguments of the shrunk failing call, for replay
+    warnings: list[str] = field(default_factory=list)   # e.g. a campaign search that found nothing in budget
+    coverage: Counter = field(default_factory=Counter)  # special case -> examples that drew it
 
     @property
     def examples_per_second(self) -> float:
@@ -94,12 +97,28 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.error = exc
         result.failures = 1
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
+    if spec.search is not None and result.ok:
+        _run_search(spec, seed, result)
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = time.process_time() - cpu_start
     result.examples = counter[0]
     if not result.ok and on_failure is not None:
         on_failure(result)
     return result
+
+
+def _run_search(spec: PropertySpec, seed: int, result: PropertyResult) -> None:
+    """The existential property's seeded search, once per run: nothing found is a warning with its budget;
+    a witness found on which the fix fails is a failure like any other."""
+    try:
+        outcomes = spec.search(seed, spec.search_budget)  # type: ignore[misc]
+    except PropertyFailure as exc:
+        result.failure, result.failures = exc, 1
+        return
+    except Exception as exc:  # a crash of the search is a failure of the harness or the engine, never a pass
+        result.error, result.failures = exc, 1
+        return
+    result.warnings += [w for w in (o.warning() for o in outcomes) if w]
 
 
 def _first_leaf(group: BaseException) -> BaseException:

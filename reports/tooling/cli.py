@@ -77,6 +77,9 @@ def run_campaign(options: RunOptions) -> int:
     summary = reports.summary(results)
     if summary is not None:
         print(f"summary: {summary}")
+    for r in results:
+        for warning in r.warnings:
+            print(f"WARNING {r.family}/{r.name}: {warning}")
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")

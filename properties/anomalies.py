@@ -31,7 +31,6 @@ from hypothesis.errors import NoSuchExample
 from converge.engine.changelog import Change
 from converge.engine.errors import BadInputError
 from converge.engine.materialize import clean, fold, fold_history
-from converge.engine.pipeline_options import join_inputs, pipeline_options
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.scenario_json import event_to_json
@@ -45,6 +44,7 @@ from converge.generators.disorder import disordered_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
 from converge.properties.divergence import fail, require
+from converge.properties.reference import inputs_as_joined
 from converge.properties.regular import compare_histories, shared_oracle
 from converge.properties.witnesses import (
     disorder_witness,
@@ -156,10 +156,10 @@ def order_violations(scenario: Scenario, result: RunResult | None = None) -> lis
     SEMI/ANTI: a right change emits left records, which must be in left arrival order.
     """
     require(len(scenario.join.inputs) == 2, "order", "a binary join")
-    require(not pipeline_options(scenario).dedupe, "order", "no dedupe before the join")
+    require(not scenario.config.dedupe_before_join, "order", "no dedupe before the join")
     require(scenario.config.state_ttl_ms is None, "order", "no state TTL")
     result = result or run_scenario(scenario)
-    seen = join_inputs(scenario)
+    seen = inputs_as_joined(scenario)
     cfg = scenario.config
     sides = [_SideModel(s, scenario.input(s.name), s.changelog_mode == "upsert" and cfg.changelog_normalize)
              for s in seen]
@@ -305,7 +305,7 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
     result = result or run_scenario(scenario)
     left, right = scenario.chain
     width = len(left.columns)
-    lost = pipeline_options(scenario).unique_key_lost
+    lost = set(scenario.config.unique_key_lost)
     out = []
     for index, (event, items) in enumerate(zip(scenario.events, result.per_event)):
         if not isinstance(event, ChangeEvent):
@@ -329,14 +329,16 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
 
 def deduplicated_batch(scenario: Scenario) -> Scenario:
     """The batch reading of a dedupe pipeline: each deduped input keeps its last row per dedupe key."""
-    return as_upsert_tables(scenario, pipeline_options(scenario).dedupe)
+    keys = {spec.name: spec.unique_key for spec in inputs_as_joined(scenario)
+            if spec.name in scenario.config.dedupe_before_join}
+    return as_upsert_tables(scenario, keys)
 
 
 def dedupe_matches_batch(scenario: Scenario) -> None:
     """Fixed: with a dedupe before the join the answer after every event is the batch answer over
     the deduplicated inputs, and no event joins two versions of one key."""
     prop = "dedupe_matches_batch"
-    require(bool(pipeline_options(scenario).dedupe), prop, "config.dedupe_before_join")
+    require(bool(scenario.config.dedupe_before_join), prop, "config.dedupe_before_join")
     result = run_scenario(scenario)
     dup = duplicate_versions(scenario, result)
     if dup:
@@ -460,7 +462,7 @@ def find_lost_key_anomaly(*, seed: int, shrink: bool = True, budget: int = SEARC
 
 
 def _dedupe_fix(witness: Scenario) -> None:
-    dedupe_matches_batch(_with(witness, dedupe_before_join=dict.fromkeys(pipeline_options(witness).unique_key_lost)))
+    dedupe_matches_batch(_with(witness, dedupe_before_join=dict.fromkeys(witness.config.unique_key_lost)))
 
 
 def lost_key_reproduced() -> None:

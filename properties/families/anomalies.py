@@ -10,6 +10,8 @@ answer). A property that does not hold shows "NOT ..." instead.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from converge.generators.anomalies import (
@@ -20,7 +22,7 @@ from converge.generators.anomalies import (
 )
 from converge.generators.disorder import disordered_scenarios
 from converge.generators.scenarios import regular_join_scenarios
-from converge.properties import anomalies
+from converge.properties import anomalies, wellformed
 from converge.properties.spec import PropertySpec
 
 ANOMALIES = "anomalies"
@@ -47,6 +49,17 @@ def _arrival() -> st.SearchStrategy[tuple]:
 
 def _dedupe() -> st.SearchStrategy[tuple]:
     return _single(st.one_of(dedupe_scenarios(), lost_key_scenarios(dedupe=True)))
+
+
+def _correct(scenario):
+    """The same stream under semantics=correct: the guarantees are stated for it (docs/wellformedness.md)."""
+    return replace(scenario, config=replace(scenario.config, semantics="correct"))
+
+
+def _wellformed_cases() -> st.SearchStrategy[tuple]:
+    return _single(st.one_of(
+        replacing_scenarios(semantics="correct", join_types=("inner", "left", "right", "full", "semi", "anti")),
+        dedupe_scenarios().map(_correct), order_item_scenarios(map_state_orders=("arrival",)).map(_correct)))
 
 
 PROPERTIES: list[PropertySpec] = [
@@ -76,4 +89,7 @@ PROPERTIES: list[PropertySpec] = [
     PropertySpec(ANOMALIES, "disorder_guarded", lambda: disordered_scenarios(), anomalies.disorder_guarded, 150,
                  "a swapped stream runs in disordered mode; strict per-key order rejects it or answers right",
                  suite_examples=30, verdict=GUARDED),
+    PropertySpec(ANOMALIES, "changelog_wellformed", _wellformed_cases, wellformed.changelog_wellformed, 150,
+                 "replaced rows, dedupes, order changes (fixed modes): the output changelog stays well-formed",
+                 suite_examples=30),
 ]

@@ -5,14 +5,15 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed
 
 from converge.engine.errors import ApiMisuseError
 from converge.generators.profile import PROFILE
+from converge.properties.coverage import example_cases
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spec import PropertySpec
 
@@ -73,6 +74,11 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     @given(spec.strategy())
     def test(args: tuple) -> None:
         counter[0] += 1
+        cases = example_cases(args)
+        for case in sorted(cases):
+            event(case)  # Hypothesis's statistics (pytest --hypothesis-show-statistics) show these
+        target(float(len(cases)), label="special cases drawn")  # steer towards examples holding more of them
+        result.coverage.update(cases)
         try:
             spec.check(*args)
         except Exception as exc:
@@ -105,6 +111,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     if not result.ok and on_failure is not None:
         on_failure(result)
     return result
+
+
+def measure_coverage(spec: PropertySpec, *, max_examples: int, seed: int) -> PropertyResult:
+    """Generation only: the special cases `spec`'s strategy draws in `max_examples` examples (no check runs)."""
+    return run_property(replace(spec, check=lambda *args: None, search=None), max_examples=max_examples, seed=seed,
+                        shrink=False)
 
 
 def _run_search(spec: PropertySpec, seed: int, result: PropertyResult) -> None:

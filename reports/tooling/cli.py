@@ -14,6 +14,7 @@ from converge import __version__
 from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
 from converge.engine.planner import plan
 from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
@@ -74,6 +75,8 @@ def run_campaign(options: RunOptions) -> int:
         headers += ("verdict",)
         rows = [row + (v,) for row, v in zip(rows, verdicts)]
     print(format_table(headers, rows))
+    if options.stats:
+        print("\n" + coverage_table(results))
     summary = reports.summary(results)
     if summary is not None:
         print(f"summary: {summary}")
@@ -93,10 +96,22 @@ def run_campaign(options: RunOptions) -> int:
     return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))
 
 
+def coverage_table(results: Sequence[PropertyResult]) -> str:
+    """`--stats`: per family, how many examples drew each special case (properties/coverage.py)."""
+    examples: dict[str, int] = {}
+    drawn: dict[str, Counter] = {}
+    for r in results:
+        examples[r.family] = examples.get(r.family, 0) + r.examples
+        drawn.setdefault(r.family, Counter()).update(r.coverage)
+    headers = ("special case (examples drawing it)",) + tuple(f"{f} ({n})" for f, n in examples.items())
+    return format_table(headers, coverage_rows(examples, drawn))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     reports = None if args.no_reports else reports_folder(args.reports_dir)
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
-                                   property=args.property, runtime=args.runtime, reports=reports))
+                                   property=args.property, runtime=args.runtime, reports=reports,
+                                   stats=args.stats))
 
 
 def expand_targets(targets: Sequence[str]) -> list[Path]:
@@ -204,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                           "./converge-reports; off: none)")
     run.add_argument("--no-reports", action="store_true", help="write no report files (as --reports-dir off)")
+    run.add_argument("--stats", action="store_true",
+                     help="also print how often each family drew each special case (properties/coverage.py)")
     run.set_defaults(func=cmd_run)
 
     rp = sub.add_parser("replay", help="replay scenario files; exit 1 on a divergence, 2 on bad input, 3 on a crash")

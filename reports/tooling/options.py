@@ -22,6 +22,7 @@ class RunOptions:
     property: str | None = None
     runtime: RuntimeName = "local"
     reports: Path | None = None        # where reports and the summary go; None: nowhere
+    stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
 
 
 @dataclass(frozen=True)

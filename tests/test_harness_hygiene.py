@@ -120,3 +120,31 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     probe.write_text("from converge.engine.keycodec import encode_binary_row\n"
                      "def f():\n    from converge.engine import condition\n")
     assert _engine_imports(probe) == {"converge.engine.keycodec", "converge.engine.condition"}
+
+
+# ---------------------------------------------------------------- the measured miss, planted again
+
+def test_a_condition_compiler_bug_no_longer_moves_the_ttl_model() -> None:
+    """The TTL model used to evaluate residuals with the engine's compiler; a compiler bug moved both."""
+    from converge.properties.campaign import run_property
+    from converge.properties.registry import select
+    from converge.reports.tooling.mutant_catalog import CATALOG, applied
+
+    mutant = next(m for m in CATALOG if m.name == "residual_python_truthiness")
+    with applied(mutant):
+        result = run_property(select("regular", "ttl_matches_model")[0], seed=1, max_examples=300, shrink=False)
+    assert result.failure is not None and "TTL-aware model" in str(result.failure)
+
+
+def test_a_key_codec_bug_no_longer_moves_the_rocksdb_order_expectation(monkeypatch) -> None:
+    """rocksdb_iteration_order used to sort by the engine's key codec; a big-endian slot moved both. It now
+    sorts by properties/reference.py and draws values whose byte order is not their numeric order."""
+    import struct
+
+    from converge.engine import keycodec
+    from converge.properties.campaign import run_property
+    from converge.properties.registry import select
+
+    monkeypatch.setattr(keycodec, "_PACK_Q", struct.Struct(">q").pack)
+    result = run_property(select("regular", "rocksdb_iteration_order")[0], seed=1, max_examples=100, shrink=False)
+    assert result.failure is not None and "serialized-key order" in str(result.failure)

@@ -10,9 +10,11 @@ order kept, the preconditions the families' generators meet):
    `-U` only ever names a present row. Checked after every single change,
    not per event: a join that emitted a retraction before the accumulate it
    retracts, inside one event, is caught.
-2. **Kinds follow the input.** A `+I` or `-D` input change yields only `+I`
-   and `-D` output rows; `-U`/`+U` appear only for `-U`/`+U` input changes
-   (an interval join's output is append-only: `+I` alone).
+2. **Kinds follow the input.** A `+I` or `-D` change that reaches the join
+   as it is yields only `+I` and `-D` output rows; `-U`/`+U` appear only for
+   `-U`/`+U` changes (an interval join's output is append-only: `+I` alone).
+   An input behind ChangelogNormalize or a dedupe is left out: those turn a
+   `+I` that replaces a row into `-U old, +U new` before the join.
 3. **Key locality** (binary regular / SEMI / ANTI joins): every row an event
    emits carries that event's join key on the side it came from or on the
    other side (its partners, or the padding they lose or regain) — or the key
@@ -41,7 +43,7 @@ from typing import Sequence
 from converge.engine.runtime.local import run_scenario
 from converge.engine.scenario import ChangeEvent, Scenario
 from converge.properties.divergence import fail, require
-from converge.properties.reference import equality_keys
+from converge.properties.reference import equality_keys, inputs_as_joined
 
 _ACCUMULATE = ("+I", "+U")
 _INSERT_DELETE = frozenset({"+I", "-D"})
@@ -63,6 +65,9 @@ def changelog_wellformed(scenario: Scenario) -> None:
     binary = len(scenario.join.inputs) == 2
     locality = _key_locality(scenario) if binary and not interval else None
     padding = _padding_rule(scenario) if binary and not interval else None
+    cfg = scenario.config
+    rewritten = {spec.name for spec in scenario.inputs if spec.name in cfg.dedupe_before_join
+                 or (spec.changelog_mode == "upsert" and cfg.changelog_normalize)}
     held: Counter = Counter()
     for i, (event, items) in enumerate(zip(scenario.events, run_scenario(scenario).per_event)):
         changes = [c for c in items if hasattr(c, "kind")]
@@ -84,7 +89,8 @@ def changelog_wellformed(scenario: Scenario) -> None:
         if not isinstance(event, ChangeEvent):
             continue
         kinds = {c.kind for c in changes}
-        allowed = {"+I"} if interval else (_INSERT_DELETE if event.kind in _INSERT_DELETE else None)
+        allowed = {"+I"} if interval else (
+            _INSERT_DELETE if event.kind in _INSERT_DELETE and event.input not in rewritten else None)
         if allowed is not None and not kinds <= allowed:
             fail(prop, scenario, f"a {event.kind} input change emitted {sorted(kinds - allowed)} rows "
                   f"({' '.join(f'{c.kind}{list(c.row)}' for c in changes)})", event_index=i)
@@ -106,10 +112,11 @@ def _key_locality(scenario: Scenario):
     lidx = [left.index_of(lc) for _, lc, _, _ in keys]
     ridx = [right.index_of(rc) for _, _, rc, _ in keys]
 
-    # the last row per unique key of each input, as the events say (the row an update replaces)
+    # the last row per unique key of each input as the join sees it (a dedupe's key included), as the events
+    # say: the row an update or a deduplicated row replaces, possibly under another join key
     last: dict[tuple, tuple] = {}
     uk_idx = {spec.name: [spec.index_of(c) for c in spec.unique_key] if spec.unique_key else None
-              for spec in (left, right)}
+              for spec in inputs_as_joined(scenario)}
 
     def stray(event: ChangeEvent, rows: Sequence[tuple]) -> tuple | None:
         idx = lidx if event.input == left.name else ridx

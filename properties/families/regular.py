@@ -33,7 +33,10 @@ def _with_stripped_keys(draw: st.DrawFn) -> tuple:
 
 @st.composite
 def _tlp(draw: st.DrawFn) -> tuple:
-    scenario = draw(regular_join_scenarios(join_types=("inner",), residuals=(None,)))
+    # no raw `all` input: its bare +U keeps the join key of the condition it was generated for, and a partition
+    # such as NOT (a.x <> b.y) becomes a.x = b.y, a new join key the bare +U may move (docs/semantics.md)
+    scenario = draw(regular_join_scenarios(join_types=("inner",), residuals=(None,),
+                                           modes=("insert_only", "retract", "upsert")))
     residual = draw(st.sampled_from([r for r in RESIDUALS if r is not None]))
     return scenario, scenario.join.conditions[0], residual
 

@@ -19,10 +19,9 @@ Each anomaly has two sides (docs/anomalies.md):
 from __future__ import annotations
 
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from random import Random
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -43,6 +42,7 @@ from converge.generators.anomalies import (
 from converge.generators.disorder import disordered_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
+from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import fail, require
 from converge.properties.reference import inputs_as_joined
 from converge.properties.regular import compare_histories, shared_oracle
@@ -235,27 +235,6 @@ class SearchOutcome:
         return f"search {self.name}: not found within budget ({self.budget} examples, seed {self.seed}): {self.what}"
 
 
-@contextmanager
-def _process_independent_generation() -> Iterator[None]:
-    """Hypothesis (6.13x+) mixes into generation the literals of every local module loaded so far, so
-    the same seed draws different examples in processes that imported different modules (a fresh
-    `converge run` and a pytest worker). A search must give the same witness in any process: for its
-    duration the pool of local constants is empty (Hypothesis's global constants stay)."""
-    try:
-        from hypothesis.internal.conjecture import providers  # lazy: internal API, only a search needs it
-        empty, get, cache = providers.Constants(), providers._get_local_constants, providers.CONSTANTS_CACHE
-    except (ImportError, AttributeError):  # another Hypothesis: tests/test_existential.py says if it matters
-        yield
-        return
-    cache.cache.clear()
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = get
-        cache.cache.clear()
-
-
 def try_search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: int, budget: int,
                shrink: bool = True) -> Any | None:
     """The (shrunk) example of `strategy` for which `shows` holds, or None within `budget`.
@@ -264,7 +243,7 @@ def try_search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, see
     same seed gives the same example in any process (tests/test_existential.py runs it in two)."""
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
     try:
-        with _process_independent_generation():
+        with process_independent_generation():
             return find(strategy, shows, random=Random(seed),
                         # a search, not a test: `find` turns every health check off whatever it is given
                         settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,

@@ -14,6 +14,7 @@ from hypothesis import seed as hypothesis_seed
 from converge.engine.errors import ApiMisuseError
 from converge.generators.profile import PROFILE
 from converge.properties.coverage import example_cases
+from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spec import PropertySpec
 
@@ -88,7 +89,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     test = hypothesis_seed(seed)(test)
     start, cpu_start = time.perf_counter(), time.process_time()
     try:
-        test()
+        with process_independent_generation():  # the seed finds the same examples in any process
+            test()
     except PropertyFailure as exc:
         result.failure = exc
         result.failures = 1
@@ -123,7 +125,7 @@ def _run_search(spec: PropertySpec, seed: int, result: PropertyResult) -> None:
     """The existential property's seeded search, once per run: nothing found is a warning with its budget;
     a witness found on which the fix fails is a failure like any other."""
     try:
-        outcomes = spec.search(seed, spec.search_budget)  # type: ignore[misc]
+        outcomes = spec.search(seed, spec.search_budget)  # type: ignore[misc]  # seeded: the same in any process
     except PropertyFailure as exc:
         result.failure, result.failures = exc, 1
         return

@@ -17,7 +17,7 @@ def allowed_kinds(spec: InputSpec) -> frozenset[str]:
         return frozenset({"+I"})
     if spec.changelog_mode == "upsert":
         return frozenset({"+I", "+U", "-D"})
-    return frozenset({"+I", "-U", "+U", "-D"})
+    return frozenset({"+I", "-U", "+U", "-D"})  # retract and all (a raw changelog)
 
 
 def _int_check(lo: int, hi: int, ctype: str) -> Callable[[object], object]:

@@ -15,7 +15,9 @@ from typing import Any, Literal, Mapping, get_args
 
 from converge.engine.errors import ApiMisuseError, BadInputError
 
-ChangelogMode = Literal["insert_only", "retract", "upsert"]
+ChangelogMode = Literal["insert_only", "retract", "upsert", "all"]
+# Modes whose rows replace each other by unique key (an upsert stream; a raw changelog with bare +U).
+KEYED_MODES: frozenset[str] = frozenset({"upsert", "all"})
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
 MapStateOrder = Literal["rocksdb", "heap", "arrival"]
 MultiJoinMode = Literal["off", "on"]
@@ -415,8 +417,9 @@ def _check_references(s: Scenario) -> None:
             raise BadInputError(f"inputs {seen[folded]!r} and {spec.name!r} have the same name (SQL names are "
                                 f"case-insensitive)", path=f"inputs[{i}].name")
         seen[folded] = spec.name
-        if spec.changelog_mode == "upsert" and spec.unique_key is None:
-            raise BadInputError("an upsert input needs a unique_key", path=f"inputs[{i}].changelog_mode")
+        if spec.changelog_mode in KEYED_MODES and spec.unique_key is None:
+            raise BadInputError(f"an {spec.changelog_mode} input needs a unique_key",
+                                path=f"inputs[{i}].changelog_mode")
     declared = {spec.name: spec for spec in s.inputs}
     for i, name in enumerate(s.join.inputs):
         if name not in declared:

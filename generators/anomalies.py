@@ -167,8 +167,9 @@ def dedupe_scenarios(*, max_ops: int = 20) -> st.SearchStrategy[Scenario]:
         dedupe: dict[str, tuple[str, ...]] = {}
         lost: list[str] = []
         for spec, on in zip(s.inputs, chosen):
-            raw_upsert = spec.changelog_mode == "upsert" and not normalize
-            if on or raw_upsert:  # a raw upsert input without a dedupe is FLINK-40681's territory
+            # a raw upsert or `all` input (bare +U) without a dedupe is FLINK-40681's territory
+            raw_upsert = spec.changelog_mode == "all" or (spec.changelog_mode == "upsert" and not normalize)
+            if on or raw_upsert:
                 dedupe[spec.name] = tuple(spec.unique_key or ("id",))
                 if lose and spec.unique_key:
                     lost.append(spec.name)

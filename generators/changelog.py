@@ -16,6 +16,7 @@ times faster; docs/generators.md says how each shrinks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -46,7 +47,7 @@ class Op:
     action: int          # INSERT / UPDATE / DELETE / ADVANCE (processing time)
     pick: int            # which existing row (modulo the table size)
     values: tuple        # indexes into each column's domain
-    flag: bool = False   # upsert delete: send the key only
+    flag: bool = False   # upsert delete: send the key only; `all` update: a bare +U (no -U before it)
 
 
 def domain_for(spec: InputSpec, column: str, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN) -> tuple:
@@ -143,14 +144,38 @@ def packed_ops(num_inputs: int, widths: Sequence[int], *, max_ops: int, allow_ad
     return st.binary(min_size=size, max_size=size).map(decode)
 
 
+_EQUALITY = re.compile(r"^\(?\s*(\w+)\.(\w+)\s*(?:=|IS NOT DISTINCT FROM)\s*(\w+)\.(\w+)\s*\)?$", re.IGNORECASE)
+
+
+def equality_columns(conditions: Sequence[str], name: str) -> tuple[str, ...]:
+    """Columns of input `name` in a top-level equality conjunct of any join condition (a join key of it).
+
+    A bare +U on a raw `all` input must keep these: keyed state cannot retract a row that moved to another
+    join key. Deliberately generous (a conjunct inside parentheses counts too): generating fewer bare +U
+    costs nothing, generating one that moves is an invalid stream."""
+    cols: list[str] = []
+    for cond in conditions:
+        for conjunct in re.split(r"\s+AND\s+", cond, flags=re.IGNORECASE):
+            m = _EQUALITY.match(conjunct.strip())
+            if m is None:
+                continue
+            for table, column in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
+                if table == name and column not in cols:
+                    cols.append(column)
+    return tuple(cols)
+
+
 class ModelTable:
     """The current contents of one input, as the stream has built it so far."""
 
-    def __init__(self, spec: InputSpec, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN) -> None:
+    def __init__(self, spec: InputSpec, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN,
+                 fixed_columns: Sequence[str] = ()) -> None:
         self.spec = spec
         self.rows: list[tuple] = []
         self.domains = [domain_for(spec, c, key_columns, key_domain) for c in spec.column_names]
         self.uk_idx = [spec.index_of(c) for c in spec.unique_key] if spec.unique_key else None
+        # columns a bare +U must keep (`all` inputs): the join key columns, as far as the generator knows them
+        self.key_idx = [spec.index_of(c) for c in (*key_columns, *fixed_columns) if c in spec.column_names]
 
     def _uk(self, row: tuple) -> tuple | None:
         return None if self.uk_idx is None else tuple(row[i] for i in self.uk_idx)
@@ -188,13 +213,14 @@ class ModelTable:
 
 
 def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]], ops: Sequence[Op],
-                 *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN,
+                 *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN, conditions: Sequence[str] = (),
                  domains: Sequence[Sequence[tuple]] | None = None) -> list[Event]:
     """Interpret operations against model tables; the result is always a valid changelog.
 
+    `conditions` (the join's): a bare +U on an `all` input keeps every column they compare for equality.
     `domains` (one tuple of values per column, per input) replaces the default per-type domains
     (generators.schema uses it for NOT NULL columns and event times)."""
-    tables = [ModelTable(s, k, key_domain) for s, k in zip(specs, key_columns)]
+    tables = [ModelTable(s, k, key_domain, equality_columns(conditions, s.name)) for s, k in zip(specs, key_columns)]
     if domains is not None:
         for table, doms in zip(tables, domains):
             table.domains = [tuple(d) for d in doms]
@@ -222,8 +248,11 @@ def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]
             old = table.rows[idx]
             new = table.updated(old, op.values)  # may duplicate another row: fine without a unique key
             table.rows[idx] = new
-            if spec.changelog_mode == "upsert":
-                events.append(ChangeEvent(name, "+U", new))
+            # `all`: a bare +U only where the row keeps its join key: keyed state cannot retract a row that
+            # moved to another join key (docs/scenario-format.md, changelog modes)
+            bare = spec.changelog_mode == "all" and op.flag and all(old[i] == new[i] for i in table.key_idx)
+            if spec.changelog_mode == "upsert" or bare:
+                events.append(ChangeEvent(name, "+U", new))  # the new row replaces the old by unique key
             else:
                 events.append(ChangeEvent(name, "-U", old))
                 events.append(ChangeEvent(name, "+U", new))

@@ -20,17 +20,15 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.condition import split_condition
 from converge.engine.scenario import ChangeEvent, Event, Scenario
+from converge.generators.changelog import equality_columns
 from converge.generators.scenarios import regular_join_scenarios
 
 
 def join_key_columns(scenario: Scenario) -> dict[str, tuple[str, ...]]:
-    """The join key columns of each input of a binary join (its equality conjuncts)."""
-    left, right = scenario.chain
-    split = split_condition(scenario.join.conditions[0], [left], right)
-    return {left.name: tuple(k.left.column for k in split.equi_keys),
-            right.name: tuple(k.right.column for k in split.equi_keys)}
+    """The join key columns of each input of a binary join (its equality conjuncts), read by the
+    generators' own parser, not the engine's condition compiler."""
+    return {spec.name: equality_columns(scenario.join.conditions, spec.name) for spec in scenario.chain}
 
 
 def swap_candidates(events: Sequence[Event], key_columns: dict[str, Sequence[str]],

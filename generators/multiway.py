@@ -39,7 +39,7 @@ MULTIWAY_TYPES = ("inner", "left")
 ALL_TYPES = ("inner", "left", "right", "full", "semi", "anti")
 Shape = Literal["chain", "star", "mixed"]
 SHAPES: tuple[Shape, ...] = ("chain", "star", "mixed")
-MODES = ("insert_only", "retract", "upsert")
+MODES = ("insert_only", "retract", "upsert", "all")
 UK_SHAPES = ("none", "join_key", "own")
 
 # Residuals between the joined input {t} and an earlier visible input {x}; {x} may be NULL-padded.
@@ -78,7 +78,7 @@ class ChainLink:
 def chain_input(name: str, uk_shape: str, mode: str, key_cols: Sequence[str]) -> InputSpec:
     """An input with columns k, id, v, s; its unique key is the join key, `id`, or none."""
     uk: tuple[str, ...] | None = {"join_key": tuple(key_cols), "own": ("id",)}.get(uk_shape)
-    if uk is None and mode == "upsert":
+    if uk is None and mode in ("upsert", "all"):
         mode = "retract"
     return InputSpec(name, COLUMNS, uk, mode)  # type: ignore[arg-type]
 
@@ -200,7 +200,7 @@ def multiway_scenarios(
         ops = [op if op.input < n else replace(op, input=0) for op in draw(ops_by_n[n])]
         if min_ops > 1:  # at least min_ops are drawn, but each may still shrink away (keep 0 drops it)
             ops = [op for op in ops if draw(keep_st)]
-        events = build_events(specs, [domain_cols] * n, ops, key_domain=draw(domain_st))
+        events = build_events(specs, [domain_cols] * n, ops, key_domain=draw(domain_st), conditions=conditions)
         ttl_value: int | None = None
         if ttl == "long":
             span = max([getattr(e, "processing_time", 0) for e in events], default=0)

@@ -28,7 +28,7 @@ from converge.generators.arguments import check_choices, check_count_range, chec
 from converge.generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti")
-MODES = ("insert_only", "retract", "upsert")
+MODES = ("insert_only", "retract", "upsert", "all")
 UK_SHAPES = ("none", "join_key", "own")
 TtlMode = Literal["none", "long", "short"]
 
@@ -64,7 +64,7 @@ def input_spec(name: str, value_col: str, uk_shape: str, mode: str, key_cols: Se
         uk = ("id",)
     else:
         uk = None
-    if uk is None and mode == "upsert":
+    if uk is None and mode in ("upsert", "all"):
         mode = "retract"
     return InputSpec(name, cols, uk, mode)  # type: ignore[arg-type]
 
@@ -120,7 +120,7 @@ def regular_join_scenarios(
         condition = key_sql if residual is None else f"{key_sql} AND ({residual})"
         specs = [input_spec(name, value_col, pick("shape"), pick("mode"), key_cols)  # type: ignore[arg-type]
                  for name, value_col in (("a", "x"), ("b", "y"))]
-        events = build_events(specs, [key_cols, key_cols], ops)
+        events = build_events(specs, [key_cols, key_cols], ops, conditions=(condition,))
         span = max([getattr(e, "processing_time", 0) for e in events], default=0)
         ttl_value: int | None = None
         if ttl == "long":
@@ -168,6 +168,7 @@ def _byte_picker(choices: dict[str, tuple], header: bytes) -> Callable[[str], ob
 
 
 def without_unique_keys(s: Scenario) -> Scenario:
-    """The same scenario with every unique key dropped (upsert inputs stay as they are)."""
-    inputs = tuple(i if i.changelog_mode == "upsert" else replace(i, unique_key=None) for i in s.inputs)
+    """The same scenario with every unique key dropped (upsert and raw `all` inputs keep theirs: their rows
+    replace each other by it)."""
+    inputs = tuple(i if i.changelog_mode in ("upsert", "all") else replace(i, unique_key=None) for i in s.inputs)
     return replace(s, inputs=inputs, name=s.name + " (no unique keys)")

@@ -13,6 +13,10 @@ Semantics (docs/scenario-format.md):
   row for its key, ``-D`` removes the key (its row may carry only the key
   columns, the rest NULL); deleting an absent key is a no-op. ``-U`` is
   treated like ``-D``, as Flink's ChangelogNormalize does.
+* ``all`` inputs (a raw changelog: ``-U/+U`` pairs, bare ``+U``, ``-D``) are
+  materialized by unique key too: ``+I``/``+U`` set the row for its key
+  (replacing any), ``-U``/``-D`` remove the key and must carry the full image
+  the key holds; anything else is an invalid stream (BadInputError).
 
 Event positions are indexes into ``scenario.events``; watermark, processing
 time and idle events occupy a position but change no table.
@@ -109,7 +113,8 @@ class _InputState:
         self.spec = spec
         self.check = row_checker(spec)
         self.key = _key_of(spec)
-        self.upsert = spec.changelog_mode == "upsert"
+        self.upsert = spec.changelog_mode in ("upsert", "all")
+        self.full_image_retractions = spec.changelog_mode == "all"
         if self.upsert:
             assert spec.unique_key is not None  # enforced by scenario_from_dict
             idx = tuple(spec.index_of(c) for c in spec.unique_key)
@@ -154,7 +159,11 @@ class _InputState:
             self.open_upsert[uk] = len(self.instances)
             self.instances.append([seq, None, row])
             return
-        if current is not None:  # -D / -U of an absent key is a no-op
+        if self.full_image_retractions and (current is None or self.key(self.instances[current][2]) != self.key(row)):
+            held = "nothing" if current is None else list(self.instances[current][2])
+            raise BadInputError(f"input {self.spec.name!r}: {kind} of row {list(row)!r}, but its unique key holds "
+                                f"{held}", event_index=seq)
+        if current is not None:  # an upsert -D / -U of an absent key is a no-op
             self.instances[current][1] = seq
             del self.open_upsert[uk]
 

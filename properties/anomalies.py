@@ -2,9 +2,10 @@
 
 Each anomaly has two sides (docs/anomalies.md):
 
-* *reproduced*: in the Flink-faithful mode a search (Hypothesis `find`, with
-  a fixed seed) finds a stream that shows it, and returns it shrunk;
-  `PropertyFailure` when none is found within the budget.
+* *reproduced*: in the Flink-faithful mode a fixed witness stream
+  (properties/witnesses.py) shows it, on every run; a seeded search (Hypothesis
+  `find`) looks for new witnesses once per campaign and reports "not found
+  within budget" as a warning, never as a divergence.
 * *fixed*: under the fix, a for-all check holds on every stream.
 
 | anomaly | Flink-faithful mode | fix |
@@ -29,7 +30,6 @@ from hypothesis.errors import NoSuchExample
 from converge.engine.changelog import Change
 from converge.engine.errors import BadInputError
 from converge.engine.materialize import clean, fold, fold_history
-from converge.engine.pipeline_options import join_inputs, pipeline_options
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.scenario_json import event_to_json
@@ -42,8 +42,16 @@ from converge.generators.anomalies import (
 from converge.generators.disorder import disordered_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
+from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import fail, require
+from converge.properties.reference import inputs_as_joined
 from converge.properties.regular import compare_histories, shared_oracle
+from converge.properties.witnesses import (
+    disorder_witness,
+    flink_40681_witness,
+    lost_key_witness,
+    mapstate_order_witness,
+)
 
 ACCUMULATE = ("+I", "+U")
 
@@ -148,10 +156,10 @@ def order_violations(scenario: Scenario, result: RunResult | None = None) -> lis
     SEMI/ANTI: a right change emits left records, which must be in left arrival order.
     """
     require(len(scenario.join.inputs) == 2, "order", "a binary join")
-    require(not pipeline_options(scenario).dedupe, "order", "no dedupe before the join")
+    require(not scenario.config.dedupe_before_join, "order", "no dedupe before the join")
     require(scenario.config.state_ttl_ms is None, "order", "no state TTL")
     result = result or run_scenario(scenario)
-    seen = join_inputs(scenario)
+    seen = inputs_as_joined(scenario)
     cfg = scenario.config
     sides = [_SideModel(s, scenario.input(s.name), s.changelog_mode == "upsert" and cfg.changelog_normalize)
              for s in seen]
@@ -211,29 +219,56 @@ def emitted_in_arrival_order(scenario: Scenario) -> None:
 # ---------------------------------------------------------------- searches
 
 
+@dataclass(frozen=True)
+class SearchOutcome:
+    """One seeded search's result: a witness, or none within the budget (a warning, never a divergence)."""
+
+    name: str
+    seed: int
+    budget: int
+    what: str
+    found: Any = None
+
+    def warning(self) -> str | None:
+        if self.found is not None:
+            return None
+        return f"search {self.name}: not found within budget ({self.budget} examples, seed {self.seed}): {self.what}"
+
+
+def try_search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: int, budget: int,
+               shrink: bool = True) -> Any | None:
+    """The (shrunk) example of `strategy` for which `shows` holds, or None within `budget`.
+
+    Hypothesis `find` driven by `Random(seed)` and no example database, outside any running test: the
+    same seed gives the same example in any process (tests/test_existential.py runs it in two)."""
+    phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
+    try:
+        with process_independent_generation():
+            return find(strategy, shows, random=Random(seed),
+                        # a search, not a test: `find` turns every health check off whatever it is given
+                        settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,
+                                          suppress_health_check=list(HealthCheck)))
+    except NoSuchExample:
+        return None
+
+
 def search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, seed: int, budget: int,
            prop: str, what: str, fallback: Callable[[Any], Scenario], shrink: bool = True) -> Any:
-    """The (shrunk) example of `strategy` for which `shows` holds (Hypothesis `find`, fixed seed).
-
-    PropertyFailure when no example within `budget` shows it: the anomaly is
-    not reproduced, and the last example tried is the evidence."""
+    """`try_search`, for callers that need a witness: PropertyFailure when none is found (the last
+    example tried is the evidence)."""
     last: list = []
 
     def predicate(example: Any) -> bool:
         last[:] = [example]
         return shows(example)
 
-    phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
-    try:
-        return find(strategy, predicate, random=Random(seed),
-                    # a search, not a test: `find` turns every health check off whatever it is given
-                    settings=settings(max_examples=budget, database=None, deadline=None, phases=phases,
-                                      suppress_health_check=list(HealthCheck)))
-    except NoSuchExample:
-        scenario = fallback(last[0]) if last else None
-        if scenario is None:
-            raise BadInputError(f"{prop}: the search drew no example at all") from None
-        fail(prop, scenario, f"not reproduced: no example among {budget} (seed {seed}) shows {what}")
+    found = try_search(strategy, predicate, seed=seed, budget=budget, shrink=shrink)
+    if found is not None:
+        return found
+    scenario = fallback(last[0]) if last else None
+    if scenario is None:
+        raise BadInputError(f"{prop}: the search drew no example at all")
+    fail(prop, scenario, f"not reproduced: no example among {budget} (seed {seed}) shows {what}")
 
 
 def _final(scenario: Scenario) -> Counter:
@@ -249,7 +284,7 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
     result = result or run_scenario(scenario)
     left, right = scenario.chain
     width = len(left.columns)
-    lost = pipeline_options(scenario).unique_key_lost
+    lost = set(scenario.config.unique_key_lost)
     out = []
     for index, (event, items) in enumerate(zip(scenario.events, result.per_event)):
         if not isinstance(event, ChangeEvent):
@@ -273,14 +308,16 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
 
 def deduplicated_batch(scenario: Scenario) -> Scenario:
     """The batch reading of a dedupe pipeline: each deduped input keeps its last row per dedupe key."""
-    return as_upsert_tables(scenario, pipeline_options(scenario).dedupe)
+    keys = {spec.name: spec.unique_key for spec in inputs_as_joined(scenario)
+            if spec.name in scenario.config.dedupe_before_join}
+    return as_upsert_tables(scenario, keys)
 
 
 def dedupe_matches_batch(scenario: Scenario) -> None:
     """Fixed: with a dedupe before the join the answer after every event is the batch answer over
     the deduplicated inputs, and no event joins two versions of one key."""
     prop = "dedupe_matches_batch"
-    require(bool(pipeline_options(scenario).dedupe), prop, "config.dedupe_before_join")
+    require(bool(scenario.config.dedupe_before_join), prop, "config.dedupe_before_join")
     result = run_scenario(scenario)
     dup = duplicate_versions(scenario, result)
     if dup:
@@ -369,12 +406,31 @@ def find_order_anomaly(order: str, *, seed: int, shrink: bool = True, budget: in
                   prop=f"mapstate_order_{order}", what="items emitted out of arrival order", fallback=lambda s: s)
 
 
-def mapstate_order_reproduced(seed: int) -> None:
-    """Reproduced: rocksdb and heap order each emit some key's items out of arrival order, and the
-    same stream with map_state_order=arrival does not."""
+def _shows(prop: str, witness: Scenario, shown: bool, what: str) -> None:
+    if not shown:
+        fail(prop, witness, f"not reproduced: the fixed witness no longer shows {what}")
+
+
+def mapstate_order_reproduced() -> None:
+    """Reproduced: rocksdb and heap order each emit some key's items out of arrival order on their fixed
+    witness, and the same stream with map_state_order=arrival does not."""
     for order in ("rocksdb", "heap"):
-        witness = find_order_anomaly(order, seed=seed, shrink=False)
+        witness = mapstate_order_witness(order)
+        _shows("mapstate_order_reproduced", witness, bool(order_violations(witness)), "items out of arrival order")
         emitted_in_arrival_order(_with(witness, map_state_order="arrival"))
+
+
+def mapstate_order_search(seed: int, budget: int = SEARCH_BUDGET) -> list[SearchOutcome]:
+    """Once per campaign: a seeded search for a new witness per order; the fix must remove each one found."""
+    out = []
+    for order in ("rocksdb", "heap"):
+        found = try_search(order_item_scenarios(map_state_orders=(order,), max_ops=SEARCH_OPS),
+                           lambda s: bool(order_violations(s)), seed=seed, budget=budget, shrink=False)
+        if found is not None:
+            emitted_in_arrival_order(_with(found, map_state_order="arrival"))
+        out.append(SearchOutcome(f"mapstate_order_{order}", seed, budget, "items emitted out of arrival order",
+                                 found))
+    return out
 
 
 def find_lost_key_anomaly(*, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET) -> Scenario:
@@ -384,37 +440,79 @@ def find_lost_key_anomaly(*, seed: int, shrink: bool = True, budget: int = SEARC
                   fallback=lambda s: s)
 
 
-def lost_key_reproduced(seed: int) -> None:
-    """Reproduced: the one-to-one join becomes one-to-many; a dedupe before the join removes it."""
-    witness = find_lost_key_anomaly(seed=seed, shrink=False)
-    dedupe_matches_batch(_with(witness, dedupe_before_join=dict.fromkeys(pipeline_options(witness).unique_key_lost)))
+def _dedupe_fix(witness: Scenario) -> None:
+    dedupe_matches_batch(_with(witness, dedupe_before_join=dict.fromkeys(witness.config.unique_key_lost)))
+
+
+def lost_key_reproduced() -> None:
+    """Reproduced: the one-to-one join becomes one-to-many on the fixed witness; a dedupe before the join
+    removes it."""
+    witness = lost_key_witness()
+    _shows("lost_unique_key_reproduced", witness, bool(duplicate_versions(witness)), "two versions of one key")
+    _dedupe_fix(witness)
+
+
+def lost_key_search(seed: int, budget: int = SEARCH_BUDGET) -> list[SearchOutcome]:
+    found = try_search(lost_key_scenarios(max_ops=SEARCH_OPS), lambda s: bool(duplicate_versions(s)), seed=seed,
+                       budget=budget, shrink=False)
+    if found is not None:
+        _dedupe_fix(found)
+    return [SearchOutcome("unique_key_lost", seed, budget, "two versions of one key joined", found)]
+
+
+def _flink_40681_strategy() -> st.SearchStrategy[Scenario]:
+    return replacing_scenarios(semantics="flink", join_types=("left", "right", "full"), residuals=(None,),
+                               shapes=("join_key", "own"), modes=("upsert", "retract"), max_ops=SEARCH_OPS)
 
 
 def find_flink_40681(*, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET) -> Scenario:
     """Under semantics=flink a replaced row counted as a new association: a padded row never comes back."""
-    strategy = replacing_scenarios(semantics="flink", join_types=("left", "right", "full"), residuals=(None,),
-                                   shapes=("join_key", "own"), modes=("upsert", "retract"), max_ops=SEARCH_OPS)
-    return search(strategy, lambda s: bool(missing_padding(s)), seed=seed, budget=budget, shrink=shrink,
-                  prop="flink_40681", what="a null-padded row missing from the final answer", fallback=lambda s: s)
+    return search(_flink_40681_strategy(), lambda s: bool(missing_padding(s)), seed=seed, budget=budget,
+                  shrink=shrink, prop="flink_40681", what="a null-padded row missing from the final answer",
+                  fallback=lambda s: s)
 
 
-def flink_40681_reproduced(seed: int) -> None:
-    """Reproduced: the divergence exists under semantics=flink; the same stream under correct has none."""
-    witness = find_flink_40681(seed=seed, shrink=False)
+def flink_40681_reproduced() -> None:
+    """Reproduced: the divergence exists on the fixed witness under semantics=flink; the same stream
+    under correct has none."""
+    witness = flink_40681_witness()
+    _shows("flink_40681_reproduced", witness, bool(missing_padding(witness)), "a missing null-padded row")
     correct_matches_batch(_with(witness, semantics="correct"))
+
+
+def flink_40681_search(seed: int, budget: int = SEARCH_BUDGET) -> list[SearchOutcome]:
+    found = try_search(_flink_40681_strategy(), lambda s: bool(missing_padding(s)), seed=seed, budget=budget,
+                       shrink=False)
+    if found is not None:
+        correct_matches_batch(_with(found, semantics="correct"))
+    return [SearchOutcome("flink_40681", seed, budget, "a null-padded row missing from the final answer", found)]
+
+
+def _disorder_strategy() -> st.SearchStrategy[tuple[Scenario, Scenario]]:
+    return disordered_scenarios(regular_join_scenarios(modes=("insert_only", "retract"), min_ops=2,
+                                                       max_ops=SEARCH_OPS))
 
 
 def find_disorder_divergence(*, seed: int, shrink: bool = True, budget: int = SEARCH_BUDGET
                              ) -> tuple[Scenario, Scenario]:
     """Two same-key changes swapped on the way to the join: the final answer leaves the batch answer."""
-    base = regular_join_scenarios(modes=("insert_only", "retract"), min_ops=2, max_ops=SEARCH_OPS)
-    return search(disordered_scenarios(base), lambda pair: disorder_diverges(*pair), seed=seed, budget=budget,
+    return search(_disorder_strategy(), lambda pair: disorder_diverges(*pair), seed=seed, budget=budget,
                   shrink=shrink, prop="per_key_disorder", what="a final answer away from the batch answer",
                   fallback=lambda pair: pair[1])
 
 
-def disorder_reproduced(seed: int) -> None:
-    """Reproduced: the engine takes a swapped stream as Flink does (no crash) and diverges; strict
-    per-key order, which every other family runs in, rejects that stream."""
-    source, arrived = find_disorder_divergence(seed=seed, shrink=False)
+def disorder_reproduced() -> None:
+    """Reproduced: the engine takes the fixed swapped stream as Flink does (no crash) and diverges;
+    strict per-key order, which every other family runs in, rejects that stream."""
+    source, arrived = disorder_witness()
+    _shows("per_key_disorder_reproduced", arrived, disorder_diverges(source, arrived),
+           "a final answer away from the batch answer")
     disorder_guarded(source, arrived)
+
+
+def disorder_search(seed: int, budget: int = SEARCH_BUDGET) -> list[SearchOutcome]:
+    found = try_search(_disorder_strategy(), lambda pair: disorder_diverges(*pair), seed=seed, budget=budget,
+                       shrink=False)
+    if found is not None:
+        disorder_guarded(*found)
+    return [SearchOutcome("per_key_disorder", seed, budget, "a final answer away from the batch answer", found)]

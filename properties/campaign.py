@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed
 
 from converge.engine.errors import ApiMisuseError
 from converge.generators.profile import PROFILE
+from converge.properties.coverage import example_cases
+from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spec import PropertySpec
 
@@ -29,6 +32,8 @@ class PropertyResult:
     reports: list[str] = field(default_factory=list)
     seed: int | None = None                 # the Hypothesis seed of this run (always set by run_property)
     failure_args: tuple | None = None       # the arguments of the shrunk failing call, for replay
+    warnings: list[str] = field(default_factory=list)   # e.g. a campaign search that found nothing in budget
+    coverage: Counter = field(default_factory=Counter)  # special case -> examples that drew it
 
     @property
     def examples_per_second(self) -> float:
@@ -70,6 +75,11 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     @given(spec.strategy())
     def test(args: tuple) -> None:
         counter[0] += 1
+        cases = example_cases(args)
+        for case in sorted(cases):
+            event(case)  # Hypothesis's statistics (pytest --hypothesis-show-statistics) show these
+        target(float(len(cases)), label="special cases drawn")  # steer towards examples holding more of them
+        result.coverage.update(cases)
         try:
             spec.check(*args)
         except Exception as exc:
@@ -79,7 +89,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     test = hypothesis_seed(seed)(test)
     start, cpu_start = time.perf_counter(), time.process_time()
     try:
-        test()
+        with process_independent_generation():  # the seed finds the same examples in any process
+            test()
     except PropertyFailure as exc:
         result.failure = exc
         result.failures = 1
@@ -94,12 +105,34 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.error = exc
         result.failures = 1
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
+    if spec.search is not None and result.ok:
+        _run_search(spec, seed, result)
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = time.process_time() - cpu_start
     result.examples = counter[0]
     if not result.ok and on_failure is not None:
         on_failure(result)
     return result
+
+
+def measure_coverage(spec: PropertySpec, *, max_examples: int, seed: int) -> PropertyResult:
+    """Generation only: the special cases `spec`'s strategy draws in `max_examples` examples (no check runs)."""
+    return run_property(replace(spec, check=lambda *args: None, search=None), max_examples=max_examples, seed=seed,
+                        shrink=False)
+
+
+def _run_search(spec: PropertySpec, seed: int, result: PropertyResult) -> None:
+    """The existential property's seeded search, once per run: nothing found is a warning with its budget;
+    a witness found on which the fix fails is a failure like any other."""
+    try:
+        outcomes = spec.search(seed, spec.search_budget)  # type: ignore[misc]  # seeded: the same in any process
+    except PropertyFailure as exc:
+        result.failure, result.failures = exc, 1
+        return
+    except Exception as exc:  # a crash of the search is a failure of the harness or the engine, never a pass
+        result.error, result.failures = exc, 1
+        return
+    result.warnings += [w for w in (o.warning() for o in outcomes) if w]
 
 
 def _first_leaf(group: BaseException) -> BaseException:

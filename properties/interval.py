@@ -21,12 +21,12 @@ from typing import Callable, NoReturn
 
 from converge.engine.changelog import Change, OutputWatermark
 from converge.engine.errors import BadInputError
-from converge.engine.operators.interval_join import MAX_TIME
 from converge.engine.runtime.local import LocalRuntime, RunResult
 from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.oracle.interval import batch_interval_join
 from converge.properties.divergence import fail, require
 from converge.properties.interval_model import IntervalJoinModel, ModelRun
+from converge.properties.reference import LONG_MAX as MAX_TIME
 
 POS = "__pos"
 

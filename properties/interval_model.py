@@ -24,10 +24,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from converge.engine.condition import compile_predicate, split_condition
-from converge.engine.keycodec import order_key_fn
-from converge.engine.operators.interval_join import MAX_TIME, cache_map_key
 from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.properties.reference import LONG_MAX as MAX_TIME
+from converge.properties.reference import PairMatcher, equality_keys, heap_order_key, interval_cache_key
 
 _LONG_MASK = (1 << 64) - 1
 
@@ -77,10 +76,10 @@ class IntervalJoinModel:
         self.outer = (jtype in ("left", "full"), jtype in ("right", "full"))
         self.flink = scenario.config.semantics == "flink"
         cond = scenario.join.conditions[0]
-        self.cond = compile_predicate(cond, [[left], [right]])
-        keys = split_condition(cond, [left], right).equi_keys
-        self.key_idx = (tuple(left.index_of(k.left.column) for k in keys),
-                        tuple(right.index_of(k.right.column) for k in keys))
+        self.cond = PairMatcher(scenario).matches  # the whole condition as SQL, decided by DuckDB
+        keys = equality_keys(cond, [left.name], right.name)
+        self.key_idx = (tuple(left.index_of(lc) for _, lc, _, _ in keys),
+                        tuple(right.index_of(rc) for _, _, rc, _ in keys))
         self.time_idx: tuple[int | None, int | None] = (None, None)
         if self.event_time:
             refs = (iv.left_time, iv.right_time)
@@ -98,10 +97,9 @@ class IntervalJoinModel:
         """
         if mode == "rocksdb":
             return lambda time: time & _LONG_MASK
-        fn = order_key_fn(mode, ("VARCHAR",), 0)
-        if fn is None:
+        if mode == "arrival":
             return None
-        return lambda time: fn(cache_map_key(time))
+        return lambda time: heap_order_key(interval_cache_key(time), ("VARCHAR",), 0)
 
     # ------------------------------------------------------------ running
     def run(self) -> ModelRun:

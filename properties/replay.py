@@ -75,7 +75,7 @@ def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scena
     if ttl is None and scenario.config.semantics == "correct":
         return [("prefix_consistency", regular.prefix_consistency), ("final_convergence", regular.final_convergence)]
     if ttl is not None and len(scenario.join.inputs) == 2 and all(
-            i.changelog_mode != "upsert" for i in scenario.inputs):
+            i.changelog_mode in ("insert_only", "retract") for i in scenario.inputs):
         return [("ttl_matches_model", regular.ttl_matches_model)]
     return []
 

@@ -18,3 +18,7 @@ class PropertySpec:
     description: str = ""
     suite_examples: int = 40     # examples per run in the default pytest suite
     verdict: str | None = None   # shown by `converge run` when the property holds: "reproduced" / "fixed"
+    # An existential property's seeded search: run once per campaign (not per example) with the run's seed
+    # and `search_budget`; each outcome's `warning()` (not found within budget) is a warning, not a failure.
+    search: Callable[[int, int], list] | None = None
+    search_budget: int = 1000

@@ -10,38 +10,36 @@ write. The output is the fold of everything emitted (expiry emits nothing),
 so a row may stay in the output after its inputs expired, and a retraction of
 an expired record still retracts the joined rows built from visible partners.
 
-It shares no code with the engine's operators or state backends; only the
-condition compiler is reused, which has its own differential test against
-DuckDB.
+It shares no code with the engine: the join key and the state view come from
+the properties' own reference model (properties/reference.py), and whether
+two rows satisfy the condition is decided by DuckDB (`PairMatcher`), not by
+the engine's condition compiler.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from converge.engine.condition import compile_predicate, split_condition
 from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
-from converge.engine.views import analyze_join_input
+from converge.properties.reference import PairMatcher, equality_keys, view_kind
 
 
 class TtlJoinModel:
     def __init__(self, scenario: Scenario) -> None:
         left, right = scenario.chain
         self.jtype = scenario.join.types[0]
-        split = split_condition(scenario.join.conditions[0], [left], right)
+        keys = equality_keys(scenario.join.conditions[0], [left.name], right.name)
         self.key_idx = (
-            [left.index_of(k.left.column) for k in split.equi_keys],
-            [right.index_of(k.right.column) for k in split.equi_keys],
+            [left.index_of(lc) for _, lc, _, _ in keys],
+            [right.index_of(rc) for _, _, rc, _ in keys],
         )
-        self.null_safe = [k.null_safe for k in split.equi_keys]
-        self.pred = compile_predicate(split.residual_sql, [[left], [right]])
+        self.pred = PairMatcher(scenario).matches
         self.ttl = [scenario.config.ttl_for(left.name), scenario.config.ttl_for(right.name)]
         self.names = [left.name, right.name]
         self.widths = [len(left.columns), len(right.columns)]
-        kinds = [analyze_join_input(left, [k.left.column for k in split.equi_keys]),
-                 analyze_join_input(right, [k.right.column for k in split.equi_keys])]
-        self.ident = [self._ident_fn(kinds[0]), self._ident_fn(kinds[1])]
-        self.counts_copies = [k.kind == "InputSideHasNoUniqueKey" for k in kinds]
+        kinds = [view_kind(left, [lc for _, lc, _, _ in keys]), view_kind(right, [rc for _, _, rc, _ in keys])]
+        self.ident = [self._ident_fn(kinds[0], left), self._ident_fn(kinds[1], right)]
+        self.counts_copies = [k == "InputSideHasNoUniqueKey" for k in kinds]
         semi = self.jtype in ("semi", "anti")
         self.outer = [self.jtype in ("left", "full") or semi, self.jtype in ("right", "full")]
         self.tables: list[dict] = [defaultdict(dict), defaultdict(dict)]
@@ -49,11 +47,11 @@ class TtlJoinModel:
         self.emitted: Counter = Counter()
 
     @staticmethod
-    def _ident_fn(side):
-        if side.kind == "JoinKeyContainsUniqueKey":
+    def _ident_fn(kind: str, spec):
+        if kind == "JoinKeyContainsUniqueKey":
             return lambda row: "the-row"
-        if side.kind == "InputSideHasUniqueKey":
-            idx = side.unique_key_indexes
+        if kind == "InputSideHasUniqueKey":
+            idx = [spec.index_of(c) for c in spec.unique_key]
             return lambda row: tuple(row[i] for i in idx)
         return lambda row: row
 
@@ -110,8 +108,6 @@ class TtlJoinModel:
         return row + (None,) * self.widths[1] if side == 0 else (None,) * self.widths[0] + row
 
     def _matches(self, side: int, key: tuple, row: tuple) -> list[dict]:
-        if any(v is None and not safe for v, safe in zip(key, self.null_safe)):
-            return []
         other = 1 - side
         recs = self._visible_records(other, key)
         if side == 0:

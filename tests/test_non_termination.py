@@ -67,8 +67,10 @@ def test_a_looping_timer_raises_with_event_operator_time_and_bound_and_rolls_bac
 
 
 def _run_cli(reports: Path) -> int:
+    # seed 6 draws a looping stream within its first 10 examples (generation no longer depends on which
+    # modules the process loaded: properties/determinism.py)
     return main(["run", "--family", "interval", "--property", "matches_step_model", "--examples", "30",
-                 "--seed", "1", "--reports-dir", str(reports)])
+                 "--seed", "6", "--reports-dir", str(reports)])
 
 
 def test_converge_run_reports_a_looping_engine_as_a_failure_with_a_shrunk_counterexample(tmp_path, capsys) -> None:

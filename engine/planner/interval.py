@@ -61,9 +61,9 @@ def _check(scenario: Scenario, iv: IntervalSpec) -> None:
         raise BadInputError("join.interval.allowed_lateness_ms: a processing-time interval join has no "
                             "allowed lateness (Flink passes 0)")
     for spec in scenario.chain:
-        if spec.changelog_mode == "upsert":
-            raise BadInputError(f"input {spec.name!r} is an upsert (updating) input; interval join inputs "
-                                f"must be append-only")
+        if spec.changelog_mode in ("upsert", "all"):
+            raise BadInputError(f"input {spec.name!r} is an {spec.changelog_mode} (updating) input; interval "
+                                f"join inputs must be append-only")
 
 
 def build_interval_spec(scenario: Scenario) -> IntervalJoinSpec:

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from converge.engine.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
 from converge.generators.scenarios import regular_join_scenarios
-from converge.properties import regular
+from converge.properties import regular, wellformed
 from converge.properties.spec import PropertySpec
 
 REGULAR = "regular"
@@ -100,4 +100,9 @@ PROPERTIES: list[PropertySpec] = [
     PropertySpec(REGULAR, "hot_key_prefix_consistency", lambda: _HOT_STREAMS.map(lambda s: (one_join_key(s),)),
                  regular.prefix_consistency, 150,
                  "one join key, upserts often, few residuals: DuckDB's answer after every event"),
+    PropertySpec(REGULAR, "dense_changelog_wellformed",
+                 lambda: st.one_of(_DUPLICATE_STREAMS.map(doubled), _HOT_STREAMS.map(one_join_key)).map(
+                     lambda s: (s,)),
+                 wellformed.changelog_wellformed, 150,
+                 "duplicated rows or one hot key: the output changelog stays well-formed"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.interval import interval_join_scenarios
-from converge.properties import interval, regular
+from converge.properties import interval, regular, wellformed
 from converge.properties.spec import PropertySpec
 
 INTERVAL = "interval"
@@ -69,4 +69,6 @@ PROPERTIES: list[PropertySpec] = [
     PropertySpec(INTERVAL, "snapshot_restore", _snapshot_cut, regular.snapshot_restore, 100,
                  "snapshot after any event (caches, cleanup timers, watermarks), restore into a fresh runtime, "
                  "continue: identical output (semantics correct)", suite_examples=50),
+    PropertySpec(INTERVAL, "changelog_wellformed", _single(_EITHER_SEMANTICS), wellformed.changelog_wellformed,
+                 100, "append-only output (+I alone), never a retraction", suite_examples=40),
 ]

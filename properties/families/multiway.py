@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.multiway import ALL_TYPES, MULTIWAY_TYPES, RESIDUALS, multiway_scenarios
-from converge.properties import multiway, regular
+from converge.properties import multiway, regular, wellformed
 from converge.properties.spec import PropertySpec
 
 MULTIWAY = "multiway"
@@ -102,4 +102,7 @@ PROPERTIES: list[PropertySpec] = [
     PropertySpec(MULTIWAY, "snapshot_restore", _snapshot, regular.snapshot_restore, 100,
                  "snapshot a multi-way plan, restore into a fresh runtime, continue: identical output",
                  suite_examples=20),
+    PropertySpec(MULTIWAY, "changelog_wellformed", lambda: _single(_chains()), wellformed.changelog_wellformed,
+                 150, "no retraction of an absent row and kinds that follow the input, multi-way or binary chain",
+                 suite_examples=40),
 ]

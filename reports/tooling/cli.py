@@ -15,6 +15,7 @@ from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exi
 from converge.engine.planner import plan
 from converge.engine.systems.adapter_client import Timeouts
 from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
@@ -84,9 +85,14 @@ def run_campaign(options: RunOptions) -> int:
         headers += ("verdict",)
         rows = [row + (v,) for row, v in zip(rows, verdicts)]
     print(format_table(headers, rows))
+    if options.stats:
+        print("\n" + coverage_table(results))
     summary = reports.summary(results)
     if summary is not None:
         print(f"summary: {summary}")
+    for r in results:
+        for warning in r.warnings:
+            print(f"WARNING {r.family}/{r.name}: {warning}")
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")
@@ -100,6 +106,17 @@ def run_campaign(options: RunOptions) -> int:
     return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))
 
 
+def coverage_table(results: Sequence[PropertyResult]) -> str:
+    """`--stats`: per family, how many examples drew each special case (properties/coverage.py)."""
+    examples: dict[str, int] = {}
+    drawn: dict[str, Counter] = {}
+    for r in results:
+        examples[r.family] = examples.get(r.family, 0) + r.examples
+        drawn.setdefault(r.family, Counter()).update(r.coverage)
+    headers = ("special case (examples drawing it)",) + tuple(f"{f} ({n})" for f, n in examples.items())
+    return format_table(headers, coverage_rows(examples, drawn))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     reports = None if args.no_reports else reports_folder(args.reports_dir)
     if args.system is None and (args.known is not None or args.batch is not None):
@@ -107,7 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=Path(args.known) if args.known else None,
-                                   batch=args.batch or RunOptions.batch))
+                                   batch=args.batch or RunOptions.batch, stats=args.stats))
 
 
 def expand_targets(targets: Sequence[str]) -> list[Path]:
@@ -232,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="known divergences of systems (JSON, docs/systems.md): reported as known, exit 0")
     run.add_argument("--batch", type=positive_int, default=None,
                      help=f"with --system: most cases per run request (default {RunOptions.batch})")
+    run.add_argument("--stats", action="store_true",
+                     help="also print how often each family drew each special case (properties/coverage.py)")
     run.set_defaults(func=cmd_run)
 
     rp = sub.add_parser("replay", help="replay scenario files; exit 1 on a divergence, 2 on bad input, 3 on a crash")

@@ -25,6 +25,7 @@ class RunOptions:
     system: str | None = None          # `--system SPEC` (engine/systems/registry.py); None: the property campaign
     known: Path | None = None          # known divergences of systems (docs/systems.md)
     batch: int = 20                    # cases per run request of a system campaign
+    stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,222 @@
+"""The properties' own reference model of the facts their expectations need, derived without the engine.
+
+A property that computed its expected answer with a module of the code under
+test (key codec, condition compiler, state views, pipeline options) would
+move with a bug in that module and never see it. Everything an expectation
+needs from those areas is derived here again, from the documented or
+measured fact, and tested against the facts themselves
+(tests/test_reference.py), never against the engine's module:
+
+* `binary_row_key`: the bytes of Flink's BinaryRowDataSerializer for a map
+  key, whose unsigned byte order is RocksDB's iteration order (measured:
+  longs iterate 0, 65536, 256, -256, 1, 2, 3, 1000, -1; strings of up to 7
+  bytes sort by their bytes before longer ones; a NULL by its null bit);
+* `heap_order_key`: converge's documented stand-in for a HashMap's order
+  (docs/semantics.md: blake2b of the serialized key, keyed by the seed);
+* `equality_keys` / `view_kind`: which columns of each side a condition
+  compares for equality, and which state view Flink picks from them;
+* `inputs_as_joined`: the unique keys the join sees after `unique_key_lost`
+  and `dedupe_before_join`;
+* `PairMatcher`: whether a left and a right row satisfy the whole join
+  condition, decided by DuckDB (SQL's three-valued logic, not the engine's
+  compiled predicate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from dataclasses import replace
+from typing import Sequence
+
+from converge.engine.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.oracle.query import run_query
+from converge.oracle.sql import render_join_sql, render_source
+
+LONG_MAX = 2**63 - 1   # Long.MAX_VALUE: the watermark / processing time that ends a stream
+_WORD = 8
+
+
+def _field_bytes(value: object, ctype: str) -> tuple[bytes, bytes]:
+    """(the 8-byte fixed slot, the variable-length bytes) of one non-null field."""
+    if ctype == "BIGINT":
+        return int(value).to_bytes(_WORD, "little", signed=True), b""  # type: ignore[call-overload]
+    if ctype == "INTEGER":
+        return int(value).to_bytes(4, "little", signed=True).ljust(_WORD, b"\0"), b""  # type: ignore[call-overload]
+    if ctype == "DOUBLE":
+        return struct.pack("<d", float(value)), b""  # type: ignore[arg-type]
+    if ctype == "BOOLEAN":
+        return bytes([1 if value else 0]).ljust(_WORD, b"\0"), b""
+    text = str(value).encode("utf-8")
+    if len(text) < _WORD:  # inline: the bytes, then 0x80 | length in the slot's last byte
+        return text.ljust(_WORD - 1, b"\0") + bytes([0x80 | len(text)]), b""
+    return b"", text
+
+
+def binary_row_key(values: Sequence[object], types: Sequence[str]) -> bytes:
+    """A map key as Flink's BinaryRowDataSerializer writes it: 4-byte big-endian length, then the row
+    (8-byte header with the row kind byte and one null bit per field from bit 8 on, one 8-byte slot per
+    field, the variable part padded to whole words; a long string's slot holds offset << 32 | length)."""
+    fixed = bytearray(_WORD * (1 + len(types)))
+    variable = bytearray()
+    for i, (value, ctype) in enumerate(zip(values, types)):
+        slot_at = _WORD * (1 + i)
+        if value is None:
+            bit = 8 + i
+            fixed[bit // 8] |= 1 << (bit % 8)
+            continue
+        slot, data = _field_bytes(value, ctype)
+        if not slot:
+            offset = len(fixed) + len(variable)
+            slot = ((offset << 32) | len(data)).to_bytes(_WORD, "little")
+            variable += data + b"\0" * (-len(data) % _WORD)
+        fixed[slot_at:slot_at + _WORD] = slot
+    body = bytes(fixed) + bytes(variable)
+    return len(body).to_bytes(4, "big") + body
+
+
+def heap_order_key(values: Sequence[object], types: Sequence[str], seed: int = 0) -> bytes:
+    """converge's `heap` MapState order (docs/semantics.md): blake2b of the serialized key, keyed by the seed."""
+    return hashlib.blake2b(binary_row_key(values, types), key=seed.to_bytes(8, "little", signed=True),
+                           digest_size=8).digest()
+
+
+def interval_cache_key(time: int) -> tuple[str]:
+    """An interval join's time-bucket map key (docs/interval-joins.md): the 16 hex digits of the time's
+    64-bit two's complement, a VARCHAR whose order is a Java Long map key's big-endian byte order."""
+    return ("%016x" % (time % 2**64),)
+
+
+# ---------------------------------------------------------------- conditions and views
+
+_CONJUNCT_EQ = re.compile(r"^(\w+)\.(\w+)\s*(=|IS\s+NOT\s+DISTINCT\s+FROM)\s*(\w+)\.(\w+)$", re.IGNORECASE)
+
+
+def _top_level_conjuncts(sql: str) -> list[str]:
+    """The operands of the top-level ANDs of `sql`, outer parentheses removed."""
+    text = sql.strip()
+    while text.startswith("(") and _closing(text, 0) == len(text) - 1:
+        text = text[1:-1].strip()
+    parts, depth, start, i = [], 0, 0, 0
+    upper = text.upper()
+    while i < len(text):
+        ch = text[i]
+        if ch == "'":
+            i = text.index("'", i + 1)
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and upper.startswith(" AND ", i) and not _inside_between(upper[start:i]):
+            parts.append(text[start:i])
+            start = i + 5
+        i += 1
+    parts.append(text[start:])
+    out: list[str] = []
+    for part in parts:
+        part = part.strip()
+        if part.startswith("(") and _closing(part, 0) == len(part) - 1:
+            out.extend(_top_level_conjuncts(part))
+        else:
+            out.append(part)
+    return out
+
+
+def _inside_between(segment: str) -> bool:
+    """True when `segment` has a BETWEEN still waiting for its AND."""
+    return segment.count(" BETWEEN ") > 0 and segment.count(" BETWEEN ") > segment.count(" AND ")
+
+
+def _closing(text: str, at: int) -> int:
+    depth = 0
+    for i in range(at, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def equality_keys(condition: str, left: Sequence[str], right: str) -> list[tuple[str, str, str, bool]]:
+    """(left input, left column, right column, null_safe) for each top-level equality conjunct between an
+    input of `left` and `right`: the join key Flink's planner extracts."""
+    keys = []
+    for conjunct in _top_level_conjuncts(condition):
+        m = _CONJUNCT_EQ.match(conjunct)
+        if m is None:
+            continue
+        t1, c1, op, t2, c2 = m.groups()
+        null_safe = op.upper() != "="
+        if t1 in left and t2 == right:
+            keys.append((t1, c1, c2, null_safe))
+        elif t2 in left and t1 == right:
+            keys.append((t2, c2, c1, null_safe))
+    return keys
+
+
+def view_kind(spec: InputSpec, key_columns: Sequence[str]) -> str:
+    """Flink's JoinInputSideSpec: no unique key; a unique key inside the join key; another unique key."""
+    if not spec.unique_key:
+        return "InputSideHasNoUniqueKey"
+    if set(spec.unique_key) <= set(key_columns):
+        return "JoinKeyContainsUniqueKey"
+    return "InputSideHasUniqueKey"
+
+
+def inputs_as_joined(scenario: Scenario) -> tuple[InputSpec, ...]:
+    """The chain's inputs with the unique keys the join sees (docs/anomalies.md): `unique_key_lost` drops
+    one; `dedupe_before_join` gives its dedupe key (the declared unique key by default), as a retract input."""
+    cfg = scenario.config
+    out = []
+    for spec in scenario.chain:
+        if spec.name in cfg.dedupe_before_join:
+            key = cfg.dedupe_before_join[spec.name] or spec.unique_key
+            spec = replace(spec, unique_key=tuple(key) if key else None, changelog_mode="retract")
+        elif spec.name in cfg.unique_key_lost:
+            spec = replace(spec, unique_key=None)
+        out.append(spec)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- the join condition, decided by DuckDB
+
+
+class PairMatcher:
+    """Which (left row, right row) pairs of a binary join satisfy its whole condition, from one DuckDB
+    query over every distinct row the scenario's events carry (plus any rows passed in)."""
+
+    def __init__(self, scenario: Scenario, extra: dict[str, Sequence[tuple]] | None = None) -> None:
+        left, right = scenario.chain
+        rows: dict[str, dict[tuple, int]] = {left.name: {}, right.name: {}}
+        for event in scenario.events:
+            if isinstance(event, ChangeEvent) and event.input in rows:
+                rows[event.input].setdefault(event.row, len(rows[event.input]))
+        for name, extra_rows in (extra or {}).items():
+            for row in extra_rows:
+                rows[name].setdefault(tuple(row), len(rows[name]))
+        self._index = rows
+        self._pairs: set[tuple[int, int]] = set()
+        if rows[left.name] and rows[right.name]:
+            self._pairs = self._query(scenario, left, right, rows)
+
+    @staticmethod
+    def _query(scenario: Scenario, left: InputSpec, right: InputSpec,
+               rows: dict[str, dict[tuple, int]]) -> set[tuple[int, int]]:
+        index_col = "__row_index"
+        specs = [InputSpec(s.name, s.columns + ((index_col, "BIGINT"),)) for s in (left, right)]
+        probe = Scenario("pair matcher", tuple(specs), JoinSpec((left.name, right.name), ("inner",),
+                                                                (scenario.join.conditions[0],)))
+        tables = {s.name: render_source(s, [r + (i,) for r, i in rows[s.name].items()]) for s in specs}
+        width = len(left.columns)
+        return {(r[width], r[-1]) for r in run_query(render_join_sql(probe, tables))}
+
+    def matches(self, left_row: tuple, right_row: tuple) -> bool:
+        names = list(self._index)
+        i = self._index[names[0]].get(left_row)
+        j = self._index[names[1]].get(right_row)
+        if i is None or j is None:
+            raise KeyError(f"PairMatcher: {left_row} / {right_row} is not a row of the scenario")
+        return (i, j) in self._pairs

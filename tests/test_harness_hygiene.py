@@ -1,0 +1,150 @@
+"""No expectation is computed with a module of the code under test.
+
+The harness measured itself with hand-planted engine bugs: one it missed was
+an expectation computed by the very helper the engine uses, so the bug moved
+the expectation with it. This test reads (ast, not import) every module of
+the layers that decide what is right — oracle/, generators/, properties/ —
+and fails when one imports an engine module other than the shared data model,
+unless the allow-list below names that import with the reason it cannot move
+an expectation (typically: it *runs* or *inspects* the system under test).
+Independent derivations live in properties/reference.py (tests/test_reference.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKED = ("oracle", "generators", "properties")
+
+# The engine's data model: what a scenario, a change and an error are. Expectations are stated in it.
+DATA_MODEL = {"converge.engine.scenario", "converge.engine.scenario_json", "converge.engine.changelog",
+              "converge.engine.errors", "converge.engine.rows"}
+
+RUNS_THE_SYSTEM = "runs the system under test (its output is what gets judged, never the expectation)"
+INSPECTS = "inspects what the system under test did (plan, state): the 'got' side of a comparison"
+FOLDS_OUTPUT = ("folds an output changelog into a bag; no engine module imports it (checked below), so an "
+                "engine bug cannot move it")
+
+# (importing module, imported engine module) -> why this import cannot move an expected answer
+ALLOWED: dict[tuple[str, str], str] = {
+    ("converge.oracle.guard", "converge.engine.duckdb_ast"):
+        "reads DuckDB's own AST to accept or refuse a condition; DuckDB computes the answer",
+    ("converge.properties.anomalies", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.anomalies", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.regular", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.regular", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.replay", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.replay", "converge.engine.runtime.spark"): RUNS_THE_SYSTEM,
+    ("converge.properties.replay", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.expectations", "converge.engine.runtime.local"): "the type of a run's result",
+    ("converge.properties.expectations", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.history_check", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.history_check", "converge.engine.planner"): RUNS_THE_SYSTEM + " with a given plan",
+    ("converge.properties.history_check", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.interval", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.multiway", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.multiway", "converge.engine.planner"): INSPECTS,
+    ("converge.properties.multiway", "converge.engine.planner.multi"): INSPECTS,
+    ("converge.properties.multiway", "converge.engine.operators.multi_join"): INSPECTS,
+    ("converge.properties.multiway", "converge.engine.state"): INSPECTS,
+    ("converge.properties.multiway", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.shapes", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.shapes", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.wellformed", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.families.state_order", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = ["converge", *path.relative_to(ROOT).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _engine_imports(path: Path) -> set[str]:
+    """Every converge.engine module `path` imports (a `from converge.engine.x import y` names x, or x.y
+    when y is a module)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            if name == "converge.engine":
+                continue  # the package itself (an empty __init__); its modules are named separately
+            if name.startswith("converge.engine") and (ROOT / Path(*name.split(".")[1:])).with_suffix(".py").exists():
+                found.add(name)
+            elif name.startswith("converge.engine") and (ROOT / Path(*name.split(".")[1:]) / "__init__.py").exists():
+                found.add(name)
+    return found
+
+
+def _all_imports() -> dict[tuple[str, str], Path]:
+    out = {}
+    for package in CHECKED:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for imported in _engine_imports(path):
+                out[(_module_name(path), imported)] = path
+    return out
+
+
+def test_no_expectation_layer_imports_the_code_under_test_without_a_reason() -> None:
+    bad = sorted(f"{mod} imports {imp}" for (mod, imp) in _all_imports()
+                 if imp not in DATA_MODEL and (mod, imp) not in ALLOWED)
+    assert not bad, ("an oracle / generator / property module imports an engine module: derive what it needs "
+                     "in properties/reference.py, or add it to ALLOWED with the reason it cannot move an "
+                     "expectation:\n  " + "\n  ".join(bad))
+
+
+def test_the_allow_list_has_no_stale_entries() -> None:
+    used = set(_all_imports())
+    stale = sorted(f"{m} -> {i}" for (m, i) in ALLOWED if (m, i) not in used)
+    assert not stale, "allowed imports that no longer exist: " + ", ".join(stale)
+
+
+def test_no_engine_module_uses_the_output_folding_helper() -> None:
+    """The reason given for engine.materialize: the engine itself never calls it."""
+    users = [p for p in sorted((ROOT / "engine").rglob("*.py"))
+             if "converge.engine.materialize" in _engine_imports(p) and p.name != "materialize.py"]
+    assert users == []
+
+
+def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
+    """The detector itself can fail: a module importing the key codec or the condition compiler is caught."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("from converge.engine.keycodec import encode_binary_row\n"
+                     "def f():\n    from converge.engine import condition\n")
+    assert _engine_imports(probe) == {"converge.engine.keycodec", "converge.engine.condition"}
+
+
+# ---------------------------------------------------------------- the measured miss, planted again
+
+def test_a_condition_compiler_bug_no_longer_moves_the_ttl_model() -> None:
+    """The TTL model used to evaluate residuals with the engine's compiler; a compiler bug moved both."""
+    from converge.properties.campaign import run_property
+    from converge.properties.registry import select
+    from converge.reports.tooling.mutant_catalog import CATALOG, applied
+
+    mutant = next(m for m in CATALOG if m.name == "residual_python_truthiness")
+    with applied(mutant):
+        result = run_property(select("regular", "ttl_matches_model")[0], seed=1, max_examples=300, shrink=False)
+    assert result.failure is not None and "TTL-aware model" in str(result.failure)
+
+
+def test_a_key_codec_bug_no_longer_moves_the_rocksdb_order_expectation(monkeypatch) -> None:
+    """rocksdb_iteration_order used to sort by the engine's key codec; a big-endian slot moved both. It now
+    sorts by properties/reference.py and draws values whose byte order is not their numeric order."""
+    import struct
+
+    from converge.engine import keycodec
+    from converge.properties.campaign import run_property
+    from converge.properties.registry import select
+
+    monkeypatch.setattr(keycodec, "_PACK_Q", struct.Struct(">q").pack)
+    result = run_property(select("regular", "rocksdb_iteration_order")[0], seed=1, max_examples=100, shrink=False)
+    assert result.failure is not None and "serialized-key order" in str(result.failure)

@@ -36,10 +36,31 @@ def minibatch_scenarios(*, semantics: str = "correct", max_size: int = 6,
     modes = check_choices(name, "modes", modes, ChangelogMode)
     orders = {} if map_state_orders is None else {"map_state_orders": map_state_orders}
     base = regular_join_scenarios(join_types=OUTER_AND_INNER, modes=modes, semantics=semantics, ttl=ttl, **orders)
-    return st.tuples(base, st.integers(1, max_size)).map(
+    return st.tuples(base.flatmap(_with_duplicated_inserts), st.integers(1, max_size)).map(
         lambda drawn: replace(drawn[0], name=drawn[0].name + " (mini-batch)",
                               config=replace(drawn[0].config, mini_batch_size=drawn[1],
                                              changelog_normalize=changelog_normalize)))
+
+
+def _with_duplicated_inserts(scenario: Scenario) -> st.SearchStrategy[Scenario]:
+    """The scenario with some +I of an input without a unique key repeated at once: two identical records in
+    one bundle are what the no-unique-key fold must keep apart (a repeated insert is valid there by
+    construction, and shrinking drops the copies first)."""
+    no_key = {spec.name for spec in scenario.inputs if not spec.unique_key}
+    candidates = [i for i, e in enumerate(scenario.events)
+                  if isinstance(e, ChangeEvent) and e.kind == "+I" and e.input in no_key]
+    if not candidates:
+        return st.just(scenario)
+
+    def copy(chosen: list[int]) -> Scenario:
+        events = []
+        for i, event in enumerate(scenario.events):
+            events.append(event)
+            if i in chosen:
+                events.append(event)
+        return scenario.with_events(tuple(events))
+
+    return st.lists(st.sampled_from(candidates), max_size=3, unique=True).map(copy)
 
 
 def minibatch_variants(*, semantics: str = "correct", purpose: VariantPurpose = "equals_off") -> st.SearchStrategy[Scenario]:

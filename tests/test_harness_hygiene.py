@@ -27,6 +27,9 @@ INSPECTS = "inspects what the system under test did (plan, state): the 'got' sid
 FOLDS_OUTPUT = ("folds an output changelog into a bag; no engine module imports it (checked below), so an "
                 "engine bug cannot move it")
 
+READS_THE_QUERY = "reads the user's query file into the data model (input, like a scenario file)"
+DESCRIBES = ("describes converge's plan to the user (`check`'s plan and findings); no verdict is computed "
+             "from it")
 # (importing module, imported engine module) -> why this import cannot move an expected answer
 ALLOWED: dict[tuple[str, str], str] = {
     ("converge.oracle.guard", "converge.engine.duckdb_ast"):
@@ -54,6 +57,33 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.shapes", "converge.engine.materialize"): FOLDS_OUTPUT,
     ("converge.properties.wellformed", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.families.state_order", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.minibatch", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    # systems under test (engine/systems): the interface that runs one, and the reference engine as one of them
+    ("converge.properties.query_check", "converge.engine.systems.base"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.answers", "converge.engine.systems.base"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.answers", "converge.engine.systems.cases"): RUNS_THE_SYSTEM + " (names its options)",
+    ("converge.properties.systems.answers", "converge.engine.systems.reference"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.checks", "converge.engine.systems.base"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.replay", "converge.engine.systems.base"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.specs", "converge.engine.systems.base"): RUNS_THE_SYSTEM,
+    # `converge check` and `converge verify` (the user's own query): the query file is input, like a scenario file
+    ("converge.properties.query_check", "converge.engine.flinksql"): READS_THE_QUERY,
+    ("converge.properties.query_check", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.query_check", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.findings", "converge.engine.flinksql"): READS_THE_QUERY,
+    ("converge.properties.findings", "converge.engine.materialize"): FOLDS_OUTPUT,
+    ("converge.properties.findings", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.findings", "converge.engine.planner"): DESCRIBES,
+    ("converge.properties.findings", "converge.engine.planner.multi"): DESCRIBES,
+    ("converge.properties.findings", "converge.engine.views"): DESCRIBES,
+    ("converge.properties.findings", "converge.engine.condition"): DESCRIBES + " (the equi keys of each step)",
+    ("converge.properties.verify_capture", "converge.engine.flinksql"): READS_THE_QUERY,
+    ("converge.properties.verify_capture", "converge.engine.flinksql.captures"): "reads the captured changelogs "
+        "(input, like a scenario file)",
+    ("converge.properties.verify_capture", "converge.engine.condition"):
+        "applies the query's WHERE to the oracle's rows; verify judges a real job's capture (Flink's own code), "
+        "which shares no code with converge's condition compiler, so a compiler bug can raise a false "
+        "divergence but never hide one of the job",
 }
 
 

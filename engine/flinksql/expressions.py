@@ -226,8 +226,8 @@ class Renderer:
                 if a.literal is not None and b.literal is not None:
                     lit = a.literal + b.literal if op == "+" else a.literal - b.literal
                 return Typed(f"({x.sql} {op} {y.sql})", "decimal", scale, lit)
-            raise self.text.error(node, f"DECIMAL arithmetic other than + and - is not supported (Flink's result "
-                                        f"precision rules would have to be modelled)")
+            raise self.text.error(node, "DECIMAL arithmetic other than + and - is not supported (Flink's result "
+                                        "precision rules would have to be modelled)")
         if not kinds <= set(_NUMERIC) | {"null"}:
             raise self.text.error(node, f"cannot apply {op} to {a.kind} and {b.kind} values")
         if "double" in kinds:

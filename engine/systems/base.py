@@ -133,6 +133,10 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
     return None
 
 
+def _nonzero(bag: Counter) -> Counter:
+    return Counter({row: n for row, n in bag.items() if n != 0})
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One case's answer: the final multiset and/or the changelog (ok), or why there is none."""
@@ -149,7 +153,7 @@ class CaseResult:
 
     @classmethod
     def ok(cls, *, final: Counter | None = None, changelog: Sequence[Change] | None = None) -> CaseResult:
-        return cls("ok", final=None if final is None else clean(Counter(final)),
+        return cls("ok", final=None if final is None else _nonzero(Counter(final)),
                    changelog=None if changelog is None else tuple(changelog))
 
     @classmethod
@@ -171,7 +175,7 @@ class CaseResult:
         bag: Counter = Counter()
         for change in self.changelog:
             bag[change.row] += 1 if change.kind in ("+I", "+U") else -1
-        return Counter({row: n for row, n in bag.items() if n != 0})
+        return _nonzero(bag)
 
 
 class System(ABC):

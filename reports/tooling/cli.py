@@ -28,7 +28,7 @@ from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.query_cli import add_commands as add_query_commands
 from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
 from converge.reports.tooling.systems_cli import add_parser as add_systems_parser
-from converge.reports.tooling.terminal import format_table, progress
+from converge.reports.tooling.terminal import failure_excerpt, format_table, progress
 
 # Exit codes (engine/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -96,11 +96,7 @@ def run_campaign(options: RunOptions) -> int:
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")
-        text = str(r.failure or f"{type(r.error).__name__}: {r.error}").splitlines()
-        more = f"\n  ... ({len(text) - 12} more lines in the report)" if len(text) > 12 else ""
-        print("\n".join(text[:12]) + more)
-        for path in r.reports:
-            print(f"  report: {path}")
+        print(failure_excerpt(str(r.failure or f"{type(r.error).__name__}: {r.error}"), r.reports))
     total = sum(r.examples for r in results)
     print(f"\n{tally(label(result_error(r)) for r in results)} ({total} examples)")
     return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))

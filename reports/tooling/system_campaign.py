@@ -28,7 +28,7 @@ from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.run_reports import RunReports
 from converge.reports.tooling.options import RunOptions
-from converge.reports.tooling.terminal import format_table, progress
+from converge.reports.tooling.terminal import failure_excerpt, format_table, progress
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
 
@@ -149,11 +149,7 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title} (seed {res.seed})")
         if r.known is not None:
             print(f"  known: {r.known.reason} ({r.known.link})")
-        text = str(res.failure or f"{type(res.error).__name__}: {res.error}").splitlines()
-        more = f"\n  ... ({len(text) - 12} more lines in the report)" if len(text) > 12 else ""
-        print("\n".join(text[:12]) + more)
-        for path in res.reports:
-            print(f"  report: {path}")
+        print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports))
     counts: dict[str, int] = {}
     for r in runs:
         key = NOT_APPLICABLE if r.reason is not None else r.outcome

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence, TextIO
 
-__all__ = ["format_table", "progress"]
+__all__ = ["failure_excerpt", "format_table", "progress"]
 
 
 def progress(done: int, total: int, label: str, stream: TextIO | None = None) -> None:
@@ -31,3 +31,10 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def failure_excerpt(message: str, reports: Sequence[str], lines: int = 12) -> str:
+    """A failed property's first lines (the rest are in its report) and the paths of its reports."""
+    text = message.splitlines()
+    more = [f"  ... ({len(text) - lines} more lines in the report)"] if len(text) > lines else []
+    return "\n".join(text[:lines] + more + [f"  report: {path}" for path in reports])

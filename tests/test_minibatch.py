@@ -187,3 +187,17 @@ def test_expiring_state_is_refused_by_equals_off_because_the_fold_ignores_expiry
     assert [c for x in run_scenario(make()).per_event for c in x] == [Change("+I", (0, 5, 0, 0))]
     with pytest.raises(BadInputError, match="expires during the stream"):
         minibatch_equals_off(make(mini_batch_size=2))
+
+
+def test_the_bundled_changelog_is_well_formed_and_the_check_sees_a_broken_fold() -> None:
+    """minibatch/changelog_wellformed holds on the mini-batch join, and fails when a bundle keeps the -D of an
+    insert it cancelled (the join then retracts a row its output never held)."""
+    from converge.properties.campaign import run_property
+    from converge.properties.registry import select
+    from converge.reports.tooling.mutant_catalog import applied
+
+    spec = select("minibatch", "changelog_wellformed")[0]
+    assert run_property(spec, seed=3, max_examples=150).ok
+    with applied(by_name("bundle_keeps_retraction_of_cancelled_insert")[0]):
+        broken = run_property(spec, seed=3, max_examples=300)
+    assert broken.failure is not None and "retracts a row the output does not hold" in str(broken.failure)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.minibatch import flink_34380_cases, minibatch_variants, suppressed_padding_cases
-from converge.properties import minibatch
+from converge.properties import minibatch, wellformed
 from converge.properties.spec import PropertySpec
 
 MINIBATCH = "minibatch"
@@ -30,6 +30,9 @@ PROPERTIES: list[PropertySpec] = [
                  "after every bundle the materialized output equals DuckDB's answer on the input so far"),
     PropertySpec(MINIBATCH, "snapshot_restore", _snapshot, minibatch.minibatch_snapshot_restore, 100,
                  "a snapshot with a partly filled bundle, restored and continued: identical output"),
+    PropertySpec(MINIBATCH, "changelog_wellformed", lambda: _single(minibatch_variants(purpose="oracle")),
+                 wellformed.changelog_wellformed, 150,
+                 "the bundled output never retracts a row it does not hold; no padding beside a match"),
     PropertySpec(MINIBATCH, "flink_34380", flink_34380_cases, minibatch.flink_34380, 100,
                  "+I, -U, +U of one key in one bundle: +U under semantics=flink (FLINK-34380), +I under correct",
                  suite_examples=20, verdict="reproduced"),

@@ -98,7 +98,10 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
 
 @pytest.mark.slow
 def test_a_fuller_flink_campaign(on_session_flink, tmp_path: Path, capsys) -> None:
-    code, out, _ = _campaign(["--examples", "100", "--seed", "7"], tmp_path, capsys)
+    # Flink's confirmed EXISTS divergence (docs/flink-findings.md) turns up at this size: it must be reported
+    # as known, and anything else still fails the campaign
+    known = CHECKOUT / "docs" / "known-divergences" / "flink.json"
+    code, out, _ = _campaign(["--examples", "100", "--seed", "7", "--known", str(known)], tmp_path, capsys)
     assert code == 0, out
     rows = _rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out

@@ -33,7 +33,7 @@ from converge.engine.changelog import Change
 from converge.engine.runtime.local import LocalRuntime
 from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.properties.divergence import fail, require
-from converge.properties.regular import shared_oracle
+from converge.properties.regular import shared_oracle, snapshot_restore
 
 
 def _add(bag: Counter, items: Iterable[object]) -> None:
@@ -157,21 +157,7 @@ def minibatch_snapshot_restore(scenario: Scenario, cut: int) -> None:
     """A snapshot taken with a partly filled bundle, restored into a fresh runtime, continues identically."""
     prop = "minibatch_snapshot_restore"
     require_scenario(scenario, prop)
-    events = scenario.events
-    cut = min(cut, len(events))
-    whole = LocalRuntime(scenario).run().per_event
-    first = LocalRuntime(scenario)
-    head = [first.process_event(e) for e in events[:cut]]
-    snap = first.snapshot()
-    second = LocalRuntime(scenario)
-    second.restore(snap)
-    rest = second.run(events[cut:]).per_event if cut < len(events) else []
-    if cut == len(events) and head:
-        head[-1] = head[-1] + second.finish()
-    for i, (a, b) in enumerate(zip(whole, head + rest, strict=True)):
-        if a != b:
-            fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
-                 f"uninterrupted {a}, restored {b}", event_index=i)
+    snapshot_restore(scenario, cut, prop=prop)
 
 
 # ---------------------------------------------------------------- the known anomalies, case by case

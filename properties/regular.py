@@ -131,9 +131,9 @@ def ttl_matches_model(scenario: Scenario) -> None:
     compare_histories(prop, scenario, got, want, "output differs from the TTL-aware model")
 
 
-def snapshot_restore(scenario: Scenario, cut: int) -> None:
-    """Snapshot after any event, restore into a fresh runtime, continue: the same output."""
-    prop = "snapshot_restore"
+def snapshot_restore(scenario: Scenario, cut: int, *, prop: str = "snapshot_restore") -> None:
+    """Snapshot after any event, restore into a fresh runtime, continue: the same output, the end of the input
+    included (an operator that buffers, such as a mini-batch bundle, flushes there)."""
     events = scenario.events
     cut = min(cut, len(events))
     whole = LocalRuntime(scenario).run().per_event
@@ -142,8 +142,10 @@ def snapshot_restore(scenario: Scenario, cut: int) -> None:
     snap = first.snapshot()
     second = LocalRuntime(scenario)
     second.restore(snap)
-    tail = [second.process_event(e) for e in events[cut:]]
-    for i, (a, b) in enumerate(zip(whole, head + tail)):
+    rest = second.run(events[cut:]).per_event if cut < len(events) else []
+    if cut == len(events) and head:
+        head[-1] = head[-1] + second.finish()
+    for i, (a, b) in enumerate(zip(whole, head + rest, strict=True)):
         if a != b:
             fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
                   f"uninterrupted {a}, restored {b}", event_index=i)

@@ -54,24 +54,22 @@ def _pick(wanted: tuple[str, ...], declared: tuple[str, ...]) -> tuple[str, ...]
 # ---------------------------------------------------------------- what each property draws, from the capabilities
 
 
-def _regular(caps: Capabilities, name: str) -> tuple[Callable[[], st.SearchStrategy[Scenario]] | None, str | None]:
-    reason = _common(caps, name, "regular")
-    types, modes = _pick(OUTER, caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
-    if reason is None and not types:
-        reason = f"{name} runs none of INNER, LEFT, RIGHT, FULL"
-    if reason is None and not modes:
-        reason = f"{name} takes neither insert_only nor retract inputs"
-    return (lambda: regular_join_scenarios(join_types=types, modes=modes, **MODEL_DEFAULTS)), reason
+def _plain_binary(wanted: tuple[str, ...], none_of: str) -> Callable[[Capabilities, str], tuple]:
+    """The draws of a binary-join property over insert-only and retract inputs, for the join types `wanted`."""
+    def draws(caps: Capabilities, name: str) -> tuple[Callable[[], st.SearchStrategy[Scenario]], str | None]:
+        reason = _common(caps, name, "regular")
+        types, modes = _pick(wanted, caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
+        if reason is None and not types:
+            reason = f"{name} runs {none_of}"
+        if reason is None and not modes:
+            reason = f"{name} takes neither insert_only nor retract inputs"
+        return (lambda: regular_join_scenarios(join_types=types, modes=modes, **MODEL_DEFAULTS)), reason
+
+    return draws
 
 
-def _semi_anti(caps: Capabilities, name: str):
-    reason = _common(caps, name, "regular")
-    types, modes = _pick(("semi", "anti"), caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
-    if reason is None and not types:
-        reason = f"{name} runs neither SEMI nor ANTI joins"
-    if reason is None and not modes:
-        reason = f"{name} takes neither insert_only nor retract inputs"
-    return (lambda: regular_join_scenarios(join_types=types, modes=modes, **MODEL_DEFAULTS)), reason
+_regular = _plain_binary(OUTER, "none of INNER, LEFT, RIGHT, FULL")
+_semi_anti = _plain_binary(("semi", "anti"), "neither SEMI nor ANTI joins")
 
 
 def _upsert(caps: Capabilities, name: str):

@@ -39,7 +39,8 @@ from sqlglot import expressions as exp
 
 from converge.engine.errors import OracleError
 
-__all__ = ["ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_query"]
+__all__ = ["ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_expression",
+           "translate_query"]
 
 ColumnTypes = Mapping[tuple[str, str], str]
 """(input alias, column) -> its DuckDB type."""
@@ -310,6 +311,15 @@ class _Translator:
         if value in (float("inf"), float("-inf")):
             return f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)", "DOUBLE"
         return f"CAST({spark_string(repr(value))} AS DOUBLE)", "DOUBLE"
+
+
+def translate_expression(duckdb_sql: str, types: ColumnTypes) -> str:
+    """Any allowed expression (not only a condition) as Spark SQL; OracleError if refused."""
+    try:
+        tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
+    except sqlglot.errors.ParseError as exc:
+        raise OracleError(f"sqlglot cannot parse {duckdb_sql!r}: {exc}") from None
+    return _Translator(types).emit(tree)[0]
 
 
 def translate_condition(duckdb_sql: str, types: ColumnTypes) -> str:

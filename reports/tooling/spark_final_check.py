@@ -115,7 +115,9 @@ def final_check(spark: Any, scenario: Scenario, work: Path, *, batches: int,
     echo(f"  oracle query {t4 - t3:.1f} s; comparing on Spark ...")
 
     oracle_rows = spark.read.parquet(str(work / "oracle-answer"))
-    changes = sink_changes(spark, job.sink_dir, types)
+    # decoded once (the Python workers unpickle every item), then read by every later step
+    sink_changes(spark, job.sink_dir, types).write.mode("overwrite").parquet(str(work / "runtime-changes"))
+    changes = spark.read.parquet(str(work / "runtime-changes"))
     errors = changes.where(~F.col("kind").isin("+I", "-U", "+U", "-D"))
     error_count = errors.count()
     error_sample = [(r["seq"], r["kind"], r["message"]) for r in errors.limit(SAMPLE).collect()]

@@ -48,6 +48,10 @@ _SESSION_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.caseSensitive": "t
 """What the translation assumes (ANSI: overflow is an error, as in DuckDB; exact column names)."""
 
 
+def _file(folder: Path, input_name: str) -> Path:
+    return folder / f"input-{len(input_name)}-{uuid.uuid4().hex[:8]}.parquet"   # any input name, a safe file name
+
+
 def _shape(scenario: Scenario) -> Any:
     try:
         key = (scenario.inputs, scenario.join)
@@ -222,7 +226,7 @@ class SparkSQLOracle:
                 for row, n in t[spec.name].items():
                     rows.extend([row] * n)
                     sids.extend([i] * n)
-            path = write_parquet(table_of_rows(spec, rows, sids), folder / f"{spec.name}-{uuid.uuid4().hex[:8]}.parquet")
+            path = write_parquet(table_of_rows(spec, rows, sids), _file(folder, spec.name))
             frames[spec.name] = self._view_of(spec, path, [("sid", sid)])
         return frames, valid
 
@@ -235,7 +239,7 @@ class SparkSQLOracle:
                 log = scenario_changelog(s, spec)
                 events.extend(log)
                 sids.extend([i] * len(log))
-            path = write_parquet(changelog_table(spec, events, sids), folder / f"{spec.name}-{uuid.uuid4().hex[:8]}.parquet")
+            path = write_parquet(changelog_table(spec, events, sids), _file(folder, spec.name))
             frames[spec.name] = self.changelog_frame(spec, str(path), sid=True, sid_name=sid)
         return frames
 
@@ -273,7 +277,7 @@ class SparkSQLOracle:
                 for _pos, time, row in rec[spec.name]:
                     rows.append(row + (time,))
                     sids.append(i)
-            path = write_parquet(table_of_rows(wide, rows, sids), folder / f"{spec.name}-{uuid.uuid4().hex[:8]}.parquet")
+            path = write_parquet(table_of_rows(wide, rows, sids), _file(folder, spec.name))
             frames[spec.name] = self._view_of(wide, path, [("sid", sid)])
         return frames, valid
 

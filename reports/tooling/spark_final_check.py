@@ -64,7 +64,8 @@ def compare_counts(runtime_counts: Any, oracle_rows: Any, width: int) -> tuple[i
     joined = runtime_counts.join(expected, on=on, how="full_outer")
     diff = joined.where(F.coalesce(F.col("n"), F.lit(0)) != F.coalesce(F.col("m"), F.lit(0)))
     diff = diff.select(*[F.coalesce(F.col(f"o{i}"), F.col(f"e{i}")).alias(f"c{i}") for i in range(width)],
-                       F.coalesce(F.col("n"), F.lit(0)).alias("runtime"), F.coalesce(F.col("m"), F.lit(0)).alias("oracle"))
+                       F.coalesce(F.col("n"), F.lit(0)).alias("runtime"),
+                       F.coalesce(F.col("m"), F.lit(0)).alias("oracle"))
     diff = diff.cache()
     try:
         count = diff.count()
@@ -77,9 +78,9 @@ def compare_counts(runtime_counts: Any, oracle_rows: Any, width: int) -> tuple[i
 
 def _oracle_logs(scenario: Scenario, folder: Path) -> dict[str, str]:
     paths = {}
-    for spec in scenario.chain:
+    for i, spec in enumerate(scenario.chain):
         table = changelog_table(spec, scenario_changelog(scenario, spec))
-        paths[spec.name] = str(write_parquet(table, folder / spec.name / "log.parquet").parent)
+        paths[spec.name] = str(write_parquet(table, folder / f"input-{i}" / "log.parquet").parent)
     return paths
 
 
@@ -103,8 +104,8 @@ def final_check(spark: Any, scenario: Scenario, work: Path, *, batches: int,
     t3 = time.perf_counter()
     phases["oracle_changelog_files"] = t3 - t2
     sid = seq_column_name(scenario)
-    frames = {spec.name: oracle.changelog_frame(spec, logs[spec.name], sid=False).withColumn(sid, F.lit(0).cast("bigint"))
-              for spec in scenario.chain}
+    frames = {spec.name: oracle.changelog_frame(spec, logs[spec.name], sid=False)
+              .withColumn(sid, F.lit(0).cast("bigint")) for spec in scenario.chain}
     types = output_types(scenario)
     width = len(types)
     answer = oracle.join_frame(scenario, frames)

@@ -16,7 +16,9 @@ pyspark is imported only when a session is needed, so the default
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections import Counter
@@ -46,6 +48,28 @@ __all__ = ["SparkSQLOracle"]
 
 _SESSION_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.caseSensitive": "true"}
 """What the translation assumes (ANSI: overflow is an error, as in DuckDB; exact column names)."""
+
+
+def _session() -> Any:
+    """The active SparkSession, else a small local one of the oracle's own.
+
+    Not the Spark runtime's session helper: the oracle does not import the
+    code it checks (tests/test_harness_hygiene.py)."""
+    from pyspark.sql import SparkSession  # lazy: pyspark only when the Spark SQL oracle is used
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("converge-oracle").master("local[2]")
+    for key, value in {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                       "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+                       "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def _file(folder: Path, input_name: str) -> Path:
@@ -82,8 +106,7 @@ class SparkSQLOracle:
     @property
     def spark(self) -> Any:
         if self._spark is None:
-            from converge.engine.runtime.spark.session import get_spark  # lazy: pyspark only when Spark is chosen
-            self._spark = get_spark()
+            self._spark = _session()
         return self._spark
 
     def _folder(self) -> Path:

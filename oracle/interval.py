@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import AbstractSet
+from typing import AbstractSet, Mapping
 
 from converge.engine.errors import BadInputError
 from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
@@ -24,7 +24,7 @@ from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
 from converge.oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
 
-__all__ = ["interval_records", "interval_final_sql", "batch_interval_join"]
+__all__ = ["interval_records", "interval_final_sql", "batch_interval_join", "time_column"]
 
 IntervalRecord = tuple[int, int, tuple]
 """(event position, time, row)."""
@@ -78,7 +78,8 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
     return out
 
 
-def _time_column(spec: InputSpec) -> str:
+def time_column(spec: InputSpec) -> str:
+    """The name of the extra column holding a record's time (one the input does not use)."""
     taken = {c.lower() for c in spec.column_names}
     name = "__time"
     while name.lower() in taken:
@@ -86,8 +87,15 @@ def _time_column(spec: InputSpec) -> str:
     return name
 
 
-def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = None) -> str:
-    """The batch interval join over the records (only those at positions in `include`, when given)."""
+def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = None, *,
+                       tables: Mapping[str, str] | None = None, seq: str | None = None) -> str:
+    """The batch interval join over the records (only those at positions in `include`, when given).
+
+    With `tables` (input name -> a FROM item holding its records, with the
+    time in the column `time_column(spec)`), the records are read from there
+    instead of being inlined; with `seq` (a column every table carries), the
+    ON clause also equates it and the output starts with it (the Spark SQL
+    oracle's scenario id)."""
     iv = scenario.join.interval
     assert iv is not None
     jtype = scenario.join.types[0]
@@ -101,20 +109,27 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     if len(scenario.chain) != 2 or len(scenario.join.conditions) != 1:
         raise BadInputError("an interval join joins two inputs with one condition", path="join")
     condition = safe_condition(scenario.join.conditions[0], scenario.chain, "join.conditions[0]")
-    records = interval_records(scenario)
+    records = interval_records(scenario) if tables is None else {}
     sources: dict[str, str] = {}
     times: dict[str, str] = {}
     for spec in scenario.chain:
-        tcol = _time_column(spec)
+        tcol = time_column(spec)
+        times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(tcol)}"
+        if tables is not None:
+            sources[spec.name] = tables[spec.name]
+            continue
         wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),))
         rows = [row + (time,) for pos, time, row in records[spec.name] if include is None or pos in include]
         sources[spec.name] = render_source(wide, rows)
-        times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(tcol)}"
     left, right = scenario.chain
     la, ra = quote_ident(left.name), quote_ident(right.name)
     lt, rt = times[left.name], times[right.name]
     select = [f"{la}.{quote_ident(c)}" for c in left.column_names] + \
              [f"{ra}.{quote_ident(c)}" for c in right.column_names]
+    if seq is not None:
+        lseq, rseq = f"{la}.{quote_ident(seq)}", f"{ra}.{quote_ident(seq)}"
+        select.insert(0, {"right": rseq, "full": f"coalesce({lseq}, {rseq})"}.get(jtype, lseq))
+        condition = f"{la}.{quote_ident(seq)} = {ra}.{quote_ident(seq)} AND (\n{condition}\n)"
     on = (f"(\n{condition}\n) AND {lt}::HUGEINT BETWEEN {rt}::HUGEINT + ({iv.lower_ms}) "
           f"AND {rt}::HUGEINT + ({iv.upper_ms})")
     return (f"SELECT {', '.join(select)}\nFROM {sources[left.name]} AS {la}\n"

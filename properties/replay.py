@@ -14,6 +14,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
 from converge.engine.scenario import Scenario
 from converge.engine.scenario_json import load_scenario, scenario_from_dict
+from converge.oracle import OracleName, final_oracle
 from converge.properties import interval, regular
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
@@ -80,15 +81,21 @@ def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scena
     return []
 
 
-def _check_other_runtime(outcome: ReplayOutcome, scenario: Scenario, runtime: RuntimeName) -> None:
-    """On another runtime: the folded output must equal the local runtime's and, without TTL, DuckDB's.
+def _check_other_runtime(outcome: ReplayOutcome, scenario: Scenario, runtime: RuntimeName,
+                         oracle: OracleName = "duckdb") -> None:
+    """On another runtime: the folded output must equal the local runtime's and, without TTL, the oracle's
+    (DuckDB's, or Spark SQL's with `oracle="spark"`).
 
     Each comparison is recorded under its own name, so the printed list says what was compared."""
     got = clean(fold(run_on(scenario, runtime).changes))
     checks: list[tuple[str, Callable[[], Counter], str]] = [
         (f"{runtime}_final_equals_local", lambda: clean(fold(run_scenario(scenario).changes)), "the local runtime")]
     if scenario.config.state_ttl_ms is None and scenario.join.interval is None:
-        checks.append((f"{runtime}_final_equals_oracle", lambda: shared_oracle().final(scenario), "DuckDB"))
+        if oracle == "duckdb":
+            checks.append((f"{runtime}_final_equals_oracle", lambda: shared_oracle().final(scenario), "DuckDB"))
+        else:
+            checks.append((f"{runtime}_final_equals_oracle", lambda: final_oracle(oracle).final(scenario),
+                           "the Spark SQL oracle"))
     for name, expected_of, what in checks:
         outcome.checked.append(name)
         expected = expected_of()
@@ -175,7 +182,8 @@ def _check_properties(outcome: ReplayOutcome, scenario: Scenario) -> None:
             outcome.add(exc, f"{name}: {label(exc)}: {type(exc).__name__}: {exc}")
 
 
-def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
+def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "local",
+                    oracle: OracleName = "duckdb") -> ReplayOutcome:
     """Replay one scenario: a failure report's property, its written expectations, or the properties that apply."""
     outcome = ReplayOutcome(path, scenario)
     try:
@@ -190,13 +198,13 @@ def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "loca
         elif runtime == "local":
             _check_properties(outcome, scenario)
         else:
-            _check_other_runtime(outcome, scenario, runtime)
+            _check_other_runtime(outcome, scenario, runtime, oracle)
     except Exception as exc:  # noqa: BLE001 - whatever happens, it is this file's outcome and the others still run
         outcome.add(exc, f"{label(exc)}: {type(exc).__name__}: {exc}")
     return outcome
 
 
-def replay_file(path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
+def replay_file(path: Path, runtime: RuntimeName = "local", *, oracle: OracleName = "duckdb") -> ReplayOutcome:
     """Load and replay one file; a file that does not load is that file's bad input."""
     try:
         scenario = load_scenario_file(path)
@@ -208,7 +216,7 @@ def replay_file(path: Path, runtime: RuntimeName = "local") -> ReplayOutcome:
         outcome = ReplayOutcome(path, None)
         outcome.add(exc, f"{label(exc)} while loading: {type(exc).__name__}: {exc}")
         return outcome
-    return replay_scenario(scenario, path, runtime)
+    return replay_scenario(scenario, path, runtime, oracle)
 
 
 def load_scenario_file(path: Path) -> Scenario:

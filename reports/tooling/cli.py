@@ -24,7 +24,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
-from converge.reports.tooling.options import RUNTIMES, BenchConfig, RunOptions
+from converge.reports.tooling.options import ORACLES, RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.query_cli import add_commands as add_query_commands
 from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
 from converge.reports.tooling.systems_cli import add_parser as add_systems_parser
@@ -56,6 +56,7 @@ def tally(labels: Iterable[str]) -> str:
 
 def run_campaign(options: RunOptions) -> int:
     """Run the selected properties, print the table, the summary's path and each failure; see the exit codes above."""
+    check_oracle(options.oracle, options.runtime, options.system)
     if options.system is not None:
         if options.runtime != "local":
             raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
@@ -120,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=Path(args.known) if args.known else None,
-                                   batch=args.batch or RunOptions.batch, stats=args.stats))
+                                   batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle))
 
 
 def expand_targets(targets: Sequence[str]) -> list[Path]:
@@ -144,7 +145,17 @@ def print_outcome(o: ReplayOutcome) -> None:
         print("               " + p.replace("\n", "\n               "))
 
 
+def check_oracle(oracle: str, runtime: str, system: str | None) -> None:
+    """`--oracle spark` checks the Spark runtime's final answers; other combinations are refused, not ignored."""
+    if oracle not in ORACLES:
+        raise UsageError(f"--oracle {oracle!r}: expected one of {', '.join(ORACLES)}")
+    if oracle != "duckdb" and (runtime != "spark" or system is not None):
+        raise UsageError(f"--oracle {oracle} applies with --runtime spark (it computes the final answers the Spark "
+                         "runtime is checked against); the local runtime's and the systems' properties use DuckDB")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    check_oracle(args.oracle, args.runtime, args.system)
     if args.system is not None:
         if args.runtime != "local":
             raise UsageError("--runtime and --system exclude each other (reference-spark is the reference engine on "
@@ -158,7 +169,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         skipped += left
     outcomes = []
     for path in dict.fromkeys(files):  # a file named twice (a folder and a wildcard) is replayed once
-        outcomes.append(replay_file(path, args.runtime))
+        outcomes.append(replay_file(path, args.runtime, oracle=args.oracle))
         print_outcome(outcomes[-1])
     for s in skipped:
         print(f"{'skipped':<14} {s.path}  ({s.reason})")
@@ -178,6 +189,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else None
     config = BenchConfig(events=args.events, keys=args.keys, examples=args.examples, rounds=args.rounds,
                          runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches)
+    if args.final_check:
+        if config.runtime != "spark":
+            raise UsageError("--final-check runs on Spark: add --runtime spark")
+        from converge.reports.tooling.spark_final_check import run_final_check  # lazy: only this starts a JVM
+        return run_final_check(config)
     if config.runtime == "spark":
         from converge.reports.tooling.spark_bench import run_spark_bench  # lazy: only this starts a JVM
         return run_spark_bench(config)
@@ -234,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--family", default=None, help="only this property family")
     run.add_argument("--property", default=None, help="only this property")
     run.add_argument("--runtime", choices=RUNTIMES, default="local")
+    run.add_argument("--oracle", choices=ORACLES, default="duckdb",
+                     help="who computes final answers (spark: Spark SQL, with --runtime spark)")
     run.add_argument("--reports-dir", metavar="DIR|off", default=None,
                      help="where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                           "./converge-reports; off: none)")
@@ -253,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("targets", nargs="+", metavar="FILE_OR_DIR",
                     help="scenario files or folders of them (wildcards are expanded when the shell did not)")
     rp.add_argument("--runtime", choices=RUNTIMES, default="local")
+    rp.add_argument("--oracle", choices=ORACLES, default="duckdb",
+                    help="who computes the final answer (spark: Spark SQL, with --runtime spark)")
     rp.add_argument("--system", metavar="SPEC", default=None,
                     help="rerun each file's case on a system under test (as converge run --system)")
     rp.set_defaults(func=cmd_replay)
@@ -278,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="micro-batches of the Spark benchmark (--runtime spark)")
     b.add_argument("--runtime", choices=RUNTIMES, default="local")
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
+    b.add_argument("--final-check", action="store_true",
+                   help="with --runtime spark: the stream's final answer on the Spark runtime checked against "
+                        "the Spark SQL oracle, on Spark (--events, --keys, --batches)")
     b.add_argument("--out", type=output_file, default=str(defaults.out), help="where the JSON results go")
     b.set_defaults(func=cmd_bench)
 

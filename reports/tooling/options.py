@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["RUNTIMES", "BenchConfig", "RunOptions", "RuntimeName"]
+from converge.oracle import ORACLES, OracleName
+
+__all__ = ["ORACLES", "RUNTIMES", "BenchConfig", "OracleName", "RunOptions", "RuntimeName"]
 
 RuntimeName = Literal["local", "spark"]
 RUNTIMES: tuple[RuntimeName, ...] = ("local", "spark")
@@ -26,6 +28,7 @@ class RunOptions:
     known: Path | None = None          # known divergences of systems (docs/systems.md)
     batch: int = 20                    # cases per run request of a system campaign
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
+    oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
 
 
 @dataclass(frozen=True)

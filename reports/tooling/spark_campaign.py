@@ -120,17 +120,19 @@ def spark_equals_local(scenario: Scenario, got: RunResult | ConvergeError) -> bo
     return True
 
 
-def spark_final_equals_oracle(scenario: Scenario, got: RunResult | BadInputError) -> bool:
-    """Where DuckDB decides (see oracle_decides): the materialized final answer on Spark equals DuckDB's.
+def spark_final_equals_oracle(scenario: Scenario, got: RunResult | BadInputError,
+                              expected_of: Callable[[Scenario], Counter] | None = None, oracle: str = "DuckDB") -> bool:
+    """Where DuckDB decides (see oracle_decides): the materialized final answer on Spark equals the oracle's
+    (DuckDB's, or `expected_of`'s: the Spark SQL oracle's with --oracle spark).
     False when DuckDB does not decide this scenario (it was not checked)."""
     if isinstance(got, BadInputError) or not oracle_decides(scenario):
         return False
 
     engine = clean(fold(got.changes))
-    expected: Counter = shared_oracle().final(scenario)
+    expected: Counter = (expected_of or shared_oracle().final)(scenario)
     if engine != expected:
         raise PropertyFailure(Divergence("spark_final_equals_oracle", scenario,
-                                         "the final answer on Spark differs from DuckDB's",
+                                         f"the final answer on Spark differs from {oracle}'s",
                                          event_index=len(scenario.events) - 1, engine=engine, expected=expected))
     return True
 
@@ -150,16 +152,38 @@ class SparkCheck:
     failures: list[PropertyFailure]
 
 
+def spark_oracle_answers(scenarios: Sequence[Scenario], spark: Any = None) -> Callable[[Scenario], Counter]:
+    """The Spark SQL oracle's final answers for the scenarios it is asked about, in as few queries as
+    their shapes allow (oracle/spark_sql.py); an error answer is raised when that scenario is checked."""
+    from converge.oracle.spark_sql import SparkSQLOracle  # lazy: pyarrow and pyspark only with --oracle spark
+
+    asked = [s for s in scenarios if oracle_decides(s)]
+    answers = dict(zip(map(id, asked), SparkSQLOracle(spark).final_many(asked)))
+
+    def expected_of(scenario: Scenario) -> Counter:
+        answer = answers[id(scenario)]
+        if isinstance(answer, ConvergeError):
+            raise answer
+        return answer
+    return expected_of
+
+
 def check_results(scenarios: Sequence[Scenario], results: Sequence[RunResult | BadInputError], *,
-                  properties: Sequence[str] = PROPERTIES) -> list[SparkCheck]:
-    """Check each scenario's Spark outcome with every named property."""
+                  properties: Sequence[str] = PROPERTIES, oracle: str = "duckdb", spark: Any = None
+                  ) -> list[SparkCheck]:
+    """Check each scenario's Spark outcome with every named property (final answers from `oracle`)."""
     out = []
+    checks = dict(CHECKS)
+    if oracle == "spark" and "spark_final_equals_oracle" in properties:
+        expected_of = spark_oracle_answers(scenarios, spark)
+        checks["spark_final_equals_oracle"] = lambda s, got: spark_final_equals_oracle(s, got, expected_of,
+                                                                                      "Spark SQL")
     for name in properties:
         failures = []
         checked = 0
         for scenario, got in zip(scenarios, results, strict=True):
             try:
-                checked += CHECKS[name](scenario, got)
+                checked += checks[name](scenario, got)
             except PropertyFailure as exc:
                 failures.append(exc)
                 checked += 1
@@ -169,10 +193,11 @@ def check_results(scenarios: Sequence[Scenario], results: Sequence[RunResult | B
 
 
 def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] = PROPERTIES,
-                   batches: int = 3, spark: Any = None, work_dir: str | Path | None = None) -> list[SparkCheck]:
+                   batches: int = 3, spark: Any = None, work_dir: str | Path | None = None,
+                   oracle: str = "duckdb") -> list[SparkCheck]:
     """Run the scenarios in one Spark query and check each with every named property."""
     results = run_scenarios_on_spark(scenarios, spark=spark, batches=batches, work_dir=work_dir)
-    return check_results(scenarios, results, properties=properties)
+    return check_results(scenarios, results, properties=properties, oracle=oracle, spark=spark)
 
 
 def nothing_checked(family: str, name: str, drawn: int) -> UsageError:
@@ -211,7 +236,7 @@ def run_spark_campaign(options: RunOptions) -> int:
         start = time.perf_counter()
         scenarios = draw_scenarios(strategies[family](), n, seed)
         print(f"{family}: {len(scenarios)} scenarios on Spark ...", flush=True)
-        checks = check_on_spark(scenarios, properties=props)
+        checks = check_on_spark(scenarios, properties=props, oracle=options.oracle)
         seconds = time.perf_counter() - start
         for check in checks:
             r = PropertyResult(family, check.name, examples=check.checked, failures=len(check.failures),

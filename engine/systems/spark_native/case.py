@@ -245,3 +245,25 @@ def dump_case(case: NativeJoinCase, path: str | Path) -> Path:
 
 
 JOIN_TYPES: tuple[str, ...] = get_args(NativeJoinType)
+
+# The flush batch every case ends with when it runs (part of the case, not of a system: the rule's model
+# appends the same rows): one sentinel row per input, with keys that match nothing (the two sides' differ)
+# and an event time past every row's range plus every delay, so the watermark that follows it passes every
+# row's range end. Sentinel rows get the ids after every real row's; their output is never judged.
+SENTINEL_KEY = {"left": -(2**62) + 1, "right": -(2**62) + 2}   # never equal to each other or a drawn key
+SENTINEL_MARGIN_MS = 1000
+
+
+def sentinel_time(case: NativeJoinCase) -> int:
+    """An event time whose watermark (whatever the policy) lies past every row's range: max time + |bounds| +
+    every delay + a margin."""
+    times = [row[case.input(s).time_index] for s in SIDES for _, _, row in case.rows(s)]
+    return (max(times, default=0) + abs(case.lower_ms) + abs(case.upper_ms) + case.left.delay_ms
+            + case.right.delay_ms + SENTINEL_MARGIN_MS)
+
+
+def sentinel_row(case: NativeJoinCase, side: Side) -> tuple[int, ...]:
+    spec = case.input(side)
+    t = sentinel_time(case)
+    return tuple(t if c == spec.time else SENTINEL_KEY[side] for c in spec.columns)
+

@@ -17,25 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from converge.engine.systems.spark_native.case import SIDES, NativeJoinCase, Side
-
-SENTINEL_KEY = {"left": -(2**62) + 1, "right": -(2**62) + 2}   # never equal to each other or a drawn key
-SENTINEL_MARGIN_MS = 1000
-
-
-def sentinel_time(case: NativeJoinCase) -> int:
-    """An event time whose watermark (whatever the policy) lies past every row's range: max time + |bounds| +
-    every delay + a margin."""
-    times = [row[case.input(s).time_index] for s in SIDES for _, _, row in case.rows(s)]
-    return (max(times, default=0) + abs(case.lower_ms) + abs(case.upper_ms) + case.left.delay_ms
-            + case.right.delay_ms + SENTINEL_MARGIN_MS)
-
-
-def sentinel_row(case: NativeJoinCase, side: Side) -> tuple[int, ...]:
-    spec = case.input(side)
-    t = sentinel_time(case)
-    return tuple(t if c == spec.time else SENTINEL_KEY[side] for c in spec.columns)
-
+from converge.engine.systems.spark_native.case import SIDES, NativeJoinCase, Side, sentinel_row
 
 @dataclass(frozen=True)
 class Inputs:

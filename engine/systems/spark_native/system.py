@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,10 +64,14 @@ class NativeRun:
         return [pair for e in self.epochs for pair in e.output]
 
 
-def _millis(iso: str | None) -> int | None:
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def millis(iso: str | None) -> int | None:
+    """Spark's progress timestamp (ISO, UTC) in ms, exactly (a float product would turn 16.188 s into 16187)."""
     if not iso:
         return None
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+    return (datetime.fromisoformat(iso.replace("Z", "+00:00")) - EPOCH) // timedelta(milliseconds=1)
 
 
 def _reason(exc: BaseException) -> str:
@@ -174,7 +178,7 @@ class SparkNativeSystem(System):
             pairs = [(r[0], None if semi else r[1]) for r in rows]
             pairs = [pr for pr in pairs if pr[0] != sentinel[0] and pr[1] != sentinel[1]]
             ops = p.stateOperators
-            epochs.append(Epoch(p.batchId, tuple(pairs), _millis((p.eventTime or {}).get("watermark")),
+            epochs.append(Epoch(p.batchId, tuple(pairs), millis((p.eventTime or {}).get("watermark")),
                                 ops[0].numRowsTotal if ops else None, p.numInputRows))
         missing = sorted(set(collected) - {e.batch_id for e in epochs})
         if missing:

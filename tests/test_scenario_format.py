@@ -152,8 +152,7 @@ def test_provenance_written_before_meta_existed_is_read_into_meta(tmp_path: Path
     assert "converge_failure" not in written and written["meta"] == dict(s.meta)
 
 
-@pytest.mark.parametrize("path", sorted(p for p in SCENARIOS.rglob("*.json") if "spark_native" not in p.parts),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(SCENARIOS.rglob("*.json")), ids=lambda p: p.stem)
 def test_every_scenario_file_survives_a_write_and_a_read(path: Path, tmp_path: Path) -> None:
     s = load_scenario(path)
     again = load_scenario(dump_scenario(s, tmp_path / path.name))

@@ -9,8 +9,7 @@ import pytest
 from converge.properties.replay import replay_path
 
 SCENARIOS = Path(__file__).parent / "scenarios"
-# spark_native/ holds native-join cases for Spark's own join (tests/spark/test_spark_native.py), not scenarios
-FILES = sorted(p for p in SCENARIOS.rglob("*.json") if "spark_native" not in p.parts)
+FILES = sorted(SCENARIOS.rglob("*.json"))
 
 
 def test_there_are_scenarios() -> None:

@@ -19,7 +19,7 @@ from converge.oracle.native_join_model import model_case
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
 
-CASES = Path(__file__).parent / "scenarios" / "spark_native"
+CASES = Path(__file__).parent / "spark" / "native_cases"
 PROPS = {p.name: p for p in NATIVE_PROPERTIES}
 
 

@@ -1,6 +1,6 @@
 """Spark's own stream-stream join on the hand-worked cases of docs/spark.md ("Spark vs Flink for the same query").
 
-Each case file under tests/scenarios/spark_native holds its hand-worked
+Each case file under tests/spark/native_cases holds its hand-worked
 output (`meta.expect_output`, `meta.expect_epochs`); the tests here assert
 the same by hand, plus the watermarks Spark reports, and that every
 native-join property holds on each. One short campaign runs in the default
@@ -17,7 +17,7 @@ import pytest
 from converge.engine.systems.spark_native.case import load_case
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/spark/test_spark_runtime.py
-CASES = Path(__file__).resolve().parents[1] / "scenarios" / "spark_native"
+CASES = Path(__file__).resolve().parent / "native_cases"
 
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,19 @@ FOLDS_OUTPUT = ("folds an output changelog into a bag; no engine module imports 
 READS_THE_QUERY = "reads the user's query file into the data model (input, like a scenario file)"
 DESCRIBES = ("describes converge's plan to the user (`check`'s plan and findings); no verdict is computed "
              "from it")
+NATIVE_CASE = ("the native-join case (Spark's join): input data model, validated at load, computes no answer")
 # (importing module, imported engine module) -> why this import cannot move an expected answer
 ALLOWED: dict[tuple[str, str], str] = {
+    # Spark's native joins (docs/spark.md): the case is their data model (as engine.scenario is converge's)
+    ("converge.generators.spark_native", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.oracle.native_join", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.oracle.native_join_model", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.properties.spark_native.checks", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.properties.spark_native.replay", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.properties.spark_native.runs", "converge.engine.systems.spark_native.case"): NATIVE_CASE,
+    ("converge.properties.spark_native.checks", "converge.engine.systems.spark_native.system"): "the type of Spark's run (the 'got' side)",
+    ("converge.properties.spark_native.replay", "converge.engine.systems.spark_native.system"): RUNS_THE_SYSTEM,
+    ("converge.properties.spark_native.runs", "converge.engine.systems.spark_native.system"): RUNS_THE_SYSTEM,
     ("converge.oracle.guard", "converge.engine.duckdb_ast"):
         "reads DuckDB's own AST to accept or refuse a condition; DuckDB computes the answer",
     ("converge.properties.anomalies", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,

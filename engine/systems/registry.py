@@ -4,6 +4,7 @@
     reference-spark      the reference engine on the Spark runtime
     cmd:COMMAND          an adapter command (a path, or a command line split like a shell would)
     flink[:VERSION]      the Flink adapter, installed by `converge systems install flink`
+    spark                Spark's own stream-stream join (native-join cases, docs/spark.md)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from converge.engine.systems.base import System
 from converge.engine.systems.reference import ReferenceSystem
 
 DEFAULT_SYSTEM = "reference"
-SPEC_FORMS = ("reference", "reference-spark", "cmd:COMMAND", "flink[:VERSION]")
+SPEC_FORMS = ("reference", "reference-spark", "cmd:COMMAND", "flink[:VERSION]", "spark")
 
 
 def adapter_argv(command: str) -> list[str]:
@@ -46,4 +47,8 @@ def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts = Timeouts()) 
         from converge.engine.systems.flink.environment import adapter_command  # lazy: the Flink adapter's own env
 
         return AdapterSystem(adapter_command(version), label=spec, timeouts=timeouts)
+    if spec == "spark":
+        from converge.engine.systems.spark_native.system import SparkNativeSystem  # lazy: starts a JVM
+
+        return SparkNativeSystem()
     raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")

@@ -257,8 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "./converge-reports; off: none)")
     run.add_argument("--no-reports", action="store_true", help="write no report files (as --reports-dir off)")
     run.add_argument("--system", metavar="SPEC", default=None,
-                     help="check a system under test instead: reference, reference-spark, cmd:COMMAND or "
-                          "flink[:VERSION] (docs/systems.md); --examples then counts cases per property")
+                     help="check a system under test instead: reference, reference-spark, cmd:COMMAND, "
+                          "flink[:VERSION] (docs/systems.md) or spark (Spark's native joins, docs/spark.md); "
+                          "--examples then counts cases per property")
     run.add_argument("--known", metavar="FILE", default=None,
                      help="known divergences of systems (JSON, docs/systems.md): reported as known, exit 0")
     run.add_argument("--batch", type=positive_int, default=None,

@@ -97,6 +97,10 @@ def run_system_campaign(options: RunOptions) -> int:
     """Open the system, run every selected property on it, print the table and the closing note."""
     if options.system is None:
         raise UsageError("run_system_campaign needs options.system")
+    if options.system == "spark":  # Spark's native joins have their own cases and properties
+        from converge.reports.tooling.spark_native_campaign import run_spark_native_campaign  # lazy: pyspark
+
+        return run_spark_native_campaign(options)
     known = load_known(options.known) if options.known is not None else []
     props = select_properties(options.family, options.property)
     started = time.perf_counter()
@@ -165,6 +169,10 @@ def replay_on_system_cli(targets: list[str], spec: str, expand: Callable[[list[s
         files += find_scenario_files(target)[0]
     if not files:
         raise UsageError(f"{', '.join(targets)}: no scenario files found")
+    if spec == "spark":  # native-join case files (engine/systems/spark_native/case.py)
+        from converge.reports.tooling.spark_native_campaign import replay_native_cli  # lazy: pyspark
+
+        return replay_native_cli(list(dict.fromkeys(files)))
     with open_system(spec) as system:
         print(f"system: {system.title}")
         outcomes = [replay_on_system(path, system, spec) for path in dict.fromkeys(files)]

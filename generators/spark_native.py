@@ -53,15 +53,19 @@ def native_join_cases(draw: st.DrawFn, *, join_types: Sequence[str] = GENERATED_
     key = st.one_of(st.integers(1, keys), st.none())
     batches: list[dict[str, list[tuple]]] = []
     clock = START_MS
-    for j in range(draw(st.integers(1, max_batches))):
+    # a late row needs a watermark above 0 before its epoch's previous one: rows on both inputs in the first batch
+    # and at least three batches (shrinking the share to 0 drops both demands)
+    late_possible = share > 0
+    for j in range(draw(st.integers(min(3, max_batches) if late_possible else 1, max_batches))):
         clock += draw(st.sampled_from((0, 1000, 2000, 5000)), label="advance")
         threshold = model_case(base.with_batches(batches), with_sentinel=False).watermarks[-1] if j > 0 else None
         batch: dict[str, list[tuple]] = {}
         for side in SIDES:
             rows = []
-            for _ in range(draw(st.integers(0, max_rows), label=f"{side} rows")):
+            least = 1 if late_possible and j == 0 else 0
+            for _ in range(draw(st.integers(least, max(least, max_rows)), label=f"{side} rows")):
                 late = threshold is not None and threshold > 0 and share > 0 and draw(
-                    st.floats(0, 1, exclude_max=True), label="late draw") < share
+                    st.integers(0, 99), label="late draw") < round(share * 100)
                 if late:
                     t = max(1, threshold - draw(st.integers(0, 2000)))
                 else:

@@ -39,17 +39,23 @@ class KeyTimers:
 
     def next_due(self, clocks: Clocks, before: int) -> tuple[int, int, bool] | None:
         """(firing event, time, is event time) of the timer that fires first, if it fires before `before`."""
-        best: tuple[int, int, bool] | None = None
-        for (ts, event_time), registered in self.pending.items():
-            at = clocks.fires_at(ts, registered, event_time)
-            if at is not None and at < before and (best is None or (at, ts) < best[:2]):
-                best = (at, ts, event_time)
-        return best
+        return due_before(self.pending, clocks, before)
 
-    def first_firing(self, clocks: Clocks) -> int | None:
-        """The earliest event at which a pending timer fires (None: none ever does)."""
-        found = [at for (ts, ev), reg in self.pending.items() if (at := clocks.fires_at(ts, reg, ev)) is not None]
-        return min(found) if found else None
+
+def due_before(pending: dict[tuple[int, bool], int], clocks: Clocks, before: int) -> tuple[int, int, bool] | None:
+    """(firing event, time, is event time) of the first of `pending` to fire, if it fires before `before`."""
+    best: tuple[int, int, bool] | None = None
+    for (ts, event_time), registered in pending.items():
+        at = clocks.fires_at(ts, registered, event_time)
+        if at is not None and at < before and (best is None or (at, ts) < best[:2]):
+            best = (at, ts, event_time)
+    return best
+
+
+def first_firing(pending: dict[tuple[int, bool], int], clocks: Clocks) -> int | None:
+    """The earliest event at which one of `pending` fires (None: none ever does)."""
+    found = [at for (ts, ev), reg in pending.items() if (at := clocks.fires_at(ts, reg, ev)) is not None]
+    return min(found) if found else None
 
 
 def spark_timer_for(clocks: Clocks, firing_event: int) -> int:

@@ -28,8 +28,8 @@ from tests.spark.test_stage_processor import MINIBATCH, SCENARIOS, _difference, 
 
 pytest.importorskip("pyspark")
 
-from converge.engine.runtime.spark.job import LAYOUT_FILE, SparkJoinJob, check_layout  # noqa: E402
-from converge.engine.runtime.spark.processor import bucket_of  # noqa: E402
+from converge.engine.runtime.spark.job import LAYOUT_FILE, SparkJoinJob, check_layout
+from converge.engine.runtime.spark.processor import bucket_of
 
 
 @settings(max_examples=examples(120), deadline=None, suppress_health_check=list(HealthCheck))

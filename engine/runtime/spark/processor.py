@@ -2,28 +2,34 @@
 
 A job runs one or more scenarios. Their plan nodes are numbered globally and
 put in stages by height (leaves are stage 0); each stage is one
-`transformWithState` operator grouped by "node|key", so a node's keyed state
-lives in Spark's RocksDB state store under its own node number. (One string
-column, not two: Spark's Python worker converts every cell of every row.)
+`transformWithState` operator grouped by "node|bucket": a keyed node's keys
+are hashed into `JobSpec.buckets` buckets (a stable hash of the key's repr),
+so a node's keyed state lives in Spark's RocksDB state store under its own
+node number. (One string column, not two: Spark's Python worker converts
+every cell of every row.)
 
-Each key group of a micro-batch is one call of `handleInputRows`. The key's
-whole KeyedStateBackend slice (and its pending timers, engine/runtime/spark/
-timers.py) is one ValueState blob: it is read once, put into a local
-KeyedStateBackend, the operator processes the key's changes in (event seq,
-position) order through an ordinary OperatorContext, and the slice is taken
-out and written back once. Every state call is a round trip to the JVM
-(~100 µs measured), so this costs two calls per key per batch however many
-records the key holds. TTL and MapState order stay in our layer, so both
-runtimes agree exactly; processing time and watermark arrive in-band on
-every change.
+Each bucket of a micro-batch is one call of `handleInputRows`. Spark pays a
+fixed cost per group (a JVM round trip to set the grouping key, an Arrow
+batch each way) and every state call is another round trip (~100 µs
+measured; docs/spark.md, "Performance"), so a group holds many keys and one
+ValueState blob: {key: (its KeyedStateBackend slice, its pending timers)},
+read once and written once per bucket and batch. Inside, each key with
+changes runs on its own: its slice is put into a local KeyedStateBackend,
+the operator processes the key's changes in (event seq, position) order
+through an ordinary OperatorContext, and the slice is taken out again, so
+keys sharing a bucket never see each other. Timers live in the blob with
+their key (engine/runtime/spark/timers.py); one Spark timer per bucket, at
+the earliest of its keys', wakes it. TTL and MapState order stay in our
+layer, so both runtimes agree exactly; processing time and watermark arrive
+in-band on every change.
 
-Rows are `key string, data binary`, the key being "node|repr(key)". `data`
+Rows are `key string, data binary`, the key being "node|bucket". `data`
 pickles a list of items `(seq, pos, input index, kind, row, processing time,
-watermark)` for that node and key, so a key group emits one row per
-destination key, not one per change. `pos` is the path of output positions
-from the source event to this change: sorting by (seq, pos) gives exactly
-the local runtime's order. A negative node -(s+1) marks the output of
-scenario s's root; those rows pass through later stages untouched, with
+watermark)` for that node and bucket, so a group emits one row per
+destination bucket, not one per change. `pos` is the path of output
+positions from the source event to this change: sorting by (seq, pos) gives
+exactly the local runtime's order. A negative node -(s+1) marks the output
+of scenario s's root; those rows pass through later stages untouched, with
 items `(seq, pos, kind, row)`.
 
 A node whose operator buffers records of many keys (`buffers_across_keys`,
@@ -39,10 +45,12 @@ of the input), both in the local runtime's order of those calls.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import zlib
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -176,16 +184,32 @@ def built_node(job: JobSpec, number: int) -> BuiltNode:
     return node
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a group runs: unpickling a bucket's blob and its
+    rows allocates many containers that all stay alive until the group ends, so every collection
+    triggered meanwhile rescans them, a cost that grows with the bucket (measured: about half of
+    our processing time at a few hundred keys per bucket). Nothing a group makes needs collecting
+    before it ends; the collector runs again afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _order(item: tuple) -> tuple:
     return item[0], item[1]
 
 
 class StageProcessor(StatefulProcessor):
-    """Runs the operators of one stage, one node|key group at a time, state read and written once.
+    """Runs the operators of one stage, one node|bucket group at a time, state read and written once.
 
-    The ValueState blob is (key, state slice, pending timers): the key, so a
-    Spark timer that wakes a group without rows knows it; the timers, so they
-    live in our layer with the state they guard.
+    A keyed node's ValueState blob is {key: (state slice, pending timers)}:
+    the keys, so a Spark timer that wakes a bucket without rows knows them;
+    the timers, so they live in our layer with the state they guard.
     """
 
     def __init__(self, job: JobSpec, stage: int) -> None:
@@ -198,6 +222,10 @@ class StageProcessor(StatefulProcessor):
 
     # ------------------------------------------------------------ Spark's calls
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        with _collector_paused():
+            yield from self._input_rows(key, rows)
+
+    def _input_rows(self, key: Any, rows: Iterator[Row]) -> Iterator[Row]:
         (grouping,) = key
         number = node_of(grouping)
         if number < 0 or self.job.nodes[number].stage != self.stage:
@@ -237,7 +265,8 @@ class StageProcessor(StatefulProcessor):
         if node.clocks is None:
             return
         before = completed_before(node.clocks, timerValues.getCurrentWatermarkInMs())
-        yield from self._run_bucket(node, {}, before)
+        with _collector_paused():
+            yield from self._run_bucket(node, {}, before)
 
     def close(self) -> None:
         pass

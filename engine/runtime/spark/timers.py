@@ -6,9 +6,11 @@ reaches its time (engine/runtime/spark/clocks.py), exactly as the local
 runtime pops it, and its output is attributed to that event. Before a key's
 change at event s is processed, every timer of the key that fires before s
 is fired, so the operator sees the state the local runtime would. A key that
-gets no change after its timer is due is woken by a Spark event-time timer
-set for the micro-batch after the one holding the firing event (Spark's
-watermark is the micro-batch number, see job.py).
+gets no change after its timer is due is woken through its bucket (the Spark
+group it shares with other keys, processor.py): one Spark event-time timer
+per bucket, set for the micro-batch after the one holding the earliest
+firing event of its keys (Spark's watermark is the micro-batch number, see
+job.py); the wake-up fires every key's due timers and sets the next one.
 """
 
 from __future__ import annotations

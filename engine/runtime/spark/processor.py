@@ -74,7 +74,7 @@ LOOP_KIND = "!loop"        # ... a non-termination error (a timer that keeps fir
 ERROR_KINDS: dict[str, type[ConvergeError]] = {ERROR_KIND: BadInputError, LOOP_KIND: NonTerminationError}
 TIME_KIND = "!time"        # a marker for a whole node: processing time advanced (call on_processing_time)
 END_KIND = "!end"          # a marker for a whole node: the end of the input (call finish)
-DEFAULT_BUCKETS = 256    # key groups per keyed node; measured in docs/spark.md, "Performance"
+DEFAULT_BUCKETS = 2048   # key groups per keyed node; measured in docs/spark.md, "Performance"
 END_POS = 1 << 40          # marker positions: after every output position of the last event, per plan node
 
 _dumps = pickle.dumps

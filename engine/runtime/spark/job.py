@@ -1,8 +1,8 @@
 """Scenarios as one Spark Structured Streaming query: one transformWithState operator per plan stage.
 
     source files (one per micro-batch)
-      -> stage 0: groupBy("node|key").transformWithState(StageProcessor)   [RocksDB state, checkpointed]
-      -> stage 1: union(its source rows, stage 0's output) -> groupBy("node|key").transformWithState ...
+      -> stage 0: groupBy("node|bucket").transformWithState(StageProcessor)   [RocksDB state, checkpointed]
+      -> stage 1: union(its source rows, stage 0's output) -> groupBy("node|bucket").transformWithState ...
       -> last stage's output (roots' changes) -> foreachBatch: Parquet, one folder per batch id
 
 A stage holds every plan node of that height, of every scenario in the job,

@@ -188,7 +188,8 @@ def cmd_adapter_check(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else None
     config = BenchConfig(events=args.events, keys=args.keys, examples=args.examples, rounds=args.rounds,
-                         runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches)
+                         runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches,
+                         buckets=args.buckets)
     if args.final_check:
         if config.runtime != "spark":
             raise UsageError("--final-check runs on Spark: add --runtime spark")
@@ -296,7 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--rounds", type=positive_int, default=defaults.rounds,
                    help="repeat the property benchmarks (same seed, same examples); median and best are reported")
     b.add_argument("--batches", type=positive_int, default=defaults.batches,
-                   help="micro-batches of the Spark benchmark (--runtime spark)")
+                   help="micro-batches of the Spark benchmark (--runtime spark); it also runs with one")
+    b.add_argument("--buckets", type=positive_int, default=None,
+                   help="key buckets per plan node of the Spark runtime (--runtime spark; default: the runtime's)")
     b.add_argument("--runtime", choices=RUNTIMES, default="local")
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
     b.add_argument("--final-check", action="store_true",

@@ -42,5 +42,6 @@ class BenchConfig:
     runtime: RuntimeName = "local"
     only: tuple[str, ...] | None = None
     out: Path | None = Path("converge-bench.json")
-    batches: int = 1                   # micro-batches of the Spark benchmark
+    batches: int = 5                   # micro-batches of the Spark benchmark (it also runs with one)
     verify: bool = True                # the Spark benchmark checks its answer against the local runtime
+    buckets: int | None = None         # key buckets per node of the Spark runtime; None: its default

@@ -84,12 +84,13 @@ def _oracle_logs(scenario: Scenario, folder: Path) -> dict[str, str]:
     return paths
 
 
-def final_check(spark: Any, scenario: Scenario, work: Path, *, batches: int,
+def final_check(spark: Any, scenario: Scenario, work: Path, *, batches: int, buckets: int | None = None,
                 echo: Any = print) -> dict:
     """Run the scenario on the Spark runtime and check its final answer against the Spark SQL oracle."""
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
-    job = SparkJoinJob([scenario], spark=spark, work_dir=work / "runtime", batches=batches)
+    job = SparkJoinJob([scenario], spark=spark, work_dir=work / "runtime", batches=batches,
+                      buckets=buckets)
     job.write_batches()
     t1 = time.perf_counter()
     phases["runtime_source_files"] = t1 - t0
@@ -144,7 +145,7 @@ def run_final_check(config: BenchConfig) -> int:
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     work = Path(tempfile.mkdtemp(prefix="converge-final-check-"))
     try:
-        result = final_check(spark, scenario, work, batches=batches, echo=lambda line: print(line, flush=True))
+        result = final_check(spark, scenario, work, batches=batches, buckets=config.buckets, echo=lambda line: print(line, flush=True))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["phase_seconds"] = {"input_generation": round(generated, 2), **result["phase_seconds"]}

@@ -107,12 +107,12 @@ def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0, fresh_workers: bo
 
 
 def run_all_in_memory(scenarios: list[Scenario], *, batches: int, shuffle_seed: int = 0,
-                      fresh_workers: bool = False) -> list:
+                      fresh_workers: bool = False, buckets: int | None = None) -> list:
     """Like run_scenarios_on_spark: time-driven scenarios in a job of their own."""
     out: list = [None] * len(scenarios)
     for indexes in split_by_time(scenarios).values():
         if indexes:
-            job = SparkJoinJob([scenarios[i] for i in indexes], batches=batches)
+            job = SparkJoinJob([scenarios[i] for i in indexes], batches=batches, buckets=buckets)
             for i, result in zip(indexes, run_in_memory(job, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers)):
                 out[i] = result
     return out

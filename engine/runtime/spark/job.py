@@ -1,8 +1,8 @@
 """Scenarios as one Spark Structured Streaming query: one transformWithState operator per plan stage.
 
     source files (one per micro-batch)
-      -> stage 0: groupBy("node|key").transformWithState(StageProcessor)   [RocksDB state, checkpointed]
-      -> stage 1: union(its source rows, stage 0's output) -> groupBy("node|key").transformWithState ...
+      -> stage 0: groupBy("node|bucket").transformWithState(StageProcessor)   [RocksDB state, checkpointed]
+      -> stage 1: union(its source rows, stage 0's output) -> groupBy("node|bucket").transformWithState ...
       -> last stage's output (roots' changes) -> foreachBatch: Parquet, one folder per batch id
 
 A stage holds every plan node of that height, of every scenario in the job,
@@ -16,6 +16,7 @@ as one list of changes per scenario event, like the local runtime's.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -28,13 +29,21 @@ import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.errors import BadInputError, ConvergeError, UsageError
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import PlanNode
 from converge.engine.planner import plan as make_plan
 from converge.engine.runtime.local import RunResult
 from converge.engine.runtime.spark.clocks import Clocks, node_clocks
-from converge.engine.runtime.spark.processor import ERROR_KINDS, ROW_SCHEMA, JobSpec, NodeRef, StageProcessor, node_of
+from converge.engine.runtime.spark.processor import (
+    DEFAULT_BUCKETS,
+    ERROR_KINDS,
+    ROW_SCHEMA,
+    JobSpec,
+    NodeRef,
+    StageProcessor,
+    node_of,
+)
 from converge.engine.runtime.spark.session import ROCKSDB_PROVIDER, get_spark
 from converge.engine.runtime.spark.source import (
     SOURCE_SCHEMA,
@@ -124,6 +133,38 @@ def add_output_watermarks(scenario: Scenario, clocks: Clocks, per_event: list[li
             per_event[seq].append(item)
 
 
+LAYOUT_FILE = "converge-layout.json"   # in the checkpoint folder; Spark ignores files it does not know
+LAYOUT_VERSION = 2                      # 1: one key group per key (no file); 2: keys hashed into buckets
+
+
+def check_buckets(buckets: Any) -> int:
+    """The bucket count a job was given, validated where it is loaded."""
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise UsageError(f"buckets must be a whole number of at least 1, not {buckets!r}")
+    return buckets
+
+
+def check_layout(checkpoint: Path, buckets: int) -> None:
+    """Refuse to continue a checkpoint whose state was grouped differently, or record the layout of a new one.
+
+    The grouping column decides under which group Spark keeps each key's
+    state: with another bucket count (or the per-key groups of an older
+    version) the keys would silently start from empty state."""
+    marker = checkpoint / LAYOUT_FILE
+    wanted = {"version": LAYOUT_VERSION, "buckets": buckets}
+    if marker.exists():
+        found = json.loads(marker.read_text())
+        if found != wanted:
+            raise UsageError(f"the checkpoint {checkpoint} groups keys as {found}, this job as {wanted}: "
+                             f"run it with buckets={found.get('buckets')} or start from a new checkpoint")
+        return
+    if (checkpoint / "offsets").exists():
+        raise UsageError(f"the checkpoint {checkpoint} was written by an older Spark runtime (one key group per "
+                         f"key, no {LAYOUT_FILE}); its state cannot be regrouped: start from a new checkpoint")
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(wanted) + "\n")
+
+
 class IdempotentParquetSink:
     """foreachBatch target: each batch's rows go to their own folder, overwritten if the batch runs again."""
 
@@ -184,12 +225,13 @@ class SparkJoinJob:
     def __init__(self, scenarios: Sequence[Scenario], *, spark: Any = None, work_dir: str | Path | None = None,
                  batches: int | None = None, bounds: Sequence[int] | None = None, seed: int = 0,
                  fail_marker: str | None = None, fail_event: tuple[int, int] | None = None,
-                 fail_after_batch: int | None = None) -> None:
+                 fail_after_batch: int | None = None, buckets: int | None = None) -> None:
         if not scenarios:
             raise BadInputError("a Spark job needs at least one scenario")
         if bounds is not None and len(scenarios) != 1:
             raise BadInputError("explicit batch bounds need exactly one scenario")
         self.scenarios = list(scenarios)
+        self.buckets = check_buckets(DEFAULT_BUCKETS if buckets is None else buckets)
         count = batches if batches is not None else 1
         self.bounds = [batch_bounds(len(s.events), batches=count, bounds=bounds) for s in self.scenarios]
         self.n_batches = max(len(b) for b in self.bounds)
@@ -210,7 +252,7 @@ class SparkJoinJob:
             for i, n in enumerate(nodes):
                 parent = None if n.parent is None else numbers[id(n.parent)][0]
                 refs.append(NodeRef(s_index, i, numbers[id(n)][1], parent, n.operator.buffers_across_keys))
-            self.rows.append(encode_events(scenario, plan, numbers, s_index, clocks))
+            self.rows.append(encode_events(scenario, plan, numbers, s_index, clocks, self.buckets))
         self.stages = 1 + max(ref.stage for ref in refs)
         self.time_driven = any(c is not None for c in self.clocks)
         if self.time_driven and self.stages > 1:
@@ -218,7 +260,7 @@ class SparkJoinJob:
                                      "(run_scenarios_on_spark runs them in a job of their own)")
         self.spec = JobSpec(tuple(scenario_to_dict(s.with_events(())) for s in self.scenarios), tuple(refs),
                             uuid.uuid4().hex, tuple(self.clocks) if self.time_driven else (), seed, fail_marker,
-                            fail_event)
+                            fail_event, self.buckets)
         self.spark = spark
         self.owns_dir = work_dir is None
         self._root = Path(work_dir) if work_dir is not None else None
@@ -288,12 +330,13 @@ class SparkJoinJob:
 
     def run(self) -> None:
         """Process every source file written so far (availableNow), continuing from the checkpoint."""
+        if self.files_written == 0 and not self.checkpoint_dir.exists():
+            return                                   # no change event at all: nothing for Spark to do
+        check_layout(self.checkpoint_dir, self.buckets)   # before a JVM starts: a refusal is cheap
         spark = self.spark or get_spark()
         self.spark = spark
         if spark.conf.get("spark.sql.streaming.stateStore.providerClass", "") != ROCKSDB_PROVIDER:
             spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-        if self.files_written == 0 and not self.checkpoint_dir.exists():
-            return                                   # no change event at all: nothing for Spark to do
         source = (spark.readStream.schema(SOURCE_SCHEMA).option("maxFilesPerTrigger", 1)
                   .parquet(str(self.source_dir)))
         sink = IdempotentParquetSink(self.sink_dir, fail_marker=self.fail_marker,
@@ -368,7 +411,7 @@ def run_scenarios_on_spark(scenarios: Sequence[Scenario], *, work_dir: str | Pat
 
 def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int | None = None,
                           bounds: Sequence[int] | None = None, work_dir: str | Path | None = None,
-                          seed: int = 0) -> RunResult:
+                          seed: int = 0, buckets: int | None = None) -> RunResult:
     """Run every event of a scenario on Spark: one list of output changes per event, like the local runtime.
 
     `batches` splits the events evenly into that many micro-batches, `bounds`
@@ -376,7 +419,7 @@ def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int
     is one micro-batch.
     """
     (outcome,) = run_scenarios_on_spark([scenario], spark=spark, batches=batches, bounds=bounds,
-                                        work_dir=work_dir, seed=seed)
+                                        work_dir=work_dir, seed=seed, buckets=buckets)
     if isinstance(outcome, ConvergeError):
         raise outcome
     return outcome

@@ -2,28 +2,34 @@
 
 A job runs one or more scenarios. Their plan nodes are numbered globally and
 put in stages by height (leaves are stage 0); each stage is one
-`transformWithState` operator grouped by "node|key", so a node's keyed state
-lives in Spark's RocksDB state store under its own node number. (One string
-column, not two: Spark's Python worker converts every cell of every row.)
+`transformWithState` operator grouped by "node|bucket": a keyed node's keys
+are hashed into `JobSpec.buckets` buckets (a stable hash of the key's repr),
+so a node's keyed state lives in Spark's RocksDB state store under its own
+node number. (One string column, not two: Spark's Python worker converts
+every cell of every row.)
 
-Each key group of a micro-batch is one call of `handleInputRows`. The key's
-whole KeyedStateBackend slice (and its pending timers, engine/runtime/spark/
-timers.py) is one ValueState blob: it is read once, put into a local
-KeyedStateBackend, the operator processes the key's changes in (event seq,
-position) order through an ordinary OperatorContext, and the slice is taken
-out and written back once. Every state call is a round trip to the JVM
-(~100 µs measured), so this costs two calls per key per batch however many
-records the key holds. TTL and MapState order stay in our layer, so both
-runtimes agree exactly; processing time and watermark arrive in-band on
-every change.
+Each bucket of a micro-batch is one call of `handleInputRows`. Spark pays a
+fixed cost per group (a JVM round trip to set the grouping key, an Arrow
+batch each way) and every state call is another round trip (~100 µs
+measured; docs/spark.md, "Performance"), so a group holds many keys and one
+ValueState blob: {key: (its KeyedStateBackend slice, its pending timers)},
+read once and written once per bucket and batch. Inside, each key with
+changes runs on its own: its slice is put into a local KeyedStateBackend,
+the operator processes the key's changes in (event seq, position) order
+through an ordinary OperatorContext, and the slice is taken out again, so
+keys sharing a bucket never see each other. Timers live in the blob with
+their key (engine/runtime/spark/timers.py); one Spark timer per bucket, at
+the earliest of its keys', wakes it. TTL and MapState order stay in our
+layer, so both runtimes agree exactly; processing time and watermark arrive
+in-band on every change.
 
-Rows are `key string, data binary`, the key being "node|repr(key)". `data`
+Rows are `key string, data binary`, the key being "node|bucket". `data`
 pickles a list of items `(seq, pos, input index, kind, row, processing time,
-watermark)` for that node and key, so a key group emits one row per
-destination key, not one per change. `pos` is the path of output positions
-from the source event to this change: sorting by (seq, pos) gives exactly
-the local runtime's order. A negative node -(s+1) marks the output of
-scenario s's root; those rows pass through later stages untouched, with
+watermark)` for that node and bucket, so a group emits one row per
+destination bucket, not one per change. `pos` is the path of output
+positions from the source event to this change: sorting by (seq, pos) gives
+exactly the local runtime's order. A negative node -(s+1) marks the output
+of scenario s's root; those rows pass through later stages untouched, with
 items `(seq, pos, kind, row)`.
 
 A node whose operator buffers records of many keys (`buffers_across_keys`,
@@ -39,9 +45,12 @@ of the input), both in the local runtime's order of those calls.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
+import zlib
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -54,7 +63,7 @@ from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
 from converge.engine.runtime.guard import TimerBudget
 from converge.engine.runtime.spark.clocks import Clocks
-from converge.engine.runtime.spark.timers import KeyTimers, completed_before, spark_timer_for
+from converge.engine.runtime.spark.timers import KeyTimers, completed_before, due_before, first_firing, spark_timer_for
 from converge.engine.scenario_json import scenario_from_dict
 from converge.engine.state import KeyedStateBackend
 
@@ -65,19 +74,24 @@ LOOP_KIND = "!loop"        # ... a non-termination error (a timer that keeps fir
 ERROR_KINDS: dict[str, type[ConvergeError]] = {ERROR_KIND: BadInputError, LOOP_KIND: NonTerminationError}
 TIME_KIND = "!time"        # a marker for a whole node: processing time advanced (call on_processing_time)
 END_KIND = "!end"          # a marker for a whole node: the end of the input (call finish)
+DEFAULT_BUCKETS = 2048   # key groups per keyed node; measured in docs/spark.md, "Performance"
 END_POS = 1 << 40          # marker positions: after every output position of the last event, per plan node
-
-_UNREAD = object()         # the blob was not read yet
 
 _dumps = pickle.dumps
 _loads = pickle.loads
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
-def group_key(node: int, key: tuple) -> str:
-    """The grouping column of a node's key: repr is canonical for the tuples of ints, strings,
-    booleans and NULLs that keys are made of (pickle is not: it memoizes shared objects)."""
-    return f"{node}|{key!r}"
+def bucket_of(key: tuple, buckets: int) -> int:
+    """A key's bucket: stable across processes and restarts (Python's str hash is salted per process),
+    from repr, which is canonical for the tuples of ints, strings, booleans and NULLs that keys are made
+    of (pickle is not: it memoizes shared objects)."""
+    return zlib.crc32(repr(key).encode("utf-8", "surrogatepass")) % buckets
+
+
+def group_key(node: int, key: tuple, buckets: int) -> str:
+    """The grouping column of a node's key: the node and the key's bucket."""
+    return f"{node}|{bucket_of(key, buckets)}"
 
 
 def whole_node_key(node: int) -> str:
@@ -114,6 +128,7 @@ class JobSpec:
     seed: int = 0
     fail_marker: str | None = None   # failure injection for restart tests: raise while this file exists
     fail_event: tuple[int, int] | None = None   # ... in the key group holding (scenario, event seq)
+    buckets: int = DEFAULT_BUCKETS   # key groups per keyed node (the checkpoint's layout: see job.py)
 
 
 class NoTimers:
@@ -169,16 +184,32 @@ def built_node(job: JobSpec, number: int) -> BuiltNode:
     return node
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a group runs: unpickling a bucket's blob and its
+    rows allocates many containers that all stay alive until the group ends, so every collection
+    triggered meanwhile rescans them, a cost that grows with the bucket (measured: about half of
+    our processing time at a few hundred keys per bucket). Nothing a group makes needs collecting
+    before it ends; the collector runs again afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _order(item: tuple) -> tuple:
     return item[0], item[1]
 
 
 class StageProcessor(StatefulProcessor):
-    """Runs the operators of one stage, one node|key group at a time, state read and written once.
+    """Runs the operators of one stage, one node|bucket group at a time, state read and written once.
 
-    The ValueState blob is (key, state slice, pending timers): the key, so a
-    Spark timer that wakes a group without rows knows it; the timers, so they
-    live in our layer with the state they guard.
+    A keyed node's ValueState blob is {key: (state slice, pending timers)}:
+    the keys, so a Spark timer that wakes a bucket without rows knows them;
+    the timers, so they live in our layer with the state they guard.
     """
 
     def __init__(self, job: JobSpec, stage: int) -> None:
@@ -191,6 +222,10 @@ class StageProcessor(StatefulProcessor):
 
     # ------------------------------------------------------------ Spark's calls
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
+        with _collector_paused():
+            yield from self._input_rows(key, rows)
+
+    def _input_rows(self, key: Any, rows: Iterator[Row]) -> Iterator[Row]:
         (grouping,) = key
         number = node_of(grouping)
         if number < 0 or self.job.nodes[number].stage != self.stage:
@@ -204,40 +239,91 @@ class StageProcessor(StatefulProcessor):
             items.sort(key=_order)
         node = built_node(self.job, number)
         self._maybe_fail(node, items)
-        first = items[0]
-        if first[3] in ERROR_KINDS:          # a child's error: pass it to the root
-            seq, pos, _tag, kind, message, pt, wm = first
-            yield from self._emit(node, [(seq, pos, kind, message, pt, wm)])
-            return
+        errors = [(s, p, kind, message, pt, wm) for s, p, _t, kind, message, pt, wm in items if kind in ERROR_KINDS]
+        if errors:                           # a child's error: pass it to the root, process the rest
+            yield from self._emit(node, errors)
+            items = [item for item in items if item[3] not in ERROR_KINDS]
+            if not items:
+                return
         if node.whole:
             yield from self._run_whole(node, items)
             return
-        yield from self._run(node, node.keys[first[2]](first[4]), items, None)
+        per_key: dict = {}
+        selectors = node.keys
+        for item in items:                   # each key's changes keep their (seq, pos) order
+            k = selectors[item[2]](item[4])
+            found = per_key.get(k)
+            if found is None:
+                per_key[k] = [item]
+            else:
+                found.append(item)
+        yield from self._run_bucket(node, per_key, None)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Row]:
-        """A Spark timer woke a key of a time-driven node: fire what is due up to the finished batches."""
+        """A Spark timer woke a bucket of a time-driven node: fire what is due up to the finished batches."""
         node = built_node(self.job, node_of(key[0]))
-        stored = self.slice_state.get()
-        if stored is None or node.clocks is None:
+        if node.clocks is None:
             return
-        k = _loads(stored[0])[0]
         before = completed_before(node.clocks, timerValues.getCurrentWatermarkInMs())
-        yield from self._run(node, k, [], before, stored)
+        with _collector_paused():
+            yield from self._run_bucket(node, {}, before)
 
     def close(self) -> None:
         pass
 
-    # ------------------------------------------------------------ one key
-    def _run(self, node: BuiltNode, k: Any, items: list, fire_before: int | None,
-             stored: Any = _UNREAD) -> Iterator[Row]:
-        """Load the key's slice, fire due timers and process its changes in order, save the slice once."""
+    # ------------------------------------------------------------ one bucket of keys
+    def _run_bucket(self, node: BuiltNode, per_key: dict, fire_before: int | None) -> Iterator[Row]:
+        """Load the bucket's blob once, run each key with changes (or, woken by a timer, each key with a
+        due timer) on its own slice, write the blob back once; one output row per destination."""
+        stored = self.slice_state.get()
+        entries: dict = {} if stored is None else _loads(stored[0])
+        if fire_before is not None:          # a wake-up: the keys whose timers are due
+            clocks = node.clocks
+            per_key = {k: [] for k, (_slice, pending) in entries.items()
+                       if pending and due_before(pending, clocks, fire_before)}
+        out: list = []
+        errors: list = []
+        for k, key_items in per_key.items():
+            entry = self._run_key(node, k, key_items, fire_before, entries.get(k), out, errors)
+            if entry is None:
+                entries.pop(k, None)
+            else:
+                entries[k] = entry
+        if per_key:
+            if entries:
+                self.slice_state.update((_dumps(entries, _PROTOCOL),))
+            elif stored is not None:
+                self.slice_state.clear()
+        if node.timers is not None:
+            self._register_wake_up(node, entries)
+        if errors:
+            yield from self._emit(node, errors)
+        if out:
+            yield from self._emit(node, out)
+
+    def _register_wake_up(self, node: BuiltNode, entries: dict) -> None:
+        """One Spark timer per bucket: the micro-batch after the one where its keys' first timer fires."""
+        clocks = node.clocks
+        assert clocks is not None
+        first = None
+        for _slice, pending in entries.values():
+            if pending:
+                at = first_firing(pending, clocks)
+                if at is not None and (first is None or at < first):
+                    first = at
+        if first is not None:
+            self.handle.registerTimer(spark_timer_for(clocks, first))
+
+    def _run_key(self, node: BuiltNode, k: Any, items: list, fire_before: int | None, entry: Any,
+                 out: list, errors: list) -> Any:
+        """Fire the key's due timers and process its changes in order on its slice; the key's new entry
+        (state slice, pending timers), None when nothing is left, or `entry` itself after an error (the
+        error goes to `errors`, the key's output of this call is dropped: the driver stops at the error)."""
         backend = node.backend
         timers = node.timers
         backend.take_key_slice(k)          # leftovers of a batch aborted in this worker, if any
-        if stored is _UNREAD:
-            stored = self.slice_state.get()
-        if stored is not None:
-            _k, state_slice, pending = _loads(stored[0])
+        if entry is not None:
+            state_slice, pending = entry
             if state_slice is not None:
                 backend.put_key_slice(k, state_slice)
             if timers is not None:
@@ -247,36 +333,37 @@ class StageProcessor(StatefulProcessor):
         backend.current_key = k
         process = node.operator.process
         ctx = node.ctx
-        out: list = []
-        append = out.append
+        mine: list = []
+        append = mine.append
         seq, pos, pt, wm = 0, (), 0, None
         try:
             for seq, pos, tag, kind, row, pt, wm in items:
                 if timers is not None:
-                    self._fire(node, k, seq, out)
+                    self._fire(node, k, seq, mine)
                     timers.seq = seq
                     ctx.watermark = wm
-                if kind in ERROR_KINDS:      # a child's error: pass it to the root
-                    backend.take_key_slice(k)
-                    yield from self._emit(node, [(seq, pos, kind, row, pt, wm)])
-                    return
                 backend.now = pt
                 emitted = process(tag, Change(kind, row), ctx)
                 for j, change in enumerate(emitted):
                     append((seq, pos + (j,), change.kind, change.row, pt, wm))
             if fire_before is not None:
-                self._fire(node, k, fire_before, out)
+                self._fire(node, k, fire_before, mine)
         except BadInputError as exc:
             backend.take_key_slice(k)
-            yield from self._emit(node, [(seq, pos, ERROR_KIND, exc.detail, pt, wm)])
-            return                           # the driver raises it; the key's state stays as it was
+            errors.append((seq, pos, ERROR_KIND, exc.detail, pt, wm))
+            return entry                     # the driver raises it; the key's state stays as it was
         except NonTerminationError as exc:
             backend.take_key_slice(k)
-            yield from self._emit(node, [(self._loop_at, (), LOOP_KIND, str(exc), pt, wm)])
-            return
-        self._save(node, k, stored)
-        if out:
-            yield from self._emit(node, out)
+            errors.append((self._loop_at, (), LOOP_KIND, str(exc), pt, wm))
+            return entry
+        out.extend(mine)
+        if node.has_ttl:
+            backend.purge_expired()          # expired entries are invisible: do not carry them along
+        state_slice = backend.take_key_slice(k)
+        pending = dict(timers.pending) if timers is not None and timers.pending else None
+        if state_slice is None and not pending:
+            return None
+        return state_slice, pending
 
     def _run_whole(self, node: BuiltNode, items: list) -> Iterator[Row]:
         """A node grouped by node alone: load its whole state and bundle, process every item in order
@@ -336,22 +423,6 @@ class StageProcessor(StatefulProcessor):
                     out.append((at, (0, ts, repr(k), fired, j), change.kind, change.row, pt, wm))
             fired += 1
 
-    def _save(self, node: BuiltNode, k: Any, stored: Any) -> None:
-        backend = node.backend
-        if node.has_ttl:
-            backend.purge_expired()          # expired entries are invisible: do not carry them along
-        state_slice = backend.take_key_slice(k)
-        pending = node.timers.pending if node.timers is not None else None
-        if state_slice is None and not pending:
-            if stored is not None:
-                self.slice_state.clear()
-            return
-        self.slice_state.update((_dumps((k, state_slice, pending), _PROTOCOL),))
-        if pending:
-            first = node.timers.first_firing(node.clocks)  # type: ignore[union-attr]
-            if first is not None:
-                self.handle.registerTimer(spark_timer_for(node.clocks, first))  # type: ignore[arg-type]
-
     # ------------------------------------------------------------ output
     def _emit(self, node: BuiltNode, items: list) -> Iterator[Row]:
         """A root emits one row per key group; an inner node one row per destination key."""
@@ -364,8 +435,9 @@ class StageProcessor(StatefulProcessor):
         tag = node.parent_index
         groups: dict[str, list] = {}
         whole = whole_node_key(parent) if node.parent_whole else None
+        buckets = self.job.buckets
         for seq, pos, kind, row, pt, wm in items:
-            dest = whole or group_key(parent, parent_key(row))
+            dest = whole or group_key(parent, parent_key(row), buckets)
             groups.setdefault(dest, []).append((seq, pos, tag, kind, row, pt, wm))
         for dest, group in groups.items():
             yield Row(key=dest, data=_dumps(group, _PROTOCOL))

@@ -29,7 +29,14 @@ from converge.engine.operators.base import Operator
 from converge.engine.planner import Plan
 from converge.engine.rows import RowValidator, allowed_kinds
 from converge.engine.runtime.spark.clocks import Clocks
-from converge.engine.runtime.spark.processor import END_KIND, END_POS, TIME_KIND, group_key, whole_node_key
+from converge.engine.runtime.spark.processor import (
+    DEFAULT_BUCKETS,
+    END_KIND,
+    END_POS,
+    TIME_KIND,
+    group_key,
+    whole_node_key,
+)
 from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 SOURCE_SCHEMA = "scenario int, seq long, stage int, node int, key string, data binary, etime timestamp"
@@ -60,7 +67,8 @@ class SourceRows:
 
 
 def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, int]],
-                  scenario_index: int = 0, clocks: Clocks | None = None) -> SourceRows:
+                  scenario_index: int = 0, clocks: Clocks | None = None, buckets: int = DEFAULT_BUCKETS
+                  ) -> SourceRows:
     """Validate every event as the local runtime does and encode each change for its entry node.
 
     Raises BadInputError naming the event index, before any Spark work starts.
@@ -78,7 +86,7 @@ def encode_events(scenario: Scenario, plan: Plan, numbers: dict[int, tuple[int, 
             node, idx = plan.entry[spec.name]
             number, stage = numbers[id(node)]
             key_of = (_whole_key(number) if node.operator.buffers_across_keys
-                      else _keyed(number, node.operator.key_selector(idx)))
+                      else _keyed(number, node.operator.key_selector(idx), buckets))
             routes[spec.name] = (allowed_kinds(spec), RowValidator(spec).validate, number, stage, idx, key_of)
     # (position in the plan, global node number, stage, whether it reacts to processing time)
     whole = [(i, *numbers[id(n)], type(n.operator).on_processing_time is not Operator.on_processing_time)
@@ -132,8 +140,8 @@ def _whole_key(number: int) -> Callable[[tuple], str]:
     return lambda row: key
 
 
-def _keyed(number: int, selector: Callable[[tuple], object]) -> Callable[[tuple], str]:
-    return lambda row: group_key(number, selector(row))
+def _keyed(number: int, selector: Callable[[tuple], object], buckets: int) -> Callable[[tuple], str]:
+    return lambda row: group_key(number, selector(row), buckets)  # type: ignore[arg-type]
 
 
 def batch_bounds(n_events: int, *, batches: int | None = None, bounds: Sequence[int] | None = None

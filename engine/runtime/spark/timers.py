@@ -6,9 +6,11 @@ reaches its time (engine/runtime/spark/clocks.py), exactly as the local
 runtime pops it, and its output is attributed to that event. Before a key's
 change at event s is processed, every timer of the key that fires before s
 is fired, so the operator sees the state the local runtime would. A key that
-gets no change after its timer is due is woken by a Spark event-time timer
-set for the micro-batch after the one holding the firing event (Spark's
-watermark is the micro-batch number, see job.py).
+gets no change after its timer is due is woken through its bucket (the Spark
+group it shares with other keys, processor.py): one Spark event-time timer
+per bucket, set for the micro-batch after the one holding the earliest
+firing event of its keys (Spark's watermark is the micro-batch number, see
+job.py); the wake-up fires every key's due timers and sets the next one.
 """
 
 from __future__ import annotations
@@ -39,17 +41,23 @@ class KeyTimers:
 
     def next_due(self, clocks: Clocks, before: int) -> tuple[int, int, bool] | None:
         """(firing event, time, is event time) of the timer that fires first, if it fires before `before`."""
-        best: tuple[int, int, bool] | None = None
-        for (ts, event_time), registered in self.pending.items():
-            at = clocks.fires_at(ts, registered, event_time)
-            if at is not None and at < before and (best is None or (at, ts) < best[:2]):
-                best = (at, ts, event_time)
-        return best
+        return due_before(self.pending, clocks, before)
 
-    def first_firing(self, clocks: Clocks) -> int | None:
-        """The earliest event at which a pending timer fires (None: none ever does)."""
-        found = [at for (ts, ev), reg in self.pending.items() if (at := clocks.fires_at(ts, reg, ev)) is not None]
-        return min(found) if found else None
+
+def due_before(pending: dict[tuple[int, bool], int], clocks: Clocks, before: int) -> tuple[int, int, bool] | None:
+    """(firing event, time, is event time) of the first of `pending` to fire, if it fires before `before`."""
+    best: tuple[int, int, bool] | None = None
+    for (ts, event_time), registered in pending.items():
+        at = clocks.fires_at(ts, registered, event_time)
+        if at is not None and at < before and (best is None or (at, ts) < best[:2]):
+            best = (at, ts, event_time)
+    return best
+
+
+def first_firing(pending: dict[tuple[int, bool], int], clocks: Clocks) -> int | None:
+    """The earliest event at which one of `pending` fires (None: none ever does)."""
+    found = [at for (ts, ev), reg in pending.items() if (at := clocks.fires_at(ts, reg, ev)) is not None]
+    return min(found) if found else None
 
 
 def spark_timer_for(clocks: Clocks, firing_event: int) -> int:

@@ -145,7 +145,8 @@ def run_final_check(config: BenchConfig) -> int:
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     work = Path(tempfile.mkdtemp(prefix="converge-final-check-"))
     try:
-        result = final_check(spark, scenario, work, batches=batches, buckets=config.buckets, echo=lambda line: print(line, flush=True))
+        result = final_check(spark, scenario, work, batches=batches, buckets=config.buckets,
+                             echo=lambda line: print(line, flush=True))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result["phase_seconds"] = {"input_generation": round(generated, 2), **result["phase_seconds"]}

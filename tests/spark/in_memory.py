@@ -4,7 +4,8 @@ It does what Spark does between processors, and nothing more: per micro-batch
 and stage, group the rows by their key column, call handleInputRows once per
 group with that group's ValueState, feed the output to the next stage; in a
 time-driven job, then call handleExpiredTimer for every Spark timer at or
-below the watermark (the previous micro-batch's largest `etime`), and after
+below the watermark (the largest `etime` of earlier micro-batches among the rows a
+stage reads: Spark pushes the stage filters below `withWatermark`), and after
 the last file run one more batch without data, as Spark does when its
 watermark moved. Spark promises no order of groups or of rows inside a
 group, so both are shuffled with a seeded random: the processor must not
@@ -71,11 +72,13 @@ def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0, fresh_workers: bo
     timers: list[dict] = [{} for _ in range(job.stages)]
     sink: list[tuple[str, bytes]] = []
     rounds = job.n_batches + (1 if job.time_driven else 0)
+    largest = 0                       # the largest etime of a row some stage read, in earlier micro-batches
     for b in range(rounds):
         if fresh_workers:
             stage_processor._BUILT.clear()
-        watermark = b                 # the largest etime so far: file b-1 holds etime b
+        watermark = largest           # Spark's: stage filters run before withWatermark, so unread rows do not count
         cols = job.batch_columns(b) if b < job.n_batches else {"stage": [], "key": [], "data": []}
+        largest = max([largest] + [t for s, t in zip(cols["stage"], cols.get("etime", [])) if 0 <= s < job.stages])
         entering = list(zip(cols["stage"], cols["key"], cols["data"]))
         flowing: list[tuple[str, bytes]] = []
         for stage in range(job.stages):

@@ -46,11 +46,6 @@ def test_shared_buckets_restart_from_the_checkpoint_event_by_event(spark, tmp_pa
         assert got.per_event == run_scenario(scenario).per_event, scenario.name
 
 
-@pytest.mark.xfail(strict=True, reason="found here, not caused by buckets: on real Spark key 1's padding at event 5 "
-                   "(its timer fires in micro-batch 2, woken by a Spark timer) is missing, also without the stop, "
-                   "with the default bucket count and with the per-key groups before buckets (commit 312624a); "
-                   "tests/spark/in_memory.py emulates Spark's timers and gets it right, so Spark fires or "
-                   "orders that wake-up differently; not investigated yet")
 def test_one_bucket_wakes_its_keys_by_spark_timers_across_a_restart(spark, tmp_path: Path) -> None:
     from converge.engine.runtime.spark.job import SparkJoinJob
 

@@ -75,6 +75,7 @@ ERROR_KINDS: dict[str, type[ConvergeError]] = {ERROR_KIND: BadInputError, LOOP_K
 TIME_KIND = "!time"        # a marker for a whole node: processing time advanced (call on_processing_time)
 END_KIND = "!end"          # a marker for a whole node: the end of the input (call finish)
 DEFAULT_BUCKETS = 2048   # key groups per keyed node; measured in docs/spark.md, "Performance"
+TICK_KEY = "tick|"         # the group of source.py's tick rows: they only move Spark's watermark, nothing reads them
 END_POS = 1 << 40          # marker positions: after every output position of the last event, per plan node
 
 _dumps = pickle.dumps
@@ -227,6 +228,10 @@ class StageProcessor(StatefulProcessor):
 
     def _input_rows(self, key: Any, rows: Iterator[Row]) -> Iterator[Row]:
         (grouping,) = key
+        if grouping == TICK_KEY:
+            for _row in rows:
+                pass
+            return
         number = node_of(grouping)
         if number < 0 or self.job.nodes[number].stage != self.stage:
             for row in rows:                 # a root's output, or rows for a later stage: pass on

@@ -33,6 +33,7 @@ from converge.engine.runtime.spark.processor import (
     DEFAULT_BUCKETS,
     END_KIND,
     END_POS,
+    TICK_KEY,
     TIME_KIND,
     group_key,
     whole_node_key,
@@ -40,7 +41,10 @@ from converge.engine.runtime.spark.processor import (
 from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 SOURCE_SCHEMA = "scenario int, seq long, stage int, node int, key string, data binary, etime timestamp"
-TICK_STAGE = -1      # a row every micro-batch file of a time-driven job holds, so Spark's watermark moves
+# A row every micro-batch file of a time-driven job holds, so Spark's watermark moves. Stage 0 reads it (its
+# processor drops the TICK_KEY group): Spark pushes the stage filter below withWatermark, so a row no stage read
+# would be filtered out before the watermark saw it, and a micro-batch of watermark events only would not move it.
+TICK_STAGE = 0
 
 
 @dataclass
@@ -166,8 +170,8 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
 
     `etime` is the micro-batch number + 1 (ms): in a time-driven job it is the
     event time Spark's watermark follows, so Spark timers can wake keys once a
-    given micro-batch is done. `tick` adds a row no stage reads, so a batch of
-    watermark events only still moves Spark's watermark."""
+    given micro-batch is done. `tick` adds a row stage 0 drops (TICK_STAGE), so a
+    batch of watermark events only still moves Spark's watermark."""
     cols: dict[str, list] = {"scenario": [], "seq": [], "stage": [], "node": [], "key": [], "data": []}
     for rows, start, end in parts:
         lo = bisect.bisect_left(rows.seq, start)
@@ -176,7 +180,7 @@ def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, t
         for name in ("seq", "stage", "node", "key", "data"):
             cols[name].extend(getattr(rows, name)[lo:hi])
     if tick:
-        for name, value in (("scenario", -1), ("seq", -1), ("stage", TICK_STAGE), ("node", -1), ("key", "tick|"),
+        for name, value in (("scenario", -1), ("seq", -1), ("stage", TICK_STAGE), ("node", -1), ("key", TICK_KEY),
                             ("data", b"")):
             cols[name].append(value)
     cols["etime"] = [batch + 1] * len(cols["seq"])

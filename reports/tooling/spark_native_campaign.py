@@ -24,11 +24,11 @@ from converge.oracle.native_join_model import model_case
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
 from converge.properties.spark_native.replay import replay_native
+from converge.properties.spark_native.runs import RunCache
 from converge.properties.spec import PropertySpec
 from converge.reports.run_reports import RunReports
 from converge.reports.tooling.options import RunOptions
-from converge.reports.tooling.terminal import failure_excerpt, format_table, progress
-from converge.properties.spark_native.runs import RunCache
+from converge.reports.tooling.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
 
 FAMILY = "spark_native"
 DEFAULT_EXAMPLES = 20
@@ -157,12 +157,4 @@ def replay_native_cli(files: list[Path]) -> int:
         outcomes = [replay_native(path, cache) for path in dict.fromkeys(files)]
     finally:
         system.close()
-    for o in outcomes:
-        print(f"{o.label:<14} {o.path}" + (f"  [{', '.join(o.checked)}]" if o.checked else ""))
-        for _, text in o.problems:
-            print("               " + text.replace("\n", "\n               "))
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.label] = counts.get(o.label, 0) + 1
-    print(", ".join(f"{n} {k}" for k, n in counts.items()))
-    return max(o.exit_code for o in outcomes)
+    return print_replay_outcomes(outcomes, lambda o: [text for _, text in o.problems])

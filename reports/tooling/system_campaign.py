@@ -28,7 +28,7 @@ from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.run_reports import RunReports
 from converge.reports.tooling.options import RunOptions
-from converge.reports.tooling.terminal import failure_excerpt, format_table, progress
+from converge.reports.tooling.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
 
@@ -176,13 +176,4 @@ def replay_on_system_cli(targets: list[str], spec: str, expand: Callable[[list[s
     with open_system(spec) as system:
         print(f"system: {system.title}")
         outcomes = [replay_on_system(path, system, spec) for path in dict.fromkeys(files)]
-        for o in outcomes:
-            checked = ", ".join(o.checked)
-            print(f"{o.label:<14} {o.path}" + (f"  [{checked}]" if checked else ""))
-            for p in o.problems:
-                print("               " + p.replace("\n", "\n               "))
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.label] = counts.get(o.label, 0) + 1
-    print(", ".join(f"{n} {k}" for k, n in counts.items()))
-    return max(o.exit_code for o in outcomes)
+        return print_replay_outcomes(outcomes, lambda o: o.problems)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence, TextIO
+from typing import Any, Callable, Iterable, Sequence, TextIO
 
 __all__ = ["failure_excerpt", "format_table", "progress"]
 
@@ -38,3 +38,19 @@ def failure_excerpt(message: str, reports: Sequence[str], lines: int = 12) -> st
     text = message.splitlines()
     more = [f"  ... ({len(text) - lines} more lines in the report)"] if len(text) > lines else []
     return "\n".join(text[:lines] + more + [f"  report: {path}" for path in reports])
+
+
+def print_replay_outcomes(outcomes: Sequence[Any], problems: Callable[[Any], Iterable[str]]) -> int:
+    """A replay's outcomes, one line each (label, file, what was checked) with their problems indented, then
+    the count per label; the worst exit code. `problems` gives an outcome's problem texts."""
+    indent = " " * 15
+    for o in outcomes:
+        checked = ", ".join(o.checked)
+        print(f"{o.label:<14} {o.path}" + (f"  [{checked}]" if checked else ""))
+        for text in problems(o):
+            print(indent + text.replace("\n", "\n" + indent))
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.label] = counts.get(o.label, 0) + 1
+    print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    return max(o.exit_code for o in outcomes)

@@ -24,7 +24,7 @@ import uuid
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from converge.engine.errors import BadInputError, ConvergeError, OracleError
 from converge.engine.scenario import InputSpec, Scenario, require_scenario
@@ -83,6 +83,20 @@ def _shape(scenario: Scenario) -> Any:
         return key
     except TypeError:
         return id(scenario)
+
+
+def _prepared(batch: Sequence[Scenario], answers: list, prepare: Callable[[Scenario], Any]) -> tuple[list, list[int]]:
+    """`prepare` of each scenario, and the indexes of those it accepted; a BadInputError is that scenario's
+    answer (the others still share the query)."""
+    out: list = []
+    valid: list[int] = []
+    for i, s in enumerate(batch):
+        try:
+            out.append(prepare(s))
+            valid.append(i)
+        except BadInputError as exc:
+            answers[i] = exc
+    return out, valid
 
 
 class SparkSQLOracle:
@@ -233,14 +247,7 @@ class SparkSQLOracle:
 
     def _python_views(self, batch: Sequence[Scenario], folder: Path,
                       answers: list) -> tuple[dict[str, Any], list[int]]:
-        tables: list[dict[str, Counter]] = []
-        valid: list[int] = []
-        for i, s in enumerate(batch):
-            try:
-                tables.append(materialize_inputs(s))
-                valid.append(i)
-            except BadInputError as exc:
-                answers[i] = exc
+        tables, valid = _prepared(batch, answers, materialize_inputs)
         sid = seq_column_name(batch[0])
         frames = {}
         for spec in batch[0].chain:
@@ -281,15 +288,11 @@ class SparkSQLOracle:
 
     def _interval_views(self, batch: Sequence[Scenario], folder: Path,
                         answers: list) -> tuple[dict[str, Any], list[int]]:
-        records: list[dict] = []
-        valid: list[int] = []
-        for i, s in enumerate(batch):
-            try:
-                interval_final_sql(s)        # the DuckDB oracle's checks of the join, bounds and inputs
-                records.append(interval_records(s))
-                valid.append(i)
-            except BadInputError as exc:
-                answers[i] = exc
+        def checked_records(s: Scenario) -> dict:
+            interval_final_sql(s)            # the DuckDB oracle's checks of the join, bounds and inputs
+            return interval_records(s)
+
+        records, valid = _prepared(batch, answers, checked_records)
         sid = seq_column_name(batch[0])
         frames = {}
         for spec in batch[0].chain:

@@ -10,6 +10,7 @@ the same in every process.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +114,7 @@ def test_a_keys_bucket_is_the_same_in_every_process() -> None:
     code = ("import json, sys; from converge.engine.runtime.spark.processor import bucket_of; "
             f"print(json.dumps([bucket_of(k, 1000) for k in {KEYS!r}]))")
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout for seed in ("1", "2")}
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(seen) == 1
     assert json.loads(seen.pop()) == [bucket_of(k, 1000) for k in KEYS]
 

@@ -80,7 +80,8 @@ def test_bounds_are_inclusive(cache) -> None:
 
 
 def test_spark_bug_full_outer_pairs_null_keys(cache) -> None:
-    """A divergence from SQL semantics found by the campaign: NULL = NULL matches in Spark's FULL OUTER stream join.
+    """A divergence from SQL semantics (found by hand, then by the seed-7 campaign): NULL = NULL matches in Spark's
+    FULL OUTER stream join.
     When Spark fixes it, this test fails: move the case out of the known divergences (docs/spark.md)."""
     from converge.oracle.native_join import batch_answer
 

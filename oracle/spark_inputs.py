@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
-from converge.oracle.spark_translate import spark_ident, spark_string
+from converge.oracle.spark_translate import SPARK_TYPES, spark_ident, spark_string
 
 __all__ = ["BAD_INPUT", "MaterializeMode", "MATERIALIZE_MODES", "arrow_type", "changelog_table", "log_schema",
            "materialize_sql", "table_of_rows", "write_parquet"]
@@ -88,8 +88,7 @@ def write_parquet(table: pa.Table, path: Path) -> Path:
 
 def log_schema(spec: InputSpec, with_sid: bool) -> str:
     """The Spark DDL schema of a changelog file (for reading an empty folder too)."""
-    spark = {"BIGINT": "BIGINT", "INTEGER": "INT", "DOUBLE": "DOUBLE", "VARCHAR": "STRING", "BOOLEAN": "BOOLEAN"}
-    cols = ["pos BIGINT", "kind STRING"] + [f"c{i} {spark[t]}" for i, (_, t) in enumerate(spec.columns)]
+    cols = ["pos BIGINT", "kind STRING"] + [f"c{i} {SPARK_TYPES[t]}" for i, (_, t) in enumerate(spec.columns)]
     return ", ".join(cols + (["sid BIGINT"] if with_sid else []))
 
 

@@ -39,7 +39,7 @@ from sqlglot import expressions as exp
 
 from converge.engine.errors import OracleError
 
-__all__ = ["ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_expression",
+__all__ = ["SPARK_TYPES", "ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_expression",
            "translate_query"]
 
 ColumnTypes = Mapping[tuple[str, str], str]
@@ -47,8 +47,9 @@ ColumnTypes = Mapping[tuple[str, str], str]
 
 _INTS = {"INTEGER": 32, "BIGINT": 64}
 _NUMERIC = {"INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "DECIMAL"}
-_SPARK_TYPES = {"INTEGER": "INT", "BIGINT": "BIGINT", "DOUBLE": "DOUBLE", "VARCHAR": "STRING", "BOOLEAN": "BOOLEAN",
-                "HUGEINT": "DECIMAL(38,0)"}
+SPARK_TYPES = {"INTEGER": "INT", "BIGINT": "BIGINT", "DOUBLE": "DOUBLE", "VARCHAR": "STRING", "BOOLEAN": "BOOLEAN",
+               "HUGEINT": "DECIMAL(38,0)"}
+"""A DuckDB type's Spark SQL name (the column types of scenarios, and HUGEINT arithmetic results)."""
 _CAST_NAMES = {"INT": "INTEGER", "INTEGER": "INTEGER", "BIGINT": "BIGINT", "DOUBLE": "DOUBLE", "VARCHAR": "VARCHAR",
                "TEXT": "VARCHAR", "BOOLEAN": "BOOLEAN", "INT128": "HUGEINT", "HUGEINT": "HUGEINT"}
 _MIN = {"INTEGER": str(-(2**31)), "BIGINT": f"({-(2**63) + 1} - 1)"}
@@ -266,7 +267,7 @@ class _Translator:
         if not integer:      # double % : fmod, NaN for a zero divisor
             ld, rd = f"CAST({lt} AS DOUBLE)", f"CAST({rt} AS DOUBLE)"
             return f"(CASE WHEN {rd} = 0 THEN CAST('NaN' AS DOUBLE) ELSE {ld} % {rd} END)", "DOUBLE"
-        stype = _SPARK_TYPES[result]
+        stype = SPARK_TYPES[result]
         ld, rd = f"CAST({lt} AS {stype})", f"CAST({rt} AS {stype})"
         body = f"CAST({ld} DIV {rd} AS {stype})" if op == "//" else f"({ld} % {rd})"
         return (f"(CASE WHEN {rd} = 0 THEN NULL WHEN {rd} = -1 AND {ld} = {_MIN[result]} "
@@ -281,7 +282,7 @@ class _Translator:
         if isinstance(child, exp.Literal) and child.is_string and target in ("DOUBLE", "BOOLEAN"):
             return self.typed_text(child.this, target)
         text, source = self.emit(child)
-        stype = _SPARK_TYPES[target]
+        stype = SPARK_TYPES[target]
         if source in (target, "NULL"):
             return f"CAST({text} AS {stype})", target
         if source == "VARCHAR":

@@ -28,17 +28,16 @@ uses), the rest is one declarative query.
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
 import threading
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator, Literal
 
 import duckdb
 
+from converge.engine.collector import cyclic_collector_paused
 from converge.engine.errors import OracleError
 from converge.engine.scenario import InputSpec, Scenario
 from converge.oracle.materialize import presence_intervals
@@ -116,19 +115,6 @@ def _output_columns(scenario: Scenario) -> list[str]:
     return [f"struct_extract({quote_ident(spec.name)}, {quote_str(c)})" for spec in kept for c in spec.column_names]
 
 
-@contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Rendering a long stream allocates millions of tuples and strings, none of them in a cycle; the
-    cyclic collector's passes over them took three quarters of the rendering time of 1M events."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int | None = None) -> str:
     """The query: ``intervals`` gives (start, end, *row) per output tuple (only those covering
     position ``at`` when given); ``changes`` the net change of every row's count at every position
@@ -138,7 +124,7 @@ def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int 
     n = _Names(scenario)
     s, e, i = n.start, n.end, n.id
     chain = scenario.chain
-    with _no_cyclic_gc():
+    with cyclic_collector_paused():   # the rendering's many tuples and strings form no cycle
         presence = presence_intervals(scenario)
         inputs = [_input_source(spec, presence[spec.name], n) for spec in chain]
     del presence

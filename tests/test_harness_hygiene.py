@@ -43,6 +43,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.spark_native.checks", "converge.engine.systems.spark_native.system"): "the type of Spark's run (the 'got' side)",
     ("converge.properties.spark_native.replay", "converge.engine.systems.spark_native.system"): RUNS_THE_SYSTEM,
     ("converge.properties.spark_native.runs", "converge.engine.systems.spark_native.system"): RUNS_THE_SYSTEM,
+    ("converge.oracle.history_intervals", "converge.engine.collector"):
+        "pauses Python's garbage collector around the rendering; no value passes through it",
     ("converge.oracle.guard", "converge.engine.duckdb_ast"):
         "reads DuckDB's own AST to accept or refuse a condition; DuckDB computes the answer",
     ("converge.properties.anomalies", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,

@@ -45,12 +45,10 @@ of the input), both in the local runtime's order of those calls.
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import zlib
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -58,6 +56,7 @@ from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
 from converge.engine.changelog import Change
+from converge.engine.collector import cyclic_collector_paused
 from converge.engine.errors import BadInputError, ConvergeError, NonTerminationError
 from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
@@ -185,22 +184,6 @@ def built_node(job: JobSpec, number: int) -> BuiltNode:
     return node
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a group runs: unpickling a bucket's blob and its
-    rows allocates many containers that all stay alive until the group ends, so every collection
-    triggered meanwhile rescans them, a cost that grows with the bucket (measured: about half of
-    our processing time at a few hundred keys per bucket). Nothing a group makes needs collecting
-    before it ends; the collector runs again afterwards."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _order(item: tuple) -> tuple:
     return item[0], item[1]
 
@@ -223,7 +206,7 @@ class StageProcessor(StatefulProcessor):
 
     # ------------------------------------------------------------ Spark's calls
     def handleInputRows(self, key: Any, rows: Iterator[Row], timerValues: Any) -> Iterator[Row]:
-        with _collector_paused():
+        with cyclic_collector_paused():      # a bucket's unpickled blob lives until the group ends
             yield from self._input_rows(key, rows)
 
     def _input_rows(self, key: Any, rows: Iterator[Row]) -> Iterator[Row]:
@@ -270,7 +253,7 @@ class StageProcessor(StatefulProcessor):
         if node.clocks is None:
             return
         before = completed_before(node.clocks, timerValues.getCurrentWatermarkInMs())
-        with _collector_paused():
+        with cyclic_collector_paused():
             yield from self._run_bucket(node, {}, before)
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from converge.engine.errors import UsageError, exit_code, label
@@ -85,8 +85,7 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
     case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
     meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
             "message": failure.divergence.describe()}
-    shrunk = NativeJoinCase(f"{run.prop.name}-shrunk", case.left, case.right, case.join, case.keys, case.lower_ms,
-                            case.upper_ms, case.residual, case.policy, case.batches, meta)
+    shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
     try:
         path = dump_case(shrunk, reports.run_dir / f"{FAMILY}-{run.prop.name}.json")
         md = path.with_suffix(".md")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -165,8 +165,7 @@ class NativeJoinCase:
         return out
 
     def with_batches(self, batches: Sequence[Mapping[str, Sequence[Sequence[int | None]]]]) -> NativeJoinCase:
-        return NativeJoinCase(self.name, self.left, self.right, self.join, self.keys, self.lower_ms, self.upper_ms,
-                              self.residual, self.policy, _batches(batches), dict(self.meta))
+        return replace(self, batches=_batches(batches), meta=dict(self.meta))
 
     # ------------------------------------------------------------------ JSON
 

@@ -29,6 +29,15 @@ DETAIL_TABLES: dict[str, Callable[[dict], str]] = {
     "multiway_state": lambda result: multiway.format_rows(result["cases"])}
 
 
+def machine(*, with_load: bool = False) -> dict:
+    """The machine a benchmark document was measured on; with the load average after the run, for benchmarks
+    whose queries other jobs on the cores skew (Spark's)."""
+    info: dict = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    if with_load:
+        info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return info
+
+
 def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda line: None) -> dict:
     """Run the named benchmarks (all without `config.only`) on the embedded runtime.
 
@@ -44,7 +53,7 @@ def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda lin
         echo(f"running {name} ...")
         results[name] = BENCHES[name](config)
         echo(DETAIL_TABLES[name](results[name]) if name in DETAIL_TABLES else f"  {json.dumps(results[name])}")
-    doc = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+    doc = {"machine": machine(),
            "args": {"events": config.events, "keys": config.keys, "examples": config.examples}, "results": results}
     if config.out is not None:
         config.out.write_text(json.dumps(doc, indent=1) + "\n")

@@ -32,7 +32,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import platform
 import shutil
 import tempfile
 import time
@@ -48,6 +47,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import IdempotentParquetSink, SparkJoinJob
 from converge.engine.runtime.spark.session import get_spark
 from converge.engine.runtime.spark.source import batch_bounds, mtime_base
+from converge.reports.tooling.bench import machine
 from converge.reports.tooling.benches.regular import inner_join_stream
 from converge.reports.tooling.options import BenchConfig
 from converge.reports.tooling.terminal import format_table
@@ -198,8 +198,7 @@ def run_spark_bench(config: BenchConfig) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()
-    doc = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                       "load_average_after": [round(x, 2) for x in load]},
+    doc = {"machine": machine(with_load=True),
            "args": {"events": config.events, "keys": config.keys, "micro_batches": counts,
                     "buckets": config.buckets},
            "warm_up_seconds": round(warm, 1),

@@ -19,8 +19,6 @@ query written to Parquet), comparison (decode, fold, join, count).
 from __future__ import annotations
 
 import json
-import os
-import platform
 import resource
 import shutil
 import tempfile
@@ -37,6 +35,7 @@ from converge.engine.scenario import Scenario
 from converge.oracle.spark_inputs import changelog_table, scenario_changelog, write_parquet
 from converge.oracle.spark_sql import SparkSQLOracle
 from converge.oracle.sql import seq_column_name
+from converge.reports.tooling.bench import machine
 from converge.reports.tooling.benches.regular import inner_join_stream
 from converge.reports.tooling.options import BenchConfig
 
@@ -153,8 +152,7 @@ def run_final_check(config: BenchConfig) -> int:
     total = time.perf_counter() - start
     peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) // 1024
-    doc = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                       "load_average_after": [round(x, 2) for x in os.getloadavg()]},
+    doc = {"machine": machine(with_load=True),
            "args": {"events": config.events, "keys": config.keys, "micro_batches": batches},
            "total_seconds": round(total, 1), "peak_rss_mb_driver_plus_children": peak_mb,
            "results": {"spark_final_check": result}}

@@ -15,21 +15,18 @@ import duckdb
 
 from converge.engine.errors import OracleError
 from converge.engine.systems.spark_native.case import SIDES, NativeJoinCase
+from converge.oracle.sql import quote_ident
 
 _SQL_JOIN = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def native_condition_sql(case: NativeJoinCase) -> str:
     """The join condition over tables l and r, as DuckDB SQL (the time range in HUGEINT: no overflow)."""
-    lt, rt = _q(case.left.time), _q(case.right.time)
-    parts = [f"l.{_q(lk)} = r.{_q(rk)}" for lk, rk in case.keys]
+    lt, rt = quote_ident(case.left.time), quote_ident(case.right.time)
+    parts = [f"l.{quote_ident(lk)} = r.{quote_ident(rk)}" for lk, rk in case.keys]
     parts.append(f"r.{rt}::HUGEINT BETWEEN l.{lt}::HUGEINT + {case.lower_ms} AND l.{lt}::HUGEINT + {case.upper_ms}")
     if case.residual is not None:
-        parts.append(f"l.{_q(case.residual.left)} {case.residual.op} r.{_q(case.residual.right)}")
+        parts.append(f"l.{quote_ident(case.residual.left)} {case.residual.op} r.{quote_ident(case.residual.right)}")
     return " AND ".join(parts)
 
 
@@ -48,7 +45,7 @@ def batch_answer(case: NativeJoinCase, keep: Mapping[str, Collection[int]] | Non
     try:
         for side, table in zip(SIDES, ("l", "r")):
             spec = case.input(side)
-            cols = ", ".join(f"{_q(c)} BIGINT" for c in spec.columns)
+            cols = ", ".join(f"{quote_ident(c)} BIGINT" for c in spec.columns)
             con.execute(f"CREATE TABLE {table} (_id BIGINT, {cols})")
             rows = [(rid, *row) for rid, _, row in case.rows(side) if keep is None or rid in keep[side]]
             if rows:

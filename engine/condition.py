@@ -7,7 +7,7 @@ DuckDB would reject (or what we cannot match exactly), and each expression becom
 Python function whose source is generated text, so the hot loop pays for no interpretation.
 
 Semantics follow DuckDB (1.5, the version the project pins, and 2.0; both AST formats are
-read, see engine/duckdb_ast.py; checked against the installed DuckDB in tests/test_condition.py):
+read, see engine/model/duckdb_ast.py; checked against the installed DuckDB in tests/test_condition.py):
 three-valued logic; NaN equals NaN and sorts above +inf; BIGINT vs DOUBLE compares as
 DOUBLE; `/` is always DOUBLE division (x/0 -> +-inf or NaN); `//` truncates for integers
 and is plain division for DOUBLE; integer `%` truncates; `//` by zero, integer `%` by zero
@@ -28,9 +28,9 @@ from typing import Any, Callable, Sequence
 
 import duckdb
 
-from converge.engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import InputSpec
+from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
 
 _PREFIX = "SELECT 1 WHERE "
 _NUMERIC = {"INTEGER": 0, "BIGINT": 1, "DOUBLE": 2}

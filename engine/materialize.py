@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Sequence
 
-from converge.engine.changelog import Change
+from converge.engine.model.changelog import Change
 
 
 def fold(changes: Iterable[Change], into: Counter | None = None) -> Counter:

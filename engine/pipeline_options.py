@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from converge.engine.model.scenario import InputSpec, PerKeyOrder, Scenario
 from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
-from converge.engine.scenario import InputSpec, PerKeyOrder, Scenario
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import copy
 from typing import Any, Iterator, Sequence
 
 from converge.engine.keycodec import order_key_fn
-from converge.engine.scenario import MapStateOrder
+from converge.engine.model.scenario import MapStateOrder
 
 _MISSING = object()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
-from converge.engine.scenario import InputSpec
+from converge.engine.model.scenario import InputSpec
 from converge.engine.state import KeyedStateBackend
 
 InputSideKind = Literal["JoinKeyContainsUniqueKey", "InputSideHasUniqueKey", "InputSideHasNoUniqueKey"]

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, Config, Event, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, Config, Event, InputSpec, JoinSpec, Scenario
 from converge.generators.changelog import DELETE, INSERT, UPDATE
 from converge.generators.scenarios import regular_join_scenarios
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence, get_args
 
-from converge.engine.errors import ApiMisuseError
+from converge.engine.model.errors import ApiMisuseError
 
 
 def check_choices(strategy: str, argument: str, values: Iterable[Any], allowed: Any = None) -> tuple:

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
+from converge.engine.model.scenario import ChangeEvent, Event, InputSpec, ProcessingTimeEvent
 from converge.generators.arguments import check_count_range
 
 # Small domains so keys collide and joins match often. sampled_from shrinks

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, Event, Scenario
+from converge.engine.model.scenario import ChangeEvent, Event, Scenario
 from converge.generators.changelog import equality_columns
 from converge.generators.scenarios import regular_join_scenarios
 

@@ -28,7 +28,7 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import (
+from converge.engine.model.scenario import (
     ChangeEvent,
     Config,
     Event,

@@ -8,7 +8,7 @@ from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, ChangelogMode, Config, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, ChangelogMode, Config, JoinSpec, Scenario
 from converge.generators.arguments import check_choices, check_one
 from converge.generators.scenarios import TtlMode, input_spec, regular_join_scenarios
 

@@ -20,8 +20,8 @@ from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.errors import ApiMisuseError, BadInputError
-from converge.engine.scenario import (
+from converge.engine.model.errors import ApiMisuseError, BadInputError
+from converge.engine.model.scenario import (
     ChangelogMode,
     Config,
     InputSpec,

@@ -14,7 +14,7 @@ from typing import Callable, Literal, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import (
+from converge.engine.model.scenario import (
     ChangelogMode,
     Config,
     InputSpec,

@@ -25,7 +25,7 @@ from typing import Collection, Mapping, Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import (
+from converge.engine.model.scenario import (
     COLUMN_TYPES,
     ChangeEvent,
     Config,
@@ -35,8 +35,8 @@ from converge.engine.scenario import (
     Scenario,
     WatermarkEvent,
 )
-from converge.generators.changelog import INSERT, KEY_DOMAIN, DELETE, UPDATE, build_events, domain_for, packed_ops
 from converge.generators.arguments import check_count_range
+from converge.generators.changelog import DELETE, INSERT, KEY_DOMAIN, UPDATE, build_events, domain_for, packed_ops
 
 _COLUMN_REF = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\")")
 

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from converge.engine.errors import ApiMisuseError
-from converge.engine.scenario import Scenario
+from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.scenario import Scenario
 from converge.generators.changelog import INSERT, build_events, ops_strategy, packed_ops
 from converge.generators.interval import STRATEGIES, _step_strategy, build_event_time_events
 from converge.generators.multiway import KEY_DOMAINS

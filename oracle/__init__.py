@@ -2,8 +2,7 @@
 
 from typing import Any, Literal, get_args
 
-from converge.engine.errors import BadInputError
-
+from converge.engine.model.errors import BadInputError
 from converge.oracle.duckdb_oracle import DuckDBOracle
 from converge.oracle.interval import batch_interval_join
 from converge.oracle.materialize import Interval, materialize_inputs, presence_intervals

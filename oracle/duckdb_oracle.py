@@ -16,8 +16,8 @@ from typing import Literal
 
 import duckdb
 
-from converge.engine.errors import ApiMisuseError
-from converge.engine.scenario import Scenario, require_scenario
+from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.scenario import Scenario, require_scenario
 from converge.oracle.interval import interval_final_sql
 from converge.oracle.materialize import materialize_inputs, presence_intervals
 from converge.oracle.query import run_query

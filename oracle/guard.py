@@ -26,9 +26,9 @@ import json
 import math
 from typing import Any, Sequence
 
-from converge.engine.duckdb_ast import cast_target, function_arguments, literal
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import InputSpec, Scenario
+from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.query import run_query
 
 __all__ = [

@@ -37,9 +37,9 @@ from typing import Iterator, Literal
 
 import duckdb
 
-from converge.engine.collector import cyclic_collector_paused
-from converge.engine.errors import OracleError
-from converge.engine.scenario import InputSpec, Scenario
+from converge.engine.model.collector import cyclic_collector_paused
+from converge.engine.model.errors import OracleError
+from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.materialize import presence_intervals
 from converge.oracle.query import connection, run_query
 from converge.oracle.sql import check_supported, quote_ident, quote_str, render_join_sql, render_source

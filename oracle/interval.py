@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import AbstractSet, Mapping
 
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
 from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query

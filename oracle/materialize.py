@@ -28,8 +28,8 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
 __all__ = ["materialize_inputs", "presence_intervals", "row_checker", "check_value", "Interval"]
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import duckdb
 
-from converge.engine.errors import OracleError
+from converge.engine.model.errors import OracleError
 
 __all__ = ["LOCKDOWN", "connection", "run_query"]
 

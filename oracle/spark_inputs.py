@@ -26,7 +26,7 @@ from typing import Iterable, Literal, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.oracle.spark_translate import SPARK_TYPES, spark_ident, spark_string
 
 __all__ = ["BAD_INPUT", "MaterializeMode", "MATERIALIZE_MODES", "arrow_type", "changelog_table", "log_schema",

@@ -26,14 +26,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from converge.engine.errors import BadInputError, ConvergeError, OracleError
-from converge.engine.scenario import InputSpec, Scenario, require_scenario
+from converge.engine.model.errors import BadInputError, ConvergeError, OracleError
+from converge.engine.model.scenario import InputSpec, Scenario, require_scenario
 from converge.oracle.interval import interval_final_sql, interval_records, time_column
 from converge.oracle.materialize import materialize_inputs
 from converge.oracle.spark_inputs import (
     BAD_INPUT,
-    MaterializeMode,
     MATERIALIZE_MODES,
+    MaterializeMode,
     changelog_table,
     log_schema,
     materialize_sql,

@@ -37,7 +37,7 @@ from typing import Mapping
 import sqlglot
 from sqlglot import expressions as exp
 
-from converge.engine.errors import OracleError
+from converge.engine.model.errors import OracleError
 
 __all__ = ["SPARK_TYPES", "ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_expression",
            "translate_query"]

@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Mapping, Sequence
 
-from converge.engine.errors import BadInputError, OracleError
-from converge.engine.scenario import InputSpec, Scenario
+from converge.engine.model.errors import BadInputError, OracleError
+from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.guard import check_name, safe_conditions
 from converge.oracle.materialize import check_value
 

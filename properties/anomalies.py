@@ -27,12 +27,12 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
 from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario_json import event_to_json
 from converge.engine.runtime.local import RunResult, run_scenario
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
-from converge.engine.scenario_json import event_to_json
 from converge.generators.anomalies import (
     as_upsert_tables,
     lost_key_scenarios,

@@ -11,7 +11,7 @@ from typing import Callable
 from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed
 
-from converge.engine.errors import ApiMisuseError
+from converge.engine.model.errors import ApiMisuseError
 from converge.generators.profile import PROFILE
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.properties.reference import equality_keys, view_kind
 
 CASES = ("duplicate_rows_no_uk", "null_key", "uk_none", "uk_join_key", "uk_own", "mode_insert_only",

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from converge.engine.errors import BadInputError, DivergenceError
-from converge.engine.scenario import Scenario
+from converge.engine.model.errors import BadInputError, DivergenceError
+from converge.engine.model.scenario import Scenario
 
 
 def bag_diff(engine: Counter, expected: Counter) -> list[tuple[str, tuple, int]]:

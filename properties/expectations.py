@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from converge.engine.changelog import Change, OutputWatermark
 from converge.engine.materialize import clean, fold
+from converge.engine.model.changelog import Change, OutputWatermark
+from converge.engine.model.scenario import Expect, Scenario
 from converge.engine.runtime.local import RunResult
-from converge.engine.scenario import Expect, Scenario
 
 
 def item_to_json(item: Change | OutputWatermark) -> dict:

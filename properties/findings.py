@@ -17,15 +17,15 @@ from typing import Callable, Sequence
 from hypothesis import HealthCheck, find, settings
 from hypothesis.errors import NoSuchExample
 
-from converge.engine.changelog import Change
-from converge.engine.flinksql import MappedQuery
+from converge.engine.condition import split_condition
 from converge.engine.materialize import clean, fold
+from converge.engine.model.changelog import Change
+from converge.engine.model.flinksql import MappedQuery
+from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.planner import plan
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.views import analyze_join_input
-from converge.engine.condition import split_condition
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
 
 

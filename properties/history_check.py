@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
 
-from converge.engine.changelog import Change
 from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.model.changelog import Change
+from converge.engine.model.scenario import Scenario
 from converge.engine.planner import Plan
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import Scenario
 from converge.oracle import DuckDBOracle
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties.divergence import fail

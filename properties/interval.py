@@ -19,10 +19,10 @@ from collections import Counter
 from dataclasses import replace
 from typing import Callable, NoReturn
 
-from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change, OutputWatermark
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.runtime.local import LocalRuntime, RunResult
-from converge.engine.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.oracle.interval import batch_interval_join
 from converge.properties.divergence import fail, require
 from converge.properties.interval_model import IntervalJoinModel, ModelRun

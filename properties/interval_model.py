@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.properties.reference import LONG_MAX as MAX_TIME
 from converge.properties.reference import PairMatcher, equality_keys, heap_order_key, interval_cache_key
 

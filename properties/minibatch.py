@@ -29,9 +29,9 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from converge.engine.changelog import Change
+from converge.engine.model.changelog import Change
+from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.properties.divergence import fail, require
 from converge.properties.regular import shared_oracle, snapshot_restore
 

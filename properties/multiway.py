@@ -12,14 +12,14 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from converge.engine.changelog import Change
 from converge.engine.materialize import fold_history
+from converge.engine.model.changelog import Change
+from converge.engine.model.scenario import Scenario
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.planner import Plan, PlanNode
 from converge.engine.planner import plan as make_plan
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.engine.scenario import Scenario
 from converge.engine.state import KeyedStateBackend
 from converge.oracle.materialize import presence_intervals
 from converge.properties.divergence import fail, require

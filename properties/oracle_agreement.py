@@ -17,8 +17,8 @@ import math
 from collections import Counter
 from typing import Any, Sequence
 
-from converge.engine.errors import ConvergeError
-from converge.engine.scenario import Scenario
+from converge.engine.model.errors import ConvergeError
+from converge.engine.model.scenario import Scenario
 from converge.oracle.duckdb_oracle import DuckDBOracle
 from converge.properties.divergence import Divergence, PropertyFailure
 

@@ -2,7 +2,7 @@
 
 The first property, `system_final_answer`, judges only a final answer
 against the DuckDB oracle, so it runs on any system under test
-(`converge check --system SPEC`, converge.engine.systems): converge's local
+(`converge check --system SPEC`, converge.reports.systems): converge's local
 engine by default, real Flink or an adapter otherwise. The other properties
 check converge's model of Flink on the query's schema (they need the
 engine's internals: per-event output, state), so they always run on
@@ -18,11 +18,11 @@ from typing import Callable
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from converge.engine.flinksql import MappedQuery
 from converge.engine.materialize import clean, fold
+from converge.engine.model.flinksql import MappedQuery
+from converge.engine.model.scenario import Config, MapStateOrder, MultiJoinMode, Scenario, Semantics
+from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
-from converge.engine.scenario import Config, MapStateOrder, MultiJoinMode, Scenario, Semantics
-from converge.engine.systems.base import System
 from converge.generators.schema import schema_scenarios
 from converge.oracle import batch_interval_join
 from converge.properties import interval, multiway, regular

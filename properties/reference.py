@@ -30,7 +30,7 @@ import struct
 from dataclasses import replace
 from typing import Sequence
 
-from converge.engine.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.oracle.query import run_query
 from converge.oracle.sql import render_join_sql, render_source
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.model.scenario import Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.engine.scenario import Scenario, require_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
 from converge.properties.history_check import check_history, engine_outputs

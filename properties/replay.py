@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from converge.engine.errors import BadInputError, DivergenceError, exit_code, label
 from converge.engine.materialize import clean, fold
+from converge.engine.model.errors import BadInputError, DivergenceError, exit_code, label
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
-from converge.engine.scenario import Scenario
-from converge.engine.scenario_json import load_scenario, scenario_from_dict
 from converge.oracle import OracleName, final_oracle
 from converge.properties import interval, regular
 from converge.properties.divergence import Divergence, PropertyFailure
@@ -37,7 +37,7 @@ class ReplayOutcome:
     errors: list[BaseException] = field(default_factory=list)    # one per problem: what kind of problem it is
 
     def add(self, error: BaseException, text: str | None = None) -> None:
-        """Record a problem; its error's class decides the label and exit code (engine/errors.py)."""
+        """Record a problem; its error's class decides the label and exit code (engine/model/errors.py)."""
         self.errors.append(error)
         self.problems.append(text if text is not None else f"{type(error).__name__}: {error}")
 

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from converge.engine.errors import UsageError
+from converge.engine.model.errors import UsageError
 
 __all__ = ["SCENARIO_KEYS", "Skipped", "find_scenario_files"]
 

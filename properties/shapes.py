@@ -34,8 +34,8 @@ from dataclasses import replace
 from typing import Callable
 
 from converge.engine.materialize import clean, fold
+from converge.engine.model.scenario import ChangeEvent, Event, InputSpec, Scenario
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, Event, InputSpec, Scenario
 from converge.properties.divergence import fail, require
 from converge.properties.reference import equality_keys
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
+from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
 from converge.properties.reference import PairMatcher, equality_keys, view_kind
 
 

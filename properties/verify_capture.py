@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from converge.engine.condition import compile_predicate
-from converge.engine.errors import BadInputError, DivergenceError, UsageError
-from converge.engine.flinksql import MappedQuery
-from converge.engine.flinksql.captures import Record, read_capture
-from converge.engine.rows import allowed_kinds
-from converge.engine.scenario import ChangeEvent, Event, Scenario
+from converge.engine.model.errors import BadInputError, DivergenceError, UsageError
+from converge.engine.model.flinksql import MappedQuery
+from converge.engine.model.flinksql.captures import Record, read_capture
+from converge.engine.model.rows import allowed_kinds
+from converge.engine.model.scenario import ChangeEvent, Event, Scenario
 from converge.oracle import batch_interval_join
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 

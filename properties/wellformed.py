@@ -40,8 +40,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
+from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, Scenario
 from converge.properties.divergence import fail, require
 from converge.properties.reference import equality_keys, inputs_as_joined
 

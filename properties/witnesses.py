@@ -9,7 +9,7 @@ then written down. The search itself still runs, once per campaign (see
 
 from __future__ import annotations
 
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 
 _ORDERS = InputSpec("orders", (("order_id", "BIGINT"), ("status", "VARCHAR")), ("order_id",), "retract")
 _ITEMS = InputSpec("items", (("order_id", "BIGINT"), ("item_id", "BIGINT"), ("qty", "BIGINT")),

@@ -19,9 +19,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import hypothesis
 
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.scenario_json import dump_scenario, event_to_json, scenario_to_dict
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, Scenario
-from converge.engine.scenario_json import dump_scenario, event_to_json, scenario_to_dict
 from converge.oracle import render_join_sql
 from converge.properties.divergence import Divergence, PropertyFailure, bag_diff
 from converge.properties.registry import select

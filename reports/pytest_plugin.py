@@ -79,7 +79,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     folder = _folder_for(item)
     if folder is None:
         return
-    from converge.engine.errors import UsageError  # lazy: the engine
+    from converge.engine.model.errors import UsageError  # lazy: the engine
     from converge.reports.failure import property_failures, report_exception  # lazy: engine, DuckDB, matplotlib
     from converge.reports.runs import ensure_run_dir  # lazy: the engine's errors
 
@@ -116,8 +116,8 @@ def converge_reports_dir(pytestconfig: pytest.Config) -> Path | None:
 @pytest.fixture(scope="session")
 def converge_scenario() -> Callable[[Any], Any]:
     """A loader: a scenario file's path, a JSON text or a dict in the scenario format -> a Scenario."""
-    from converge.engine.errors import BadInputError  # lazy: the engine
-    from converge.engine.scenario_json import load_scenario, scenario_from_dict  # lazy: the engine
+    from converge.engine.model.errors import BadInputError  # lazy: the engine
+    from converge.engine.model.scenario_json import load_scenario, scenario_from_dict  # lazy: the engine
 
     def load(source: Any) -> Any:
         if isinstance(source, dict):

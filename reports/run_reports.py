@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from converge.engine.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from converge.engine.model.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from converge.properties.divergence import Divergence
 from converge.reports.failure import failure_reporter, write_failure_report
 from converge.reports.runs import claim_run_dir

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from converge.engine.errors import UsageError
+from converge.engine.model.errors import UsageError
 from converge.reports.location import new_run_name
 
 __all__ = ["LATEST_FILE", "LATEST_LINK", "claim_run_dir", "ensure_run_dir", "latest_run", "new_run_name",

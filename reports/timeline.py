@@ -14,7 +14,7 @@ import importlib.util
 from pathlib import Path
 from typing import Sequence
 
-from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 _KIND_STYLE = {  # marker, colour
     "+I": ("^", "#2ca02c"),

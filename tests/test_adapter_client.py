@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import SystemUnderTestError
-from converge.engine.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
-from converge.engine.systems.adapter_client import AdapterSystem, Timeouts
+from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.reports.systems.adapter.client import AdapterSystem, Timeouts
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
 QUICK = Timeouts(hello=20, run_base=2, run_per_case=0, shutdown=5)

@@ -7,10 +7,10 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, IntervalSpec, JoinSpec, Scenario
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, IntervalSpec, JoinSpec, Scenario
-from converge.engine.scenario_json import scenario_from_dict
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import materialize_inputs

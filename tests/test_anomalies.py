@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
+from converge.engine.model.scenario_json import dump_scenario, load_scenario, scenario_from_dict
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.dedupe import DeduplicateKeepLastRowOperator
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import InputSpec
-from converge.engine.scenario_json import dump_scenario, load_scenario, scenario_from_dict
 from converge.engine.state import KeyedStateBackend
 from converge.properties import anomalies
 from converge.properties.divergence import PropertyFailure

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent
+from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent
 from converge.generators.changelog import interleave, per_key_tokens
 from converge.generators.disorder import disordered_scenarios, join_key_columns, swap, swap_candidates
 from converge.generators.scenarios import regular_join_scenarios

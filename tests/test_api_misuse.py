@@ -8,7 +8,7 @@ from typing import Callable
 import pytest
 
 import converge
-from converge.engine.errors import ApiMisuseError, exit_code
+from converge.engine.model.errors import ApiMisuseError, exit_code
 from converge.properties.registry import select
 
 SPEC = select("regular", "final_convergence")[0]

@@ -13,11 +13,11 @@ import copy
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Scenario
-from converge.engine.scenario_json import scenario_from_dict
 
 
 def _two_columns(name: str, mode: str = "retract", unique_key=None) -> dict:

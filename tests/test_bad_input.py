@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from converge.engine.errors import BadInputError, ConvergeError
+from converge.engine.model.errors import BadInputError, ConvergeError
+from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent
-from converge.engine.scenario_json import scenario_from_dict
 
 
 def _scenario(mode_a: str = "retract", uk_a=None, cond: str = "a.k = b.k", jtype: str = "left", events=()):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError, DivergenceError
-from converge.engine.flinksql import load_query
-from converge.engine.flinksql.captures import read_capture
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError, DivergenceError
+from converge.engine.model.flinksql import load_query
+from converge.engine.model.flinksql.captures import read_capture
+from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent
 from converge.properties.verify_capture import verify_capture
 from converge.reports.tooling.cli import main
 

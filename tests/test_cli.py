@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import UsageError
+from converge.engine.model.errors import UsageError
 from converge.reports.tooling.cli import main
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "regular"
@@ -104,7 +104,7 @@ def test_console_script_is_installed() -> None:
     assert "replay" in out and "bench" in out
 
 
-# ---------------------------------------------------------------- exit codes and labels (engine/errors.py)
+# ---------------------------------------------------------------- exit codes and labels (engine/model/errors.py)
 
 GOOD = SCENARIOS / "acc_outer_no_match.json"
 
@@ -152,7 +152,7 @@ def test_replay_exit_code_is_the_most_severe_outcome(tmp_path: Path, capsys, mon
 
 def test_a_typed_error_is_labelled_by_its_class_not_as_a_crash(capsys, monkeypatch) -> None:
     import converge.properties.replay as replay
-    from converge.engine.errors import BadInputError, NonTerminationError
+    from converge.engine.model.errors import BadInputError, NonTerminationError
 
     for error, label, code in ((NonTerminationError("timers re-fire"), "internal error", 3),
                                (BadInputError("no such input", event_index=2), "bad input", 2)):
@@ -232,8 +232,8 @@ def test_bad_command_line_values_exit_2_without_a_traceback(tmp_path: Path, caps
 
 def test_the_spark_campaign_does_not_count_a_property_that_checked_nothing_as_passed(capsys, monkeypatch) -> None:
     from converge.engine.runtime.local import run_scenario
+    from converge.reports.options import RunOptions
     from converge.reports.tooling import spark_campaign
-    from converge.reports.tooling.options import RunOptions
 
     def on_local(scenarios, properties, **kw):  # stands in for Spark: the checks are what is tested here
         return spark_campaign.check_results(scenarios, [run_scenario(s) for s in scenarios], properties=properties)

@@ -18,8 +18,8 @@ from converge.engine.condition import (
     compile_predicate,
     split_condition,
 )
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import InputSpec
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
 
 COLS = (("k", "BIGINT"), ("x", "BIGINT"), ("s", "VARCHAR"), ("f", "DOUBLE"), ("flag", "BOOLEAN"))
 A, B = InputSpec("a", COLS), InputSpec("b", COLS)

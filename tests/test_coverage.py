@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from converge.engine.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import measure_coverage
 from converge.properties.coverage import CASES, REQUIRED, coverage_rows, missing_cases, special_cases

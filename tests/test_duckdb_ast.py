@@ -12,7 +12,7 @@ import json
 import duckdb
 import pytest
 
-from converge.engine.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
 
 
 def _v1_constant(type_id: str, value, type_info=None, is_null: bool = False) -> dict:

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import strategies as st
 
-from converge.engine.scenario_json import scenario_to_dict
+from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties import anomalies, witnesses
 from converge.properties.campaign import run_property
 from converge.properties.divergence import Divergence, PropertyFailure
@@ -77,7 +77,7 @@ def test_a_found_witness_on_which_the_fix_fails_is_a_failure(monkeypatch) -> Non
 
 _SEARCH_SCRIPT = """
 import json, sys
-from converge.engine.scenario_json import scenario_to_dict
+from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties import anomalies
 found = anomalies.flink_40681_search(int(sys.argv[1]))[0].found
 print(json.dumps(None if found is None else scenario_to_dict(found), sort_keys=True))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from converge.engine.errors import BadInputError
-from converge.engine.flinksql import parse_query
-from converge.engine.flinksql.types import timestamp_millis
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.flinksql import parse_query
+from converge.engine.model.flinksql.types import timestamp_millis
 
 ORDERS = """CREATE TABLE orders (
   id BIGINT, k INT, amount DECIMAL(10, 2), ts TIMESTAMP(3),

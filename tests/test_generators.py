@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from converge.engine.errors import ApiMisuseError
+from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent
 from converge.generators import PROFILE_NAME
 from converge.generators.changelog import ADVANCE, INSERT, Op, ops_strategy, packed_decoder, packed_ops
 from converge.generators.scenarios import regular_join_scenarios

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.changelog import Change
+from converge.engine.model.changelog import Change
 from converge.engine.runtime.local import run_scenario
 from converge.generators.multiway import ALL_TYPES, multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios

@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, WatermarkEvent
-from converge.engine.scenario_json import scenario_from_dict
 
 
 def _doc(mode: str = "retract", jtype: str = "left", interval: dict | None = None, **inputs_extra) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.scenario_json import load_scenario
+from converge.engine.model.scenario_json import load_scenario
 from converge.properties.interval import applicable
 
 FILES = sorted((Path(__file__).parent / "scenarios" / "interval").glob("*.json"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from converge.engine.model.scenario_json import load_scenario
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario_json import load_scenario
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "interval"
 
@@ -86,7 +86,7 @@ def test_default_cleanup_fires_one_millisecond_after_the_window(watermark: int, 
     rt = LocalRuntime(scenario)
     rt.process_event(scenario.events[0])
     assert _state(rt)[1] == {1001: (36_600_001, None)}
-    from converge.engine.scenario import WatermarkEvent
+    from converge.engine.model.scenario import WatermarkEvent
 
     rt.process_event(WatermarkEvent("a", watermark))
     rt.process_event(WatermarkEvent("b", watermark))

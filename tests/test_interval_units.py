@@ -6,8 +6,7 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 
-from converge.engine.operators.interval_join import MAX_TIME, cache_map_key, cache_time
-from converge.engine.scenario import (
+from converge.engine.model.scenario import (
     ChangeEvent,
     Config,
     InputSpec,
@@ -17,6 +16,7 @@ from converge.engine.scenario import (
     Scenario,
     WatermarkEvent,
 )
+from converge.engine.operators.interval_join import MAX_TIME, cache_map_key, cache_time
 from converge.generators.interval import interval_join_scenarios
 from converge.oracle.interval import batch_interval_join, interval_records
 from converge.properties.interval import model_of, with_final, with_positions

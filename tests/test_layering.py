@@ -3,9 +3,16 @@
 Read from the source (ast), not by importing: an import cycle that Python
 tolerates today, because of import order, is still a cycle here.
 
-Layers, bottom to top: engine < oracle < generators < properties < reports,
-with converge.reports.tooling above the rest of reports. A module may import
-only its own layer or lower ones.
+Layers, bottom to top (docs/architecture.md):
+
+    model < engine < oracle < generators < properties < reports < systems < tooling
+
+model is converge.engine.model, engine the rest of converge.engine (the
+reference engine), systems converge.reports.systems, tooling
+converge.reports.tooling. A module may import only its own layer or lower
+ones, and the oracle and the generators import nothing of converge.engine but
+the data model: the oracle's independence from the code under test is a rule
+of the layout, not a list of exceptions.
 """
 
 from __future__ import annotations
@@ -19,7 +26,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
-LAYER = {name: i for i, name in enumerate(PACKAGES)}
+# (layer, the module prefix that makes it), bottom to top; a module belongs to the longest prefix it has
+LAYERS = (("model", "converge.engine.model"), ("engine", "converge.engine"), ("oracle", "converge.oracle"),
+          ("generators", "converge.generators"), ("properties", "converge.properties"),
+          ("reports", "converge.reports"), ("systems", "converge.reports.systems"),
+          ("tooling", "converge.reports.tooling"))
+LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
 # Function-level imports keep a heavy dependency off the import path; each carries a one-line reason.
 LAZY_REASON = "# lazy:"
 
@@ -28,6 +40,8 @@ def _modules() -> dict[str, Path]:
     out = {"converge": ROOT / "converge" / "__init__.py"}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
+            if not (path.parent / "__init__.py").exists():
+                continue  # package data (the Flink adapter program), not a converge module
             parts = ["converge", *path.relative_to(ROOT).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
@@ -71,16 +85,35 @@ def _imports(path: Path, module: str) -> list[tuple[str, int, bool]]:
 GRAPH = {m: _imports(p, m) for m, p in MODULES.items()}
 
 
-def _layer(module: str) -> float:
-    parts = module.split(".")
-    if len(parts) == 1:
-        return -1  # converge/__init__.py itself: the version, and names loaded on first use
-    layer = float(LAYER[parts[1]])
-    return layer + 0.5 if parts[1:3] == ["reports", "tooling"] else layer
+def layer_of(module: str) -> str | None:
+    """The layer a module belongs to (None: converge/__init__.py, the version and names loaded on first use)."""
+    matching = [(len(prefix), name) for name, prefix in LAYERS if module == prefix or module.startswith(prefix + ".")]
+    return max(matching)[1] if matching else None
+
+
+def _layer(module: str) -> int:
+    name = layer_of(module)
+    return -1 if name is None else LAYER[name]
 
 
 def test_the_source_tree_is_what_this_test_reads() -> None:
     assert len(MODULES) > 60 and "converge.engine.planner" in MODULES and "converge.reports.tooling.cli" in MODULES
+    assert {layer_of(m) for m in MODULES} == set(LAYER) | {None}
+
+
+def test_the_oracle_and_the_generators_import_only_the_data_model_of_the_engine() -> None:
+    """The differential claim: the oracle (and what draws its inputs) shares nothing with the code under test
+    but the data model: not the reference engine, not a system under test."""
+    crossing = [f"{m}:{line} imports {t}" for m, found in GRAPH.items() if layer_of(m) in ("oracle", "generators")
+                for t, line, _ in found if layer_of(t) not in ("model", "oracle", "generators")]
+    assert crossing == []
+
+
+def test_the_check_sees_an_oracle_importing_the_engine(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from converge.engine.runtime.local import run_scenario\nfrom converge.engine.model.scenario import Scenario\n")
+    found = {t for t, _, _ in _imports(probe, "converge.oracle.probe")}
+    assert {layer_of(t) for t in found} == {"engine", "model"}
 
 
 def test_no_import_cycles_between_modules() -> None:

@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
+from converge.engine.model.scenario_json import scenario_from_dict, scenario_to_dict
 from converge.engine.operators.bundle_fold import fold_no_unique_key, fold_unique_key
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
-from converge.engine.scenario_json import scenario_from_dict, scenario_to_dict
 from converge.reports.tooling.mutant_catalog import by_name
 from converge.reports.tooling.mutants import run_mutant
 

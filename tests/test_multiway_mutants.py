@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from converge.engine.model.scenario import ChangeEvent
+from converge.engine.model.scenario_json import load_scenario
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
-from converge.engine.scenario import ChangeEvent
-from converge.engine.scenario_json import load_scenario
 from converge.properties.campaign import run_property
 from converge.properties.registry import select
 from converge.properties.replay import replay_path

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
 from converge.engine.views import JoinInputSideSpec
 from converge.reports.tooling.benches.multiway import chain_scenario, compare
 

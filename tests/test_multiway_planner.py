@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario_json import scenario_to_dict
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
 from converge.engine.planner import PlanNode, plan
-from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
-from converge.engine.scenario_json import scenario_to_dict
 from converge.reports.tooling.cli import main
 
 COLS = (("k", "BIGINT"), ("k2", "BIGINT"), ("v", "BIGINT"))

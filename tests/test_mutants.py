@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.registry import select
 from converge.properties.replay import replay_path
 from converge.reports.tooling.cli import main
@@ -136,7 +136,7 @@ def test_there_are_promoted_regression_fixtures() -> None:
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
 def test_a_promoted_failure_still_catches_its_bug(path: Path) -> None:
-    from converge.engine.scenario_json import load_scenario
+    from converge.engine.model.scenario_json import load_scenario
     from converge.properties.replay import replay_path
 
     info = load_scenario(path).meta["converge_failure"]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import EXIT_INTERNAL, NonTerminationError, exit_code
+from converge.engine.model.errors import EXIT_INTERNAL, NonTerminationError, exit_code
+from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent
+from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.guard import MAX_SAME_TIMER_FIRINGS
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, ProcessingTimeEvent
-from converge.engine.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.interval import with_final
 from converge.reports.tooling import mutant_catalog
 from converge.reports.tooling.cli import main

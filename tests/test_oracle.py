@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.errors import ApiMisuseError, BadInputError, OracleError
-from converge.engine.scenario import ChangeEvent
-from converge.engine.scenario_json import scenario_from_dict
+from converge.engine.model.errors import ApiMisuseError, BadInputError, OracleError
+from converge.engine.model.scenario import ChangeEvent
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.oracle import DuckDBOracle, materialize_inputs, presence_intervals, render_join_sql
 from converge.oracle.sql import render_list
 from tests.conftest import examples

@@ -25,17 +25,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from converge.engine.condition import _FUNCTIONS as ENGINE_FUNCTIONS
-from converge.engine.errors import BadInputError, OracleError
-from converge.engine.scenario import ChangeEvent, InputSpec, IntervalSpec, JoinSpec, Scenario
+from converge.engine.model.errors import BadInputError, OracleError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, IntervalSpec, JoinSpec, Scenario
 from converge.generators import interval as interval_generators
 from converge.generators import multiway, scenarios
 from converge.oracle import DuckDBOracle, connection
 from converge.oracle.guard import FUNCTIONS, safe_condition
 from converge.oracle.interval import interval_final_sql
 from converge.oracle.query import LOCKDOWN
+from tests.test_condition import ROW, duckdb_values, expr
 from tests.test_condition import A as COND_A
 from tests.test_condition import B as COND_B
-from tests.test_condition import ROW, duckdb_values, expr
 
 Con = duckdb.DuckDBPyConnection | None
 

@@ -13,7 +13,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.scenario_json import scenario_from_dict
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.generators.multiway import ALL_TYPES, multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import DuckDBOracle

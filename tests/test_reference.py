@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from converge.engine.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.properties.reference import (
     PairMatcher,
     binary_row_key,

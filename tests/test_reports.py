@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from converge.engine.scenario_json import load_scenario, scenario_from_dict
+from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select

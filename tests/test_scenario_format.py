@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine import scenario_json
-from converge.engine.errors import BadInputError
+from converge.engine.model import scenario_json
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import Config, InputSpec, WatermarkEvent
+from converge.engine.model.scenario_json import dump_scenario, load_scenario, parse_scenario_text, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import Config, InputSpec, WatermarkEvent
-from converge.engine.scenario_json import dump_scenario, load_scenario, parse_scenario_text, scenario_from_dict
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from converge.engine.errors import BadInputError
-from converge.engine.systems.spark_native.case import NativeJoinCase, dump_case, load_case
-from converge.engine.systems.spark_native.system import Epoch, NativeRun
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun, dump_case, load_case
 from converge.generators.spark_native import native_join_cases
 from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import model_case
@@ -116,7 +115,7 @@ def test_each_property_catches_a_broken_run(prop: str, epoch: int, changes: dict
 
 def test_sparks_watermark_timestamps_are_read_exactly() -> None:
     """The campaign's first divergence was this harness's own: 16.188 s read as 16187 ms through a float."""
-    from converge.engine.systems.spark_native.system import millis
+    from converge.reports.systems.spark.system import millis
 
     assert millis("1970-01-01T00:00:16.188Z") == 16188
     assert millis("2026-11-24T03:13:32.595Z") == 1795490012595

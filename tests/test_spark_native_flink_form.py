@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.native_case import NativeJoinCase, load_case
+from converge.engine.model.scenario import LONG_MAX, WatermarkEvent
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import LONG_MAX, WatermarkEvent
-from converge.engine.systems.spark_native.case import NativeJoinCase, load_case
-from converge.engine.systems.spark_native.flink_form import END, flink_form
+from converge.reports.systems.spark.flink_form import END, flink_form
 
 CASES = Path(__file__).parent / "spark" / "native_cases"
 CASE_FILES = sorted(CASES.glob("*.json"))

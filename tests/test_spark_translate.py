@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from converge.engine.errors import OracleError, UsageError, exit_code
-from converge.engine.scenario import Config, InputSpec, JoinSpec, Scenario
+from converge.engine.model.errors import OracleError, UsageError, exit_code
+from converge.engine.model.scenario import Config, InputSpec, JoinSpec, Scenario
 from converge.oracle.guard import safe_condition
 from converge.oracle.spark_translate import spark_string, translate_condition, translate_query
 from converge.oracle.sql import render_join_sql

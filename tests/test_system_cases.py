@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from converge.engine.errors import BadInputError
-from converge.engine.scenario import ChangeEvent, Scenario, WatermarkEvent
-from converge.engine.scenario_json import dump_scenario
-from converge.engine.systems import Capabilities
-from converge.engine.systems.cases import ENGINE_MODEL_OPTIONS, case_to_json, engine_model_settings
-from converge.engine.systems.flink import case_plan
-from converge.engine.systems.reference import ReferenceSystem
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario_json import dump_scenario
+from converge.engine.model.system_cases import ENGINE_MODEL_OPTIONS, case_to_json, engine_model_settings
+from converge.engine.reference_system import ReferenceSystem
 from converge.generators.interval import interval_join_scenarios
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, batches, bind
+from converge.reports.systems import Capabilities
+from converge.reports.systems.flink.environment import program_module
 
 FLINK_LIKE = Capabilities(("regular", "interval", "multiway"), ("inner", "left", "right", "full", "semi", "anti"),
                           ("insert_only", "retract", "upsert"), ("BIGINT", "VARCHAR"), ("event_time",), False,
@@ -69,8 +69,8 @@ def test_the_flink_adapter_runs_every_interval_case_a_system_campaign_draws() ->
         for scenario in drawn[0]:
             case = case_to_json("c", scenario)
             try:
-                case_plan.plan(case)
-            except case_plan.Untranslatable as exc:
+                program_module("case_plan").plan(case)
+            except program_module("case_plan").Untranslatable as exc:
                 refused.append(str(exc))
 
     probe()

@@ -7,12 +7,19 @@ from dataclasses import replace
 
 import pytest
 
-from converge.engine.errors import EXIT_INTERNAL, BadInputError, SystemUnderTestError, UsageError, exit_code, label
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario, WatermarkEvent
-from converge.engine.systems import Capabilities, CaseResult, applicability, case_to_json, shape_key
-from converge.engine.systems.reference import ReferenceSystem
-from converge.engine.systems.registry import open_system
+from converge.engine.model.errors import (
+    EXIT_INTERNAL,
+    BadInputError,
+    SystemUnderTestError,
+    UsageError,
+    exit_code,
+    label,
+)
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario, WatermarkEvent
+from converge.engine.reference_system import ReferenceSystem
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
+from converge.reports.systems import Capabilities, CaseResult, applicability, case_to_json, shape_key
+from converge.reports.systems.registry import open_system
 from converge.reports.tooling.adapter_check import fixed_cases
 
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
@@ -92,7 +99,7 @@ def test_cases_of_one_shape_share_a_key_whatever_their_events() -> None:
 
 
 def test_a_case_result_folds_its_changelog() -> None:
-    from converge.engine.changelog import Change
+    from converge.engine.model.changelog import Change
     r = CaseResult.ok(changelog=[Change("+I", (1,)), Change("+I", (2,)), Change("-D", (1,))])
     assert r.folded() == Counter({(2,): 1})
     with pytest.raises(BadInputError):

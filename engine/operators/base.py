@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from converge.engine.changelog import Change
+from converge.engine.model.changelog import Change
 from converge.engine.state import KeyedStateBackend
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from converge.engine.changelog import Change
-from converge.engine.scenario import Semantics
+from converge.engine.model.changelog import Change
+from converge.engine.model.scenario import Semantics
 
 ACCUMULATE = frozenset({"+I", "+U"})
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import key_extractor
-from converge.engine.scenario import InputSpec
 
 
 class DeduplicateKeepLastRowOperator(Operator):

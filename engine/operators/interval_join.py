@@ -43,11 +43,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change, OutputWatermark
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec, Semantics, TimeMode
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import key_extractor
-from converge.engine.scenario import InputSpec, Semantics, TimeMode
 
 MAX_TIME = 2**63 - 1          # Long.MAX_VALUE: the watermark that ends a stream
 _LONG_MASK = (1 << 64) - 1

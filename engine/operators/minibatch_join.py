@@ -36,10 +36,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.operators import bundle_fold  # called through the module: `converge mutants` patches it
 from converge.engine.operators.base import OperatorContext
-from converge.engine.operators import bundle_fold      # called through the module: `converge mutants` patches it
 from converge.engine.operators.bundle_fold import is_accumulate, pair_up
 from converge.engine.operators.regular_join import BinaryJoinSpec, PaddingSuppression, StreamingJoinOperator
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import Semantics
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import JoinSide, check_retraction, key_extractor
-from converge.engine.scenario import Semantics
 from converge.engine.views import create_view
 
 MultiJoinType = str  # "inner" | "left"

@@ -9,11 +9,11 @@ it then always sees full row images and proper retractions.
 
 from __future__ import annotations
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import key_extractor
-from converge.engine.scenario import InputSpec
 
 
 class ChangelogNormalizeOperator(Operator):

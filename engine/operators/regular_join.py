@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec, Semantics
 from converge.engine.operators.base import Operator, OperatorContext
-from converge.engine.scenario import InputSpec, Semantics
 from converge.engine.views import JoinInputSideSpec, JoinRecordStateView, create_view
 
 

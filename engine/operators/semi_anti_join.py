@@ -10,8 +10,8 @@ again (SEMI: the right change's kind; ANTI: +I).
 
 from __future__ import annotations
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.regular_join import BinaryJoinSpec, _JoinBase
 

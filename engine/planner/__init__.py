@@ -8,11 +8,11 @@ planner shares; `binary`, `interval` and `multi` are the three planners.
 
 from __future__ import annotations
 
+from converge.engine.model.scenario import Scenario
 from converge.engine.planner.base import Plan, PlanNode
 from converge.engine.planner.binary import plan_binary_chain
 from converge.engine.planner.interval import plan_interval_join
 from converge.engine.planner.multi import plan_multi_join
-from converge.engine.scenario import Scenario
 
 __all__ = ["Plan", "PlanNode", "plan", "plan_binary_chain", "plan_interval_join", "plan_multi_join"]
 

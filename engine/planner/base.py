@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from converge.engine.condition import compile_predicate, split_condition
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec, Scenario
 from converge.engine.operators.base import Operator
 from converge.engine.operators.minibatch_join import MiniBatchStreamingJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
 from converge.engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
 from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
 from converge.engine.pipeline_options import dedupe_source, per_key_order
-from converge.engine.scenario import InputSpec, Scenario
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import Scenario
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (
     Part,
@@ -14,7 +15,6 @@ from converge.engine.planner.base import (
     link_parents,
     source_node,
 )
-from converge.engine.scenario import Scenario
 
 
 def plan_binary_chain(scenario: Scenario) -> Plan:

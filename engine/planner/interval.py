@@ -9,44 +9,12 @@ an integer column of its own input.
 from __future__ import annotations
 
 from converge.engine.condition import compile_predicate, split_condition
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import IntervalSpec, Scenario, time_index
 from converge.engine.operators.interval_join import IntervalJoinSpec, TimeIntervalJoinOperator
 from converge.engine.planner.base import Plan, PlanNode
-from converge.engine.scenario import InputSpec, IntervalSpec, Scenario
 
 _NAMES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin"}
-
-
-def _time_index(spec: InputSpec, ref: str | None, where: str) -> int:
-    """The column index of an event-time attribute written `input.column` (or the input's time_column)."""
-    column = ref
-    if ref is None:
-        column = spec.time_column
-        if column is None:
-            raise BadInputError(f"{where}: an event-time interval join needs the time attribute of input "
-                                f"{spec.name!r} (e.g. \"{spec.name}.t\") or a time_column on the input")
-    else:
-        qualifier, dot, name = ref.partition(".")
-        if dot:
-            if qualifier != spec.name:
-                raise BadInputError(f"{where}: {ref!r} must be a column of input {spec.name!r}")
-            column = name
-    assert column is not None
-    index = spec.index_of(column)
-    if spec.column_types[index] not in ("BIGINT", "INTEGER"):
-        raise BadInputError(f"{where}: time attribute {spec.name}.{column} is {spec.column_types[index]}; "
-                            f"times are BIGINT milliseconds")
-    return index
-
-
-def event_time_columns(scenario: Scenario) -> dict[str, int]:
-    """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise)."""
-    iv = scenario.join.interval
-    if iv is None or iv.time != "event" or len(scenario.join.inputs) != 2:
-        return {}
-    left, right = scenario.chain
-    return {left.name: _time_index(left, iv.left_time, "join.interval.left_time"),
-            right.name: _time_index(right, iv.right_time, "join.interval.right_time")}
 
 
 def _check(scenario: Scenario, iv: IntervalSpec) -> None:
@@ -78,8 +46,8 @@ def build_interval_spec(scenario: Scenario) -> IntervalJoinSpec:
         raise BadInputError(f"join.conditions[0]: {exc}") from None
     residual = compile_predicate(split.residual_sql, [[left], [right]]) if split.residual_sql else None
     if iv.time == "event":
-        left_time = _time_index(left, iv.left_time, "join.interval.left_time")
-        right_time = _time_index(right, iv.right_time, "join.interval.right_time")
+        left_time = time_index(left, iv.left_time, "join.interval.left_time")
+        right_time = time_index(right, iv.right_time, "join.interval.right_time")
     else:
         left_time = right_time = None
     return IntervalJoinSpec(

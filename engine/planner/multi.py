@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from converge.engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import Config, InputSpec, Scenario
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (
@@ -46,7 +47,6 @@ from converge.engine.planner.base import (
     source_node,
     source_side_validates,
 )
-from converge.engine.scenario import Config, InputSpec, Scenario
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
 
 

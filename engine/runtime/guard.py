@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from converge.engine.errors import NonTerminationError
+from converge.engine.model.errors import NonTerminationError
 
 MAX_SAME_TIMER_FIRINGS: Final = 1_000
 EXTRA_TIMER_FIRINGS: Final = 100_000

@@ -22,14 +22,10 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError
-from converge.engine.operators.base import Operator, OperatorContext
-from converge.engine.planner import Plan, PlanNode
-from converge.engine.planner import plan as make_plan
-from converge.engine.rows import RowValidator, allowed_kinds
-from converge.engine.runtime.guard import TimerBudget
-from converge.engine.scenario import (
+from converge.engine.model.changelog import Change, OutputWatermark
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.rows import RowValidator, allowed_kinds
+from converge.engine.model.scenario import (
     ChangeEvent,
     Event,
     IdleEvent,
@@ -38,6 +34,10 @@ from converge.engine.scenario import (
     WatermarkEvent,
     require_scenario,
 )
+from converge.engine.operators.base import Operator, OperatorContext
+from converge.engine.planner import Plan, PlanNode
+from converge.engine.planner import plan as make_plan
+from converge.engine.runtime.guard import TimerBudget
 from converge.engine.state import KeyedStateBackend, StateJournal
 
 OutputItem = Change | OutputWatermark

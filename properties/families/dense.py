@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from converge.engine.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
+from converge.engine.model.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties import regular, wellformed
 from converge.properties.spec import PropertySpec

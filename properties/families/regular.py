@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.changelog import interleave, per_key_tokens
-from converge.generators.schema import any_schema_join_scenarios
 from converge.generators.scenarios import RESIDUALS, regular_join_scenarios, without_unique_keys
+from converge.generators.schema import any_schema_join_scenarios
 from converge.properties import regular, shapes, wellformed
 from converge.properties.spec import PropertySpec
 

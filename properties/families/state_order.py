@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent, InputSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.families.dense import one_join_key

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from converge.engine.errors import SystemUnderTestError
-from converge.engine.systems.spark_native.case import SIDES, NativeJoinCase
-from converge.engine.systems.spark_native.system import NativeRun
+from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.native_case import SIDES, NativeJoinCase, NativeRun
 from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import CaseModel, ModelRow, model_case
 from converge.properties.divergence import Divergence, PropertyFailure

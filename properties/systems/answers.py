@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import NoReturn
 
-from converge.engine.errors import ConvergeError
-from converge.engine.scenario import Scenario
-from converge.engine.systems.base import CaseResult, System
-from converge.engine.systems.cases import engine_model_settings
-from converge.engine.systems.reference import ReferenceSystem
+from converge.engine.model.errors import ConvergeError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import CaseResult, System
+from converge.engine.model.system_cases import engine_model_settings
+from converge.engine.reference_system import ReferenceSystem
 from converge.oracle import batch_interval_join
 from converge.properties.divergence import fail, require
 from converge.properties.interval import model_of, why_not_exact, with_final, with_positions

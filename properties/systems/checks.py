@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from converge.engine.scenario import Scenario
-from converge.engine.systems.base import System
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import System
 from converge.properties.divergence import require
 from converge.properties.systems.answers import (
     REFERENCE,

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from converge.engine.errors import BadInputError, UsageError
-from converge.engine.scenario import Scenario, short_repr
+from converge.engine.model.errors import BadInputError, UsageError
+from converge.engine.model.scenario import Scenario, short_repr
 from converge.properties.divergence import Divergence
 
 ENTRY_KEYS = ("system", "property", "matcher", "reason", "link")

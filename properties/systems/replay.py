@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from converge.engine.errors import BadInputError, DivergenceError, label
-from converge.engine.scenario import Scenario
-from converge.engine.systems.base import System
+from converge.engine.model.errors import BadInputError, DivergenceError, label
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import System
 from converge.properties.divergence import PropertyFailure
 from converge.properties.replay import ReplayOutcome, load_scenario_file
 from converge.properties.systems import checks

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from converge.engine.errors import ApiMisuseError
-from converge.engine.scenario import Scenario
-from converge.engine.systems.base import Capabilities, System
+from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import Capabilities, System
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from converge.engine.errors import SystemUnderTestError
-from converge.engine.scenario import Scenario
-from converge.engine.scenario_json import load_scenario
-from converge.engine.systems import protocol
-from converge.engine.systems.adapter_client import AdapterProcess, Timeouts
-from converge.engine.systems.base import Capabilities, CaseResult, applicability
-from converge.engine.systems.registry import adapter_argv
+from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario_json import load_scenario
+from converge.engine.model.system import Capabilities, CaseResult, applicability
+from converge.reports.systems.adapter import protocol
+from converge.reports.systems.adapter.client import AdapterProcess, Timeouts
+from converge.reports.systems.registry import adapter_argv
 
 CASES_FOLDER = Path(__file__).resolve().parent / "conformance"
 Verdict = Literal["PASS", "FAIL", "SKIP"]

@@ -12,10 +12,10 @@ import os
 import platform
 from typing import Callable
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 from converge.reports.tooling.benches import anomalies, flink, interval, multiway, oracle_scaling, regular
-from converge.reports.tooling.options import BenchConfig
-from converge.reports.tooling.terminal import format_table
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 

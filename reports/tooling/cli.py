@@ -11,26 +11,26 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from converge import __version__
-from converge.engine.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
+from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, UsageError, exit_code, label
 from converge.engine.planner import plan
-from converge.engine.systems.adapter_client import Timeouts
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, load_scenario_file, replay_file
 from converge.properties.spec import PropertySpec
 from converge.reports.location import reports_folder
+from converge.reports.options import ORACLES, RUNTIMES, BenchConfig, RunOptions
 from converge.reports.run_reports import RunReports
+from converge.reports.systems.adapter.client import Timeouts
+from converge.reports.systems.campaign import replay_on_system_cli, run_system_campaign
+from converge.reports.terminal import failure_excerpt, format_table, progress
 from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
 from converge.reports.tooling.mutants import run_mutants
-from converge.reports.tooling.options import ORACLES, RUNTIMES, BenchConfig, RunOptions
 from converge.reports.tooling.query_cli import add_commands as add_query_commands
-from converge.reports.tooling.system_campaign import replay_on_system_cli, run_system_campaign
 from converge.reports.tooling.systems_cli import add_parser as add_systems_parser
-from converge.reports.tooling.terminal import failure_excerpt, format_table, progress
 
-# Exit codes (engine/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
+# Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
 # results cannot be trusted, bad input means some checks did not run at all, a divergence is a finished check.
 
@@ -43,7 +43,7 @@ def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:
 
 
 def result_error(result: PropertyResult) -> BaseException | None:
-    """What a property's result stands for in engine/errors.py's terms (None: it held)."""
+    """What a property's result stands for in engine/model/errors.py's terms (None: it held)."""
     return result.failure or result.error
 
 

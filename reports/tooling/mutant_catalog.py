@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from converge.engine import condition
-from converge.engine.errors import BadInputError, InternalError
+from converge.engine.model.errors import BadInputError, InternalError
 
 
 class StaleMutantError(InternalError):

@@ -20,15 +20,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from converge.engine.errors import EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_OK, BadInputError
-from converge.engine.scenario import Scenario
-from converge.engine.scenario_json import scenario_to_dict
+from converge.engine.model.errors import EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_OK, BadInputError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
 from converge.reports.run_reports import RunReports
+from converge.reports.terminal import format_table, progress
 from converge.reports.tooling.mutant_catalog import Mutant, StaleMutantError, applied, by_name, report_notes
-from converge.reports.tooling.terminal import format_table, progress
 
 Status = Literal["killed", "survived", "stale"]
 

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 
-from converge.engine.errors import UsageError, exit_code, label
+from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.properties.campaign import run_property
 from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
-from converge.reports.tooling.terminal import format_table
+from converge.reports.terminal import format_table
 
 if TYPE_CHECKING:
-    from converge.engine.flinksql import MappedQuery
-    from converge.engine.systems.base import System
+    from converge.engine.model.flinksql import MappedQuery
+    from converge.engine.model.system import System
     from converge.properties.query_check import CheckOptions
 
 _WRAP = 100
@@ -36,7 +36,7 @@ def open_system_under_test(spec: str | None) -> "System | None":
     """The system `check --system SPEC` judges (None: converge's own engine, which needs no process)."""
     if spec in (None, "local", "reference"):
         return None
-    from converge.engine.systems.registry import open_system  # lazy: may start an adapter process
+    from converge.reports.systems.registry import open_system  # lazy: may start an adapter process
 
     return open_system(spec)
 
@@ -135,7 +135,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from converge.engine.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_check import CheckOptions  # lazy: as above
     query = load_query(args.query)
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
@@ -152,7 +152,7 @@ def _source(text: str) -> tuple[str, Path]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from converge.engine.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.verify_capture import verify_capture  # lazy: as above
     query = load_query(args.query)
     sources = dict(args.source or [])

@@ -47,10 +47,10 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import IdempotentParquetSink, SparkJoinJob
 from converge.engine.runtime.spark.session import get_spark
 from converge.engine.runtime.spark.source import batch_bounds, mtime_base
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 from converge.reports.tooling.bench import machine
 from converge.reports.tooling.benches.regular import inner_join_stream
-from converge.reports.tooling.options import BenchConfig
-from converge.reports.tooling.terminal import format_table
 
 NATIVE_SCHEMA = "k long, v long, side int, seq long, ts timestamp"
 

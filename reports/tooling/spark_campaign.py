@@ -30,11 +30,11 @@ from hypothesis import Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError, ConvergeError, UsageError, exit_code, label
 from converge.engine.materialize import clean, fold, fold_history
+from converge.engine.model.errors import BadInputError, ConvergeError, UsageError, exit_code, label
+from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.runtime.spark.job import run_scenarios_on_spark
-from converge.engine.scenario import Scenario
 from converge.generators.anomalies import dedupe_scenarios, order_item_scenarios
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import minibatch_variants
@@ -44,9 +44,9 @@ from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.regular import shared_oracle
+from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.reports.tooling.options import RunOptions
-from converge.reports.tooling.terminal import format_table
+from converge.reports.terminal import format_table
 
 PROPERTIES = ("spark_equals_local", "spark_final_equals_oracle")
 # DuckDB decides no scenario of the anomalies (flink semantics, pipeline options) and interval families:

@@ -28,16 +28,16 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.spark.job import SparkJoinJob
-from converge.engine.runtime.spark.output import sink_changes, signed_counts
+from converge.engine.runtime.spark.output import signed_counts, sink_changes
 from converge.engine.runtime.spark.session import get_spark
-from converge.engine.scenario import Scenario
 from converge.oracle.spark_inputs import changelog_table, scenario_changelog, write_parquet
 from converge.oracle.spark_sql import SparkSQLOracle
 from converge.oracle.sql import seq_column_name
+from converge.reports.options import BenchConfig
 from converge.reports.tooling.bench import machine
 from converge.reports.tooling.benches.regular import inner_join_stream
-from converge.reports.tooling.options import BenchConfig
 
 __all__ = ["compare_counts", "output_types", "run_final_check"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from converge.engine.systems.flink import environment
-from converge.reports.tooling.terminal import format_table
+from converge.reports.systems.flink import environment
+from converge.reports.terminal import format_table
 
 SYSTEMS = ("flink",)
 

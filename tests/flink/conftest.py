@@ -19,9 +19,9 @@ import os
 
 import pytest
 
-from converge.engine.errors import UsageError
-from converge.engine.systems.adapter_client import AdapterSystem
-from converge.engine.systems.flink import environment
+from converge.engine.model.errors import UsageError
+from converge.reports.systems.adapter.client import AdapterSystem
+from converge.reports.systems.flink import environment
 from tests.flink.client import ProtocolClient
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from converge.engine.systems.flink.case_plan import CaseError, plan
-from converge.engine.systems.flink.condition_sql import Column, Untranslatable, translate
+from converge.reports.systems.flink.environment import program_module
+
+CaseError, plan = program_module("case_plan").CaseError, program_module("case_plan").plan
+Column, Untranslatable, translate = (getattr(program_module("condition_sql"), n)
+                                     for n in ("Column", "Untranslatable", "translate"))
 from tests.flink.client import bigint_input, case
 
 COLUMNS = [Column("a", "k", "t0c0", "BIGINT"), Column("a", "x", "t0c1", "INTEGER"), Column("a", "s", "t0c2", "VARCHAR"),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import UsageError
-from converge.engine.systems.flink import environment
+from converge.engine.model.errors import UsageError
+from converge.reports.systems.flink import environment
 from converge.reports.tooling.cli import main
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.scenario import Scenario
-from converge.engine.systems.adapter_client import AdapterSystem
-from converge.engine.systems.base import CaseResult, System
-from converge.reports.tooling import system_campaign
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import CaseResult, System
+from converge.reports.systems import campaign as system_campaign
+from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.tooling.cli import main
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

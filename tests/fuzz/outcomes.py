@@ -14,10 +14,10 @@ import signal
 from contextlib import contextmanager
 from typing import Iterator
 
-from converge.engine.errors import BadInputError, DivergenceError
+from converge.engine.model.errors import BadInputError, DivergenceError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario_json import parse_scenario_bytes
 from converge.engine.runtime.local import LocalRuntime, RunResult
-from converge.engine.scenario import Scenario
-from converge.engine.scenario_json import parse_scenario_bytes
 from converge.properties.expectations import check_expectations
 from converge.properties.replay import applicable_properties
 

@@ -27,9 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.errors import ConvergeError
-from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import (
+from converge.engine.model.errors import ConvergeError
+from converge.engine.model.scenario import (
     ChangeEvent,
     Event,
     IdleEvent,
@@ -38,6 +37,7 @@ from converge.engine.scenario import (
     Scenario,
     WatermarkEvent,
 )
+from converge.engine.runtime.local import LocalRuntime
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios

@@ -19,10 +19,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.spark import processor as stage_processor
 from converge.engine.runtime.spark.job import SparkJoinJob, split_by_time
 from converge.engine.runtime.spark.processor import StageProcessor
-from converge.engine.scenario import Scenario
 
 
 class _ValueState:

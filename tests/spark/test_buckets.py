@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.changelog import Change
-from converge.engine.errors import UsageError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import UsageError
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario_json import scenario_from_dict
 from tests.conftest import examples
 from tests.spark.in_memory import run_all_in_memory, run_in_memory
 from tests.spark.test_stage_processor import MINIBATCH, SCENARIOS, _difference, _local

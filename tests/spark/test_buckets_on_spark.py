@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
-from converge.engine.scenario import ChangeEvent
 from tests.conftest import examples
 from tests.spark.test_buckets import _two_keys_padded_by_timers_only
 from tests.spark.test_spark_runtime import committed, generated

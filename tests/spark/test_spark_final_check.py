@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from converge.engine.runtime.spark.output import sink_changes, signed_counts
+from converge.engine.runtime.spark.output import signed_counts, sink_changes
 from converge.reports.tooling.benches.regular import inner_join_stream
 from converge.reports.tooling.spark_final_check import compare_counts, final_check, output_types
 

@@ -9,17 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.errors import BadInputError, OracleError
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.engine.model.errors import BadInputError, OracleError
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
 from converge.oracle.duckdb_oracle import DuckDBOracle
-from converge.oracle.query import run_query
-from converge.oracle.spark_sql import SparkSQLOracle
 from converge.oracle.guard import safe_condition
+from converge.oracle.query import run_query
 from converge.oracle.spark_inputs import table_of_rows, write_parquet
+from converge.oracle.spark_sql import SparkSQLOracle
 from converge.oracle.spark_translate import translate_expression
 from converge.properties.divergence import PropertyFailure
 from converge.properties.oracle_agreement import duckdb_final, oracles_agree

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.errors import BadInputError
 from converge.engine.keycodec import order_key_fn
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.scenario_json import load_scenario
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
 from converge.engine.runtime.spark.source import batch_bounds
-from converge.engine.scenario import ChangeEvent, Scenario
-from converge.engine.scenario_json import load_scenario
 from converge.properties.expectations import check_expectations
 from converge.reports.tooling.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from tests.conftest import examples
@@ -118,7 +118,7 @@ def test_stop_between_batches_and_a_failed_batch_restart_from_the_checkpoint(spa
 def partly_filled_bundle_at_the_stop() -> Scenario:
     """Eight change events, bundle size 3, four micro-batches of two: the first stop (after event 3)
     leaves one element of the second bundle buffered, and the last bundle ends at the end of the input."""
-    from converge.engine.scenario import Config, InputSpec, JoinSpec
+    from converge.engine.model.scenario import Config, InputSpec, JoinSpec
 
     a = InputSpec("a", (("k", "BIGINT"), ("v", "BIGINT")), ("k",), "retract")
     b = InputSpec("b", (("k", "BIGINT"), ("w", "BIGINT")), None, "insert_only")

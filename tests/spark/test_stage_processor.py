@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.changelog import Change
-from converge.engine.errors import BadInputError
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.scenario_json import load_scenario
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark
-from converge.engine.scenario import ChangeEvent, Scenario
-from converge.engine.scenario_json import load_scenario
 from converge.engine.state import KeyedStateBackend
 from converge.generators.anomalies import dedupe_scenarios
 from converge.generators.interval import interval_join_scenarios
@@ -107,7 +107,7 @@ def test_minibatch_nodes_restart_from_their_saved_bundle_and_state_event_by_even
 def test_a_bundle_left_partly_filled_by_a_micro_batch_is_completed_by_the_next() -> None:
     """Bundle size 3, micro-batches of two events: the first bundle spans the cut, the last one is flushed
     by the end-of-input marker."""
-    from converge.engine.scenario import Config, InputSpec, JoinSpec
+    from converge.engine.model.scenario import Config, InputSpec, JoinSpec
 
     a = InputSpec("a", (("k", "BIGINT"), ("v", "BIGINT")), ("k",), "retract")
     b = InputSpec("b", (("k", "BIGINT"), ("w", "BIGINT")), None, "insert_only")
@@ -122,7 +122,7 @@ def test_a_bundle_left_partly_filled_by_a_micro_batch_is_completed_by_the_next()
 
 
 def test_a_watermark_for_a_minibatch_plan_is_refused_with_the_reason() -> None:
-    from converge.engine.scenario import WatermarkEvent
+    from converge.engine.model.scenario import WatermarkEvent
 
     scenario = find_one(minibatch_variants())
     scenario = scenario.with_events(scenario.events + (WatermarkEvent("a", 5),))
@@ -194,7 +194,7 @@ def test_key_slices_move_one_key_between_backends_with_its_arrival_order() -> No
 
 
 def _chain_with_a_residual_that_divides_by_zero() -> Scenario:
-    from converge.engine.scenario_json import scenario_from_dict
+    from converge.engine.model.scenario_json import scenario_from_dict
 
     cols = {n: [["k", "BIGINT"], [f"{n}v", "BIGINT"]] for n in "abc"}
     return scenario_from_dict({
@@ -218,8 +218,8 @@ def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(b
 
 
 def test_a_looping_timer_ends_the_spark_run_with_the_local_runtimes_non_termination_error() -> None:
-    from converge.engine.errors import NonTerminationError
-    from converge.engine.scenario_json import scenario_from_dict
+    from converge.engine.model.errors import NonTerminationError
+    from converge.engine.model.scenario_json import scenario_from_dict
     from converge.reports.tooling import mutant_catalog
 
     scenario = scenario_from_dict({

@@ -16,7 +16,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 
 @dataclass(frozen=True)

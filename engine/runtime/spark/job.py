@@ -28,8 +28,10 @@ from typing import Any, Iterable, Sequence
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
-from converge.engine.changelog import Change, OutputWatermark
-from converge.engine.errors import BadInputError, ConvergeError, UsageError
+from converge.engine.model.changelog import Change, OutputWatermark
+from converge.engine.model.errors import BadInputError, ConvergeError, UsageError
+from converge.engine.model.scenario import Scenario, WatermarkEvent
+from converge.engine.model.scenario_json import scenario_to_dict
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import PlanNode
 from converge.engine.planner import plan as make_plan
@@ -53,8 +55,6 @@ from converge.engine.runtime.spark.source import (
     mtime_base,
     write_batch_file,
 )
-from converge.engine.scenario import Scenario, WatermarkEvent
-from converge.engine.scenario_json import scenario_to_dict
 from converge.engine.state import KeyedStateBackend
 
 

@@ -55,15 +55,15 @@ from typing import Any, Iterator
 from pyspark.sql import Row
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
-from converge.engine.changelog import Change
-from converge.engine.collector import cyclic_collector_paused
-from converge.engine.errors import BadInputError, ConvergeError, NonTerminationError
+from converge.engine.model.changelog import Change
+from converge.engine.model.collector import cyclic_collector_paused
+from converge.engine.model.errors import BadInputError, ConvergeError, NonTerminationError
+from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
 from converge.engine.runtime.guard import TimerBudget
 from converge.engine.runtime.spark.clocks import Clocks
 from converge.engine.runtime.spark.timers import KeyTimers, completed_before, due_before, first_firing, spark_timer_for
-from converge.engine.scenario_json import scenario_from_dict
 from converge.engine.state import KeyedStateBackend
 
 ROW_SCHEMA = "key string, data binary"

@@ -24,10 +24,11 @@ from typing import Callable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from converge.engine.errors import BadInputError
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.rows import RowValidator, allowed_kinds
+from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.operators.base import Operator
 from converge.engine.planner import Plan
-from converge.engine.rows import RowValidator, allowed_kinds
 from converge.engine.runtime.spark.clocks import Clocks
 from converge.engine.runtime.spark.processor import (
     DEFAULT_BUCKETS,
@@ -38,7 +39,6 @@ from converge.engine.runtime.spark.processor import (
     group_key,
     whole_node_key,
 )
-from converge.engine.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 SOURCE_SCHEMA = "scenario int, seq long, stage int, node int, key string, data binary, etime timestamp"
 # A row every micro-batch file of a time-driven job holds, so Spark's watermark moves. Stage 0 reads it (its

@@ -15,9 +15,9 @@ from operator import itemgetter
 from typing import Callable
 
 from converge.engine.keycodec import encode_binary_row
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
-from converge.reports.tooling.options import BenchConfig
+from converge.reports.options import BenchConfig
 
 ORDERS = InputSpec("orders", (("order_id", "BIGINT"), ("status", "VARCHAR")), ("order_id",), "retract")
 ITEMS = InputSpec("items", (("order_id", "BIGINT"), ("item_id", "BIGINT"), ("qty", "BIGINT")),

@@ -17,17 +17,17 @@ import subprocess
 import time
 from collections import Counter
 
-from converge.engine.errors import UsageError
-from converge.engine.scenario import ChangeEvent, Scenario
-from converge.engine.systems.adapter_client import AdapterSystem
-from converge.engine.systems.base import System
-from converge.engine.systems.flink import environment
+from converge.engine.model.errors import UsageError
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.system import System
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import run_property
 from converge.properties.divergence import fail
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.specs import batches
-from converge.reports.tooling.options import BenchConfig
+from converge.reports.options import BenchConfig
+from converge.reports.systems.adapter.client import AdapterSystem
+from converge.reports.systems.flink import environment
 
 BATCH = 500      # cases per request: the adapter's max_batch
 REQUESTS = 4     # measured requests after the warm-up one

@@ -12,9 +12,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from converge.engine.operators.interval_join import MAX_TIME
-from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import (
+from converge.engine.model.scenario import (
     ChangeEvent,
     Config,
     Event,
@@ -24,10 +22,12 @@ from converge.engine.scenario import (
     Scenario,
     WatermarkEvent,
 )
+from converge.engine.operators.interval_join import MAX_TIME
+from converge.engine.runtime.local import LocalRuntime
 from converge.properties.campaign import run_property
 from converge.properties.registry import select
 from converge.properties.regular import shared_oracle
-from converge.reports.tooling.options import BenchConfig
+from converge.reports.options import BenchConfig
 
 SAMPLE = 20_000
 WATERMARK_EVERY = 1000

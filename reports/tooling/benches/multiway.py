@@ -19,13 +19,13 @@ import pickle
 import time
 from typing import Callable
 
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.state import KeyedStateBackend
 from converge.oracle.materialize import materialize_inputs
-from converge.reports.tooling.options import BenchConfig
-from converge.reports.tooling.terminal import format_table
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 
 NAMES = ("a", "b", "c", "d", "e")
 WORKLOADS = ("low_selectivity", "hot_key")

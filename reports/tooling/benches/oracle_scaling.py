@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties import history_check, regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
 from converge.properties.replay import replay_scenario
-from converge.reports.tooling.options import BenchConfig
+from converge.reports.options import BenchConfig
 
 SIZES = (10_000, 100_000, 1_000_000)
 

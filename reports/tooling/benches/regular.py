@@ -8,13 +8,13 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.runtime.local import LocalRuntime
-from converge.engine.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties import regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
-from converge.reports.tooling.options import BenchConfig
+from converge.reports.options import BenchConfig
 
 
 def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scenario:

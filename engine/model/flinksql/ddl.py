@@ -1,0 +1,152 @@
+"""CREATE TABLE statements: columns and types, primary key, watermark, and the changelog mode of the source.
+
+The changelog mode follows the connector and format options, as Flink's
+planner derives it: `upsert-kafka` produces an upsert stream (+I/+U/-D keyed
+by the primary key); a CDC format (`debezium-json`, `canal-json`,
+`maxwell-json`, `ogg-json`, ...) or a CDC connector (`mysql-cdc`, ...)
+produces every row kind (retract); the `values` test connector says its own
+`changelog-mode`; any other connector with a plain format (kafka with json,
+filesystem, datagen) is append-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from converge.engine.model.flinksql.expressions import interval_ms
+from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.types import FlinkType, flink_type
+from converge.engine.model.scenario import ChangelogMode, InputSpec
+
+CDC_FORMATS = frozenset({"debezium-json", "canal-json", "maxwell-json", "ogg-json", "debezium-avro-confluent",
+                         "debezium-protobuf"})
+CDC_CONNECTORS = frozenset({"mysql-cdc", "postgres-cdc", "oracle-cdc", "sqlserver-cdc", "mongodb-cdc",
+                            "tidb-cdc", "db2-cdc", "oceanbase-cdc"})
+APPEND_CONNECTORS = frozenset({"kafka", "filesystem", "datagen", "kinesis", "pulsar", "socket"})
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """One declared table, as the join sees it."""
+
+    name: str
+    columns: tuple[tuple[str, FlinkType], ...]
+    primary_key: tuple[str, ...] | None
+    changelog_mode: ChangelogMode
+    connector: str
+    time_column: str | None = None          # the rowtime attribute (WATERMARK FOR ...)
+    watermark_delay_ms: int | None = None   # WATERMARK FOR t AS t - INTERVAL ...
+
+    def input_spec(self, name: str) -> InputSpec:
+        """The model input for this table under the name (alias) the query gives it."""
+        return InputSpec(name, tuple((c, t.model) for c, t in self.columns), self.primary_key,
+                         self.changelog_mode, self.time_column)
+
+    def type_of(self, column: str) -> FlinkType:
+        return dict(self.columns)[column]
+
+
+def _options(node: exp.Create, text: SourceText) -> dict[str, str]:
+    props = node.args.get("properties")
+    out: dict[str, str] = {}
+    for prop in props.expressions if props is not None else ():
+        if not isinstance(prop, exp.Property) or not isinstance(prop.this, exp.Literal) \
+                or not isinstance(prop.args.get("value"), exp.Literal):
+            raise text.error(prop, "table options must be 'key' = 'value' pairs")
+        out[prop.this.name.lower()] = prop.args["value"].name
+    return out
+
+
+def changelog_mode(options: dict[str, str], has_key: bool, node: exp.Expr, text: SourceText) -> ChangelogMode:
+    connector = options.get("connector")
+    if connector is None:
+        raise text.error(node, "WITH ('connector' = ...) is missing: converge reads the changelog mode of a "
+                               "source from its connector and format")
+    fmt = options.get("value.format", options.get("format", "")).lower()
+    if connector == "upsert-kafka":
+        if not has_key:
+            raise text.error(node, "an upsert-kafka table needs a PRIMARY KEY (...) NOT ENFORCED")
+        return "upsert"
+    if connector in CDC_CONNECTORS or fmt in CDC_FORMATS:
+        return "retract"
+    if connector == "values":
+        kinds = {k.strip().upper() for k in options.get("changelog-mode", "I").split(",")}
+        if "UB" in kinds:
+            return "retract"
+        if "UA" in kinds or "D" in kinds:
+            if not has_key:
+                raise text.error(node, "a values table with changelog-mode without UB is an upsert source and "
+                                       "needs a PRIMARY KEY")
+            return "upsert"
+        return "insert_only"
+    if connector in APPEND_CONNECTORS:
+        return "insert_only"
+    raise text.error(node, f"connector {connector!r} is not one converge knows the changelog mode of (known: "
+                           f"upsert-kafka, values, {', '.join(sorted(CDC_CONNECTORS | APPEND_CONNECTORS))}; "
+                           f"CDC formats: {', '.join(sorted(CDC_FORMATS))})")
+
+
+def read_table(node: exp.Create, text: SourceText) -> SourceTable:
+    """A CREATE TABLE as a SourceTable; anything outside the subset is refused with its position."""
+    schema = node.this
+    if node.kind != "TABLE" or not isinstance(schema, exp.Schema):
+        raise text.error(node, "only CREATE TABLE name (columns ...) WITH (...) is supported")
+    name = schema.this.name
+    columns: list[tuple[str, FlinkType]] = []
+    key: tuple[str, ...] | None = None
+    watermark: exp.WatermarkColumnConstraint | None = None
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
+            others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))]
+            if others or item.args.get("kind") is None:
+                raise text.error(item, "computed and metadata columns are not supported; declare physical columns")
+            not_null = any(isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds)
+            try:
+                ftype = flink_type(item.args["kind"], nullable=not not_null)
+            except ValueError as exc:
+                raise text.error(item, str(exc)) from None
+            columns.append((item.name, ftype))
+            if any(isinstance(k, exp.PrimaryKeyColumnConstraint) for k in kinds):
+                key = (item.name,)
+        elif isinstance(item, exp.PrimaryKey):
+            if not any("NOT ENFORCED" in (o if isinstance(o, str) else o.sql()).upper() for o in item.args.get("options") or ()):
+                raise text.error(item, "Flink requires PRIMARY KEY (...) NOT ENFORCED")
+            key = tuple(i.name for i in item.expressions)
+        elif isinstance(item, exp.WatermarkColumnConstraint):
+            watermark = item
+        else:
+            raise text.error(item, "only columns, PRIMARY KEY (...) NOT ENFORCED and WATERMARK FOR are supported "
+                                   "in a table's schema")
+    names = [c for c, _ in columns]
+    if key is not None:
+        for k in key:
+            if k not in names:
+                raise text.error(schema, f"primary key column {k!r} is not a column of {name!r}")
+        # Flink makes primary key columns NOT NULL
+        columns = [(c, FlinkType(t.name, t.kind, t.model, t.scale, False) if c in key else t) for c, t in columns]
+    time_column, delay = None, None
+    if watermark is not None:
+        time_column, delay = _watermark(watermark, names, dict(columns), text)
+    mode = changelog_mode(_options(node, text), key is not None, node, text)
+    return SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
+                       time_column, delay)
+
+
+def _watermark(node: exp.WatermarkColumnConstraint, names: list[str], types: dict[str, FlinkType],
+               text: SourceText) -> tuple[str, int]:
+    """(rowtime column, delay ms) of `WATERMARK FOR t AS t [- INTERVAL ...]`."""
+    column = node.this.name if isinstance(node.this, exp.Column) else None
+    if column not in names:
+        raise text.error(node, f"the watermark's column {column!r} is not a column of the table")
+    if types[column].kind != "timestamp":
+        raise text.error(node, f"the rowtime attribute {column!r} must be a TIMESTAMP(3) or TIMESTAMP_LTZ(3)")
+    expr = node.expression
+    if isinstance(expr, exp.Column) and expr.name == column:
+        return column, 0
+    if isinstance(expr, exp.Sub) and isinstance(expr.this, exp.Column) and expr.this.name == column \
+            and isinstance(expr.expression, exp.Interval):
+        return column, interval_ms(expr.expression, text)
+    raise text.error(node, "the watermark must be `col` or `col - INTERVAL 'n' unit` (bounded out-of-orderness)")

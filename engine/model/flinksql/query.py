@@ -1,0 +1,371 @@
+"""One Flink SQL file (CREATE TABLEs and one SELECT) as converge's model: inputs, join chain, projection, filter.
+
+Inputs are named by their alias in the query (`orders o` is input `o`), so
+the conditions keep the user's own names. The FROM/JOIN chain becomes the
+join chain in order; `EXISTS`, `NOT EXISTS` and `IN (SELECT ...)` in the WHERE
+clause become SEMI/ANTI steps appended to it (they filter the rows the joins
+produce, as Flink's planner rewrites them); `a.t BETWEEN b.t - INTERVAL ... AND
+b.t + INTERVAL ...` on two rowtime attributes makes a binary join an
+event-time interval join; the remaining WHERE conjuncts are a filter on the
+join's output and the SELECT list a projection of it (both stateless: the
+properties check the join below them, verify applies them to the oracle's
+answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from converge.engine.model.errors import BadInputError, UsageError
+from converge.engine.model.flinksql.ddl import SourceTable, read_table
+from converge.engine.model.flinksql.dialect import Flink
+from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
+from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario
+
+_SIDES = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """One column of the query's result: its name and where it comes from."""
+
+    name: str
+    alias: str
+    column: str
+    type: FlinkType
+
+
+@dataclass(frozen=True)
+class MappedQuery:
+    """A query file read onto the model; `scenario(events)` makes a runnable scenario of it."""
+
+    path: str
+    tables: dict[str, SourceTable]
+    aliases: tuple[tuple[str, str], ...]          # (alias, table) in chain order
+    join: JoinSpec
+    output: tuple[OutputColumn, ...]
+    where_sql: str | None = None                  # a filter on the join's output (model SQL)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def inputs(self) -> tuple[InputSpec, ...]:
+        return tuple(self.tables[t].input_spec(a) for a, t in self.aliases)
+
+    def table_of(self, alias: str) -> SourceTable:
+        return self.tables[dict(self.aliases)[alias]]
+
+    def types_of(self, alias: str) -> tuple[FlinkType, ...]:
+        return tuple(t for _, t in self.table_of(alias).columns)
+
+    def joined_aliases(self) -> tuple[str, ...]:
+        """The aliases whose columns the join outputs (SEMI/ANTI inputs only filter)."""
+        kept = [self.join.inputs[0]] + [a for a, t in zip(self.join.inputs[1:], self.join.types)
+                                        if t not in ("semi", "anti")]
+        return tuple(kept)
+
+    def join_columns(self) -> tuple[tuple[str, str, FlinkType], ...]:
+        """(alias, column, type) of every column of the join's output row, in order."""
+        return tuple((a, c, t) for a in self.joined_aliases() for c, t in self.table_of(a).columns)
+
+    def scenario(self, events: Sequence[Event] = (), config: Config | None = None, name: str = "") -> Scenario:
+        return Scenario(name=name or f"query {Path(self.path).name}", inputs=self.inputs, join=self.join,
+                        config=config or Config(), events=tuple(events))
+
+
+def load_query(path: str | Path) -> MappedQuery:
+    """Read and map a query file; a missing file is a UsageError, anything unsupported a BadInputError."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{p}: no such file")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    return parse_query(text, str(p))
+
+
+def parse_query(text: str, path: str = "<query>") -> MappedQuery:
+    source = SourceText(text, path)
+    try:
+        statements = [s for s in sqlglot.parse(text, read=Flink) if s is not None]
+    except (ParseError, TokenError) as exc:
+        errors = getattr(exc, "errors", None) or [{}]
+        first = errors[0]
+        where = f"{path}:{first.get('line', '?')}:{first.get('col', '?')}"
+        raise BadInputError(f"{where}: cannot parse: {first.get('description', str(exc).splitlines()[0])}"
+                            + (f" near `{first.get('highlight')}`" if first.get("highlight") else "")) from None
+    tables: dict[str, SourceTable] = {}
+    selects = []
+    for stmt in statements:
+        if isinstance(stmt, exp.Create):
+            table = read_table(stmt, source)
+            if table.name.casefold() in {t.casefold() for t in tables}:
+                raise source.error(stmt, f"table {table.name!r} is declared twice")
+            tables[table.name] = table
+        elif isinstance(stmt, exp.Select):
+            selects.append(stmt)
+        else:
+            raise source.error(stmt, "only CREATE TABLE statements and one SELECT are supported")
+    if len(selects) != 1:
+        raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
+    return _Mapper(tables, source).select(selects[0])
+
+
+class _Mapper:
+    def __init__(self, tables: dict[str, SourceTable], text: SourceText) -> None:
+        self.tables = tables
+        self.text = text
+        self.aliases: list[tuple[str, str]] = []
+        self.types: list[str] = []
+        self.conditions: list[str] = []
+        self.interval: IntervalSpec | None = None
+
+    # ------------------------------------------------------------ FROM / JOIN
+
+    def _table(self, node: exp.Expr) -> tuple[str, str]:
+        if not isinstance(node, exp.Table) or node.args.get("db") or isinstance(node.this, exp.Func):
+            raise self.text.error(node, "only a declared table (optionally with an alias) can be joined here; "
+                                        "subqueries and views are not supported")
+        table = next((t for t in self.tables if t.casefold() == node.name.casefold()), None)
+        if table is None:
+            raise self.text.error(node, f"table {node.name!r} is not declared (declared: {', '.join(self.tables)})")
+        alias = node.alias_or_name
+        if not alias.isidentifier():
+            raise self.text.error(node, f"alias {alias!r} is not an identifier")
+        for a, t in self.aliases:
+            if a.casefold() == alias.casefold():
+                raise self.text.error(node, f"alias {alias!r} is used twice")
+            if t == table:
+                raise self.text.error(node, f"table {table!r} appears twice (a self-join): converge generates one "
+                                            f"stream per input and does not model one source feeding two inputs")
+        return alias, table
+
+    def _scope(self, aliases: Sequence[str]) -> Scope:
+        known = dict(self.aliases)
+        return Scope({a: self.tables[known[a]].columns for a in aliases}, self.text)
+
+    def select(self, node: exp.Select) -> MappedQuery:
+        for key in ("group", "having", "order", "limit", "distinct", "with_", "qualify", "windows"):
+            if node.args.get(key):
+                raise self.text.error(node.args[key] if isinstance(node.args[key], exp.Expr) else node,
+                                      f"{key.rstrip('_').upper()} is not supported: converge checks joins")
+        from_ = node.args.get("from_")
+        if from_ is None:
+            raise self.text.error(node, "the SELECT has no FROM")
+        self.aliases.append(self._table(from_.this))
+        for join in node.args.get("joins") or ():
+            self._join(join)
+        where = node.args.get("where")
+        filters = []
+        for conj in _conjuncts(where.this) if where is not None else []:
+            if not self._subquery_step(conj):
+                filters.append(conj)
+        output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types)
+                                                 if t not in ("semi", "anti")]
+        renderer = Renderer(self._scope(output_aliases))
+        where_sql = " AND ".join(renderer.boolean(f) for f in filters) if filters else None
+        if len(self.aliases) < 2:
+            raise self.text.error(node, "the query joins nothing: converge checks joins of two or more inputs")
+        try:
+            join = JoinSpec(tuple(a for a, _ in self.aliases), tuple(self.types), tuple(self.conditions),
+                            self.interval)
+        except BadInputError as exc:
+            raise self.text.error(node, str(exc)) from None
+        output = self._projection(node, output_aliases)
+        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql)
+
+    def _join(self, join: exp.Join) -> None:
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if kind not in ("", "INNER", "OUTER") or side not in _SIDES or join.args.get("using"):
+            raise self.text.error(join, "only [INNER] / LEFT / RIGHT / FULL [OUTER] JOIN ... ON ... are supported")
+        on = join.args.get("on")
+        if on is None:
+            raise self.text.error(join, "a join needs an ON condition (comma and CROSS joins are not supported)")
+        alias, table = self._table(join.this)
+        self.aliases.append((alias, table))
+        conjuncts = _conjuncts(on)
+        if len(self.aliases) == 2:
+            conjuncts = self._interval_bounds(conjuncts, join)
+        elif any(_is_time_bound(c, self) for c in conjuncts):
+            raise self.text.error(on, "an interval join inside a chain of more than two inputs: converge models "
+                                      "binary interval joins only")
+        if self.interval is not None and len(self.aliases) > 2:
+            raise self.text.error(join, "an interval join inside a chain of more than two inputs: converge models "
+                                        "binary interval joins only")
+        renderer = Renderer(self._scope([a for a, _ in self.aliases]))
+        self.types.append(_SIDES[side])
+        self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
+
+    def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
+        """Take the time-bound conjuncts out of a binary join's ON; both bounds make it an interval join."""
+        left, right = (a for a, _ in self.aliases)
+        lower: int | None = None
+        upper: int | None = None
+        rest = []
+        for c in conjuncts:
+            bounds = _time_bounds(c, left, right, self)
+            if bounds is None:
+                rest.append(c)
+                continue
+            lo, hi = bounds
+            lower = lo if lo is not None and (lower is None or lo > lower) else lower
+            upper = hi if hi is not None and (upper is None or hi < upper) else upper
+        if lower is None and upper is None:
+            return conjuncts
+        if lower is None or upper is None:
+            raise self.text.error(join.args["on"], "a time condition with only one bound: Flink plans it as a "
+                                                   "regular join over time attributes, which converge does not map; "
+                                                   "give both bounds (BETWEEN ... AND ...)")
+        lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
+        self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
+        return rest
+
+    # ------------------------------------------------------------ WHERE: EXISTS / NOT EXISTS / IN
+
+    def _subquery_step(self, conj: exp.Expr) -> bool:
+        negated = isinstance(conj, exp.Not)
+        inner = conj.this if negated else conj
+        if isinstance(inner, exp.In) and inner.args.get("query") is not None:
+            if negated:
+                raise self.text.error(conj, "NOT IN (SELECT ...) is a null-aware anti join in Flink; converge "
+                                            "models NOT EXISTS (write it as NOT EXISTS with an equality)")
+            sub = inner.args["query"].this
+            return self._semi_anti(sub, "semi", conj, in_value=inner.this)
+        if isinstance(inner, exp.Exists):
+            return self._semi_anti(inner.this, "anti" if negated else "semi", conj)
+        if any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk()):
+            raise self.text.error(conj, "a subquery is supported only as a top-level [NOT] EXISTS or IN conjunct "
+                                        "of the WHERE clause")
+        return False
+
+    def _semi_anti(self, sub: exp.Expr, jtype: str, conj: exp.Expr, in_value: exp.Expr | None = None) -> bool:
+        if self.interval is not None:
+            raise self.text.error(conj, "EXISTS / IN after an interval join is not supported")
+        if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group") \
+                or sub.args.get("from_") is None:
+            raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
+        outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types) if t not in ("semi", "anti")]
+        alias, table = self._table(sub.args["from_"].this)
+        self.aliases.append((alias, table))
+        inner = {c.casefold() for c, _ in self.tables[table].columns}
+        for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first
+            if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
+                col.set("table", exp.to_identifier(alias))
+        renderer = Renderer(self._scope(outer + [alias]))
+        parts = []
+        if in_value is not None:
+            cols = sub.expressions
+            if len(cols) != 1 or isinstance(cols[0], exp.Star):
+                raise self.text.error(sub, "IN (SELECT ...) must select exactly one column")
+            parts.append(renderer.boolean(exp.EQ(this=in_value, expression=cols[0].unalias())))
+        sub_where = sub.args.get("where")
+        parts += [renderer.boolean(c) for c in (_conjuncts(sub_where.this) if sub_where is not None else [])]
+        self.types.append(jtype)
+        self.conditions.append(" AND ".join(parts) if parts else "TRUE")
+        return True
+
+    # ------------------------------------------------------------ SELECT list
+
+    def _projection(self, node: exp.Select, aliases: list[str]) -> tuple[OutputColumn, ...]:
+        scope = self._scope(aliases)
+        out: list[OutputColumn] = []
+        for item in node.expressions:
+            target = item.unalias() if isinstance(item, exp.Alias) else item
+            if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
+                pick = [target.table] if isinstance(target, exp.Column) and target.table else aliases
+                for a in pick:
+                    real = Scope._pick(a, aliases)
+                    if real is None:
+                        raise self.text.error(item, f"unknown alias {a!r}")
+                    out += [OutputColumn(c, real, c, t) for c, t in self.tables[dict(self.aliases)[real]].columns]
+                continue
+            if not isinstance(target, exp.Column):
+                raise self.text.error(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "
+                                            "checks the join; compute expressions downstream)")
+            a, c, t = scope.resolve(target)
+            out.append(OutputColumn(item.alias_or_name, a, c, t))
+        seen: set[str] = set()
+        for i, o in enumerate(out):  # Calcite names a repeated column k0, k1, ... as Flink prints them
+            name, n = o.name, 0
+            while name.casefold() in seen:
+                name, n = f"{o.name}{n}", n + 1
+            seen.add(name.casefold())
+            if name != o.name:
+                out[i] = OutputColumn(name, o.alias, o.column, o.type)
+        return tuple(out)
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:
+    """(alias, offset ms) of `x.t`, `x.t + INTERVAL ...`, `x.t - INTERVAL ...` with t a rowtime attribute."""
+    offset = 0
+    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+        ms = interval_ms(node.expression, mapper.text)
+        offset = ms if isinstance(node, exp.Add) else -ms
+        node = node.this
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+        return None
+    try:
+        alias, column, _ = mapper._scope([a for a, _ in mapper.aliases]).resolve(node)
+    except BadInputError:
+        return None
+    if mapper.table_time(alias) != column:
+        return None
+    return alias, offset
+
+
+def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[int | None, int | None] | None:
+    """(lower, upper) that conjunct `c` puts on left.t - right.t, or None when it is not a time bound."""
+    if isinstance(c, exp.Between):
+        x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
+        if None in (x, lo, hi) or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:  # type: ignore[index]
+            return None
+        if x[0] == left:  # type: ignore[index]
+            return lo[1], hi[1]  # type: ignore[index]
+        return -hi[1], -lo[1]  # type: ignore[index]
+    ops = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"), exp.LT: (-1, "upper")}
+    if type(c) not in ops:
+        return None
+    a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
+    if a is None or b is None or a[0] == b[0]:
+        return None
+    strict, kind = ops[type(c)]
+    # a.t + oa OP b.t + ob  ->  (a.t - b.t) OP ob - oa
+    bound = b[1] - a[1]
+    if a[0] != left:  # right.t + oa OP left.t + ob  ->  (left.t - right.t) flipped OP oa - ob
+        bound = -bound
+        kind = "upper" if kind == "lower" else "lower"
+        strict = -strict
+    bound += strict
+    return (bound, None) if kind == "lower" else (None, bound)
+
+
+def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
+    if isinstance(c, exp.Between):
+        return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
+    return False
+
+
+def _table_time(self: _Mapper, alias: str) -> str | None:
+    return self.tables[dict(self.aliases)[alias]].time_column
+
+
+_Mapper.table_time = _table_time  # type: ignore[attr-defined]

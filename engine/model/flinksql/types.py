@@ -1,0 +1,206 @@
+"""Flink column types and the exact values converge's engine and oracle compute on.
+
+Each supported Flink type is held the way Flink itself holds it in a row, so
+equality, ordering and the state's serialized-key order are Flink's:
+
+=================  ==============  ==============================================
+Flink type         model column    value
+=================  ==============  ==============================================
+INT, INTEGER       INTEGER         the integer
+SMALLINT, TINYINT  INTEGER         the integer (range checked against the Flink type)
+BIGINT             BIGINT          the integer
+DOUBLE             DOUBLE          the float
+BOOLEAN            BOOLEAN         the bool
+STRING, VARCHAR    VARCHAR         the text (ordered by code point = UTF-8 bytes, as Flink's BinaryStringData)
+DECIMAL(p, s)      BIGINT          the unscaled integer, value * 10^s (p <= 18: Flink's compact DecimalData)
+TIMESTAMP(p<=3)    BIGINT          epoch milliseconds (Flink's TimestampData millisecond part)
+TIMESTAMP_LTZ(3)   BIGINT          epoch milliseconds
+DATE               INTEGER         days since 1970-01-01 (Flink's internal DATE)
+=================  ==============  ==============================================
+
+Captured values are read into this form with Flink's rules (a DECIMAL value
+with more digits than its scale is rounded HALF_UP, as Flink's cast does);
+`display` turns them back into the text a user recognises.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import short_repr
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+_RANGES = {"TINYINT": (-128, 127), "SMALLINT": (-32768, 32767), "INT": (-(2**31), 2**31 - 1),
+           "BIGINT": (-(2**63), 2**63 - 1)}
+
+
+@dataclass(frozen=True)
+class FlinkType:
+    """A declared column type: its Flink name, the model column type, and (DECIMAL) its scale."""
+
+    name: str            # as Flink prints it: INT, DECIMAL(10, 2), TIMESTAMP(3) ...
+    kind: str            # int, bigint, double, boolean, string, decimal, timestamp, date
+    model: str           # the engine's column type
+    scale: int = 0
+    nullable: bool = True
+
+    def parse(self, value: Any) -> Any:
+        """A captured value (JSON value or text) as the engine holds it; ValueError when it does not fit."""
+        if value is None:
+            if not self.nullable:
+                raise ValueError(f"NULL in a NOT NULL {self.name} column")
+            return None
+        return _PARSERS[self.kind](self, value)
+
+    def display(self, value: Any) -> str:
+        """The value as Flink would print it (for findings and divergence reports)."""
+        if value is None:
+            return "NULL"
+        if self.kind == "decimal":
+            return str(decimal.Decimal(value).scaleb(-self.scale))
+        if self.kind == "timestamp":
+            return (_EPOCH + dt.timedelta(milliseconds=value)).isoformat(sep=" ", timespec="milliseconds")
+        if self.kind == "date":
+            return (_EPOCH_DAY + dt.timedelta(days=value)).isoformat()
+        return repr(value) if isinstance(value, str) else str(value)
+
+
+def _int(t: FlinkType, v: Any) -> int:
+    if isinstance(v, bool):
+        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+    if isinstance(v, str):
+        v = int(v.strip())
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int):
+        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+    lo, hi = _RANGES.get(t.name, _RANGES["BIGINT"])
+    if not lo <= v <= hi:
+        raise ValueError(f"{v} is outside the range of {t.name}")
+    return v
+
+
+def _double(t: FlinkType, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"expected DOUBLE, got {short_repr(v)}")
+    return float(v)
+
+
+def _boolean(t: FlinkType, v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    raise ValueError(f"expected BOOLEAN, got {short_repr(v)}")
+
+
+def _string(t: FlinkType, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+    return v
+
+
+def unscaled(value: Any, scale: int, what: str = "DECIMAL") -> int:
+    """value * 10^scale as an integer, rounded HALF_UP like Flink's cast to DECIMAL(p, scale)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected {what}, got {short_repr(value)}")
+    try:
+        d = decimal.Decimal(str(value).strip()) if isinstance(value, (str, float)) else decimal.Decimal(value)
+    except (decimal.InvalidOperation, TypeError):
+        raise ValueError(f"expected {what}, got {short_repr(value)}") from None
+    if not d.is_finite():
+        raise ValueError(f"expected {what}, got {short_repr(value)}")
+    return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+
+
+def _decimal(t: FlinkType, v: Any) -> int:
+    out = unscaled(v, t.scale, t.name)
+    precision = int(t.name.split("(")[1].split(",")[0])
+    if abs(out) >= 10 ** precision:
+        raise ValueError(f"{short_repr(v)} does not fit {t.name}")
+    return out
+
+
+def timestamp_millis(v: Any) -> int:
+    """Epoch milliseconds of '2024-01-01 10:00:00.123' / ISO text / an epoch-millisecond integer."""
+    if isinstance(v, bool):
+        raise ValueError(f"expected a TIMESTAMP, got {short_repr(v)}")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        text = v.strip().replace("T", " ").rstrip("Z")
+        try:
+            moment = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"expected a TIMESTAMP like '2024-01-01 10:00:00.123', got {short_repr(v)}") from None
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        delta = moment - _EPOCH
+        return (delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000)
+    raise ValueError(f"expected a TIMESTAMP, got {short_repr(v)}")
+
+
+def date_days(v: Any) -> int:
+    """Days since 1970-01-01 of '2024-01-01' (or a day number)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        try:
+            return (dt.date.fromisoformat(v.strip()) - _EPOCH_DAY).days
+        except ValueError:
+            pass
+    raise ValueError(f"expected a DATE like '2024-01-01', got {short_repr(v)}")
+
+
+_PARSERS = {
+    "int": _int, "bigint": _int, "double": _double, "boolean": _boolean, "string": _string,
+    "decimal": _decimal, "timestamp": lambda t, v: timestamp_millis(v), "date": lambda t, v: date_days(v),
+}
+
+_SIMPLE = {
+    exp.DataType.Type.INT: ("INT", "int", "INTEGER"),
+    exp.DataType.Type.SMALLINT: ("SMALLINT", "int", "INTEGER"),
+    exp.DataType.Type.TINYINT: ("TINYINT", "int", "INTEGER"),
+    exp.DataType.Type.BIGINT: ("BIGINT", "bigint", "BIGINT"),
+    exp.DataType.Type.DOUBLE: ("DOUBLE", "double", "DOUBLE"),
+    exp.DataType.Type.BOOLEAN: ("BOOLEAN", "boolean", "BOOLEAN"),
+    exp.DataType.Type.TEXT: ("STRING", "string", "VARCHAR"),
+    exp.DataType.Type.VARCHAR: ("VARCHAR", "string", "VARCHAR"),
+    exp.DataType.Type.DATE: ("DATE", "date", "INTEGER"),
+}
+
+
+def flink_type(node: exp.DataType, nullable: bool = True) -> FlinkType:
+    """The FlinkType of a parsed column type; ValueError (the caller adds the position) when unsupported."""
+    params = [p.this.name if isinstance(p, exp.DataTypeParam) else p.name for p in node.expressions]
+    t = node.this
+    if t in _SIMPLE:
+        name, kind, model = _SIMPLE[t]
+        return FlinkType(name, kind, model, nullable=nullable)
+    if t == exp.DataType.Type.DECIMAL:
+        precision = int(params[0]) if params else 10
+        scale = int(params[1]) if len(params) > 1 else 0
+        if not 1 <= precision <= 18 or not 0 <= scale <= precision:
+            raise ValueError(f"DECIMAL({precision}, {scale}): converge supports precisions up to 18 (Flink's "
+                             f"compact decimals) and 0 <= scale <= precision")
+        return FlinkType(f"DECIMAL({precision}, {scale})", "decimal", "BIGINT", scale, nullable)
+    if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.DATETIME):
+        precision = int(params[0]) if params else 6
+        if precision > 3:
+            raise ValueError(f"TIMESTAMP({precision}): converge holds timestamps as epoch milliseconds; declare "
+                             f"TIMESTAMP(3) (or less)")
+        base = "TIMESTAMP_LTZ" if t == exp.DataType.Type.TIMESTAMPLTZ else "TIMESTAMP"
+        return FlinkType(f"{base}({precision})", "timestamp", "BIGINT", nullable=nullable)
+    raise ValueError(f"column type {node.sql()} is not supported (supported: INT, BIGINT, SMALLINT, TINYINT, "
+                     f"DOUBLE, BOOLEAN, STRING, VARCHAR, DECIMAL(p<=18, s), TIMESTAMP(3), TIMESTAMP_LTZ(3), DATE)")
+
+
+def bad_value(path: str, exc: ValueError) -> BadInputError:
+    return BadInputError(str(exc), path=path)

@@ -1,0 +1,485 @@
+"""The scenario model: inputs, join chain, config and events (docs/scenario-format.md).
+
+One model serves hand-written cases, shrunk counterexamples and users' own
+captured changelogs, so every part checks itself when it is built (from a file
+or from Python) and names the offending key. The JSON form lives in
+engine/model/scenario_json.py; the vocabularies (`Literal` types) are declared here
+once and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal, Mapping, get_args
+
+from converge.engine.model.errors import ApiMisuseError, BadInputError
+
+ChangelogMode = Literal["insert_only", "retract", "upsert", "all"]
+# Modes whose rows replace each other by unique key (an upsert stream; a raw changelog with bare +U).
+KEYED_MODES: frozenset[str] = frozenset({"upsert", "all"})
+JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
+MapStateOrder = Literal["rocksdb", "heap", "arrival"]
+MultiJoinMode = Literal["off", "on"]
+Semantics = Literal["correct", "flink"]
+TimeMode = Literal["event", "processing"]
+ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]
+PerKeyOrder = Literal["kept", "disordered"]
+ExpectMatch = Literal["exact", "contains"]
+
+COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
+INTEGER_TYPES = frozenset({"BIGINT", "INTEGER"})
+# Times, TTLs and bounds are milliseconds in a signed 64-bit long, as in Flink.
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
+# ---------------------------------------------------------------- checks shared by the model and the JSON reader
+
+
+def check_literal(value: Any, lit: Any, path: str) -> Any:
+    """`value` if it is one of the `Literal` type's values; BadInputError naming `path` otherwise."""
+    allowed = get_args(lit)
+    if not isinstance(value, str) or value not in allowed:
+        raise BadInputError(f"{value!r} is not one of {', '.join(map(str, allowed))}", path=path)
+    return value
+
+
+def check_int(value: Any, path: str, *, lo: int = LONG_MIN, hi: int = LONG_MAX) -> int:
+    """An integer in [lo, hi] (a bool is not an integer here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInputError(f"expected an integer, got {short_repr(value)}", path=path)
+    if not lo <= value <= hi:
+        raise BadInputError(f"{short_repr(value)} is outside [{lo}, {hi}]", path=path)
+    return value
+
+
+def check_bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise BadInputError(f"expected true or false, got {short_repr(value)}", path=path)
+    return value
+
+
+def check_text(value: Any, path: str, *, what: str = "a string") -> str:
+    """A non-empty string a database and a UTF-8 file can both hold: no NUL, no lone surrogate."""
+    if not isinstance(value, str):
+        raise BadInputError(f"expected {what}, got {short_repr(value)}", path=path)
+    if not value.strip():
+        raise BadInputError(f"expected {what}, got an empty string", path=path)
+    if "\x00" in value:
+        raise BadInputError(f"{what} must not contain a NUL character (found at offset {value.index(chr(0))})",
+                            path=path)
+    surrogate = unencodable_at(value)
+    if surrogate is not None:
+        raise BadInputError(f"{what} holds a lone surrogate \\u{ord(value[surrogate]):04x} at offset {surrogate}; "
+                            f"it is not valid Unicode text", path=path)
+    return value
+
+
+def unencodable_at(text: str) -> int | None:
+    """Offset of the first character UTF-8 cannot encode (a lone surrogate), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """repr(value), cut to `limit` characters: error messages quote values users may have made huge."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    unique_key: tuple[str, ...] | None = None
+    changelog_mode: ChangelogMode = "retract"
+    time_column: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            if self in _VALID_SPECS:  # generators rebuild the same few specs for every example
+                return
+        except TypeError:
+            pass  # unhashable: a field holds a list, which the checks below refuse
+        self._check()
+        if len(_VALID_SPECS) > 4096:
+            _VALID_SPECS.clear()
+        _VALID_SPECS.add(self)
+
+    def _check(self) -> None:
+        check_text(self.name, "name", what="an input name")
+        if not self.name.isidentifier():
+            raise BadInputError(f"{self.name!r} is not an identifier", path="name")
+        if not isinstance(self.columns, tuple) or not self.columns:
+            raise BadInputError("expected a non-empty list of [name, type]", path="columns")
+        seen: dict[str, str] = {}
+        for j, col in enumerate(self.columns):
+            if not (isinstance(col, tuple) and len(col) == 2):
+                raise BadInputError(f"expected [name, type], got {short_repr(col)}", path=f"columns[{j}]")
+            cname, ctype = col
+            check_text(cname, f"columns[{j}][0]", what="a column name")
+            check_literal(ctype, ColumnType, f"columns[{j}][1]")
+            folded = cname.casefold()
+            if folded in seen:
+                # SQL folds unquoted names: `k` and `K` would be one column to the oracle and two to the engine
+                raise BadInputError(f"columns {seen[folded]!r} and {cname!r} differ only in case; SQL "
+                                    f"identifiers are case-insensitive", path=f"columns[{j}]")
+            seen[folded] = cname
+        names = self.column_names
+        if self.unique_key is not None:
+            if (not isinstance(self.unique_key, tuple) or not self.unique_key
+                    or any(c not in names for c in self.unique_key) or len(set(self.unique_key)) != len(self.unique_key)):
+                raise BadInputError(f"{short_repr(self.unique_key)} must be a non-empty list of distinct columns of "
+                                    f"{self.name!r} {list(names)}", path="unique_key")
+        # (a declared upsert input needs a unique key; the join's own view of it may have lost it)
+        check_literal(self.changelog_mode, ChangelogMode, "changelog_mode")
+        if self.time_column is not None and self.time_column not in names:
+            raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names)}",
+                                path="time_column")
+
+    @cached_property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns)
+
+    @cached_property
+    def column_types(self) -> tuple[str, ...]:
+        return tuple(t for _, t in self.columns)
+
+    def index_of(self, column: str) -> int:
+        try:
+            return self.column_names.index(column)
+        except ValueError:
+            raise BadInputError(f"input {self.name!r} has no column {column!r}") from None
+
+
+_VALID_SPECS: set[InputSpec] = set()
+_CHECKED_PARTS: dict[tuple[int, int, int], tuple[Any, Any, Any]] = {}
+
+
+@dataclass(frozen=True)
+class IntervalSpec:
+    left_time: str | None
+    right_time: str | None
+    lower_ms: int
+    upper_ms: int
+    time: TimeMode = "event"
+    allowed_lateness_ms: int = 0
+
+    def __post_init__(self) -> None:
+        for key in ("left_time", "right_time"):
+            value = getattr(self, key)
+            if value is not None:
+                check_text(value, key, what="a column name")
+        # bounds are added to times; keep every sum inside a long
+        check_int(self.lower_ms, "lower_ms", lo=-(2**62), hi=2**62)
+        check_int(self.upper_ms, "upper_ms", lo=-(2**62), hi=2**62)
+        check_literal(self.time, TimeMode, "time")
+        check_int(self.allowed_lateness_ms, "allowed_lateness_ms", lo=0, hi=2**62)
+
+
+@dataclass(frozen=True)
+class JoinSpec:
+    inputs: tuple[str, ...]
+    types: tuple[str, ...]
+    conditions: tuple[str, ...]
+    interval: IntervalSpec | None = None
+
+    def __post_init__(self) -> None:
+        for key in ("inputs", "types", "conditions"):
+            if not isinstance(getattr(self, key), tuple):
+                raise BadInputError(f"expected a list, got {short_repr(getattr(self, key))}", path=key)
+        if len(self.inputs) < 2:
+            raise BadInputError("a join needs at least two inputs", path="inputs")
+        for i, name in enumerate(self.inputs):
+            check_text(name, f"inputs[{i}]", what="an input name")
+        if len(set(self.inputs)) != len(self.inputs):
+            raise BadInputError("an input appears twice in the chain", path="inputs")
+        n = len(self.inputs) - 1
+        if len(self.types) != n or len(self.conditions) != n:
+            raise BadInputError(f"{len(self.inputs)} inputs need {n} types and {n} conditions, got "
+                                f"{len(self.types)} and {len(self.conditions)}", path="types")
+        for i, jtype in enumerate(self.types):
+            check_literal(jtype, JoinType, f"types[{i}]")
+        for i, cond in enumerate(self.conditions):
+            check_text(cond, f"conditions[{i}]", what="a SQL boolean expression")
+        if self.interval is not None:
+            if not isinstance(self.interval, IntervalSpec):
+                raise BadInputError(f"expected an interval spec, got {short_repr(self.interval)}", path="interval")
+            if n != 1:
+                raise BadInputError("interval joins are binary", path="interval")
+
+
+TtlSetting = int | Mapping[str, int] | None
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every option a scenario can set, typed; docs/scenario-format.md says what each one means."""
+
+    state_ttl_ms: TtlSetting = None
+    map_state_order: MapStateOrder = "rocksdb"
+    multi_join: MultiJoinMode = "off"
+    changelog_normalize: bool = True
+    semantics: Semantics = "correct"
+    min_cleanup_interval_ms: int = 0
+    # input -> dedupe key columns (None: the input's unique key); docs/anomalies.md
+    dedupe_before_join: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
+    unique_key_lost: tuple[str, ...] = ()
+    per_key_order: PerKeyOrder = "kept"
+    # the multi-way planner's options; docs/multiway.md
+    multi_join_max_tables: int | None = None
+    multi_join_min_tables: int = 3
+    multi_join_rewrite_right: bool = False
+    # the mini-batch regular join (Flink's table.exec.mini-batch.*); docs/minibatch.md
+    mini_batch_size: int | None = None
+    mini_batch_latency_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        ttl = self.state_ttl_ms
+        if isinstance(ttl, Mapping):
+            for name, value in ttl.items():
+                check_text(name, "state_ttl_ms", what="an input name")
+                check_int(value, f"state_ttl_ms.{name}", lo=1, hi=2**62)
+            object.__setattr__(self, "state_ttl_ms", dict(ttl))
+        elif ttl is not None:
+            check_int(ttl, "state_ttl_ms", lo=1, hi=2**62)
+        check_literal(self.map_state_order, MapStateOrder, "map_state_order")
+        check_literal(self.multi_join, MultiJoinMode, "multi_join")
+        check_bool(self.changelog_normalize, "changelog_normalize")
+        check_literal(self.semantics, Semantics, "semantics")
+        check_int(self.min_cleanup_interval_ms, "min_cleanup_interval_ms", lo=0, hi=2**62)
+        if not isinstance(self.dedupe_before_join, Mapping):
+            raise BadInputError(f"expected input names or {{input: [key columns]}}, got "
+                                f"{short_repr(self.dedupe_before_join)}", path="dedupe_before_join")
+        for name, cols in self.dedupe_before_join.items():
+            check_text(name, "dedupe_before_join", what="an input name")
+            if cols is not None and (not isinstance(cols, tuple) or not cols or len(set(cols)) != len(cols)
+                                     or not all(isinstance(c, str) for c in cols)):
+                raise BadInputError(f"{short_repr(cols)} must be a non-empty list of distinct column names",
+                                    path=f"dedupe_before_join.{name}")
+        object.__setattr__(self, "dedupe_before_join", dict(self.dedupe_before_join))
+        if not isinstance(self.unique_key_lost, tuple) or len(set(self.unique_key_lost)) != len(self.unique_key_lost):
+            raise BadInputError(f"expected a list of distinct input names, got {short_repr(self.unique_key_lost)}",
+                                path="unique_key_lost")
+        for i, name in enumerate(self.unique_key_lost):
+            check_text(name, f"unique_key_lost[{i}]", what="an input name")
+        check_literal(self.per_key_order, PerKeyOrder, "per_key_order")
+        if self.multi_join_max_tables is not None:
+            check_int(self.multi_join_max_tables, "multi_join_max_tables", lo=2, hi=2**31)
+        check_int(self.multi_join_min_tables, "multi_join_min_tables", lo=2, hi=2**31)
+        check_bool(self.multi_join_rewrite_right, "multi_join_rewrite_right")
+        if self.mini_batch_size is not None:
+            check_int(self.mini_batch_size, "mini_batch_size", lo=1, hi=2**31)
+        if self.mini_batch_latency_ms is not None:
+            check_int(self.mini_batch_latency_ms, "mini_batch_latency_ms", lo=1, hi=2**62)
+            if self.mini_batch_size is None:
+                raise BadInputError("a latency trigger needs mini_batch_size too (Flink requires both)",
+                                    path="mini_batch_latency_ms")
+
+    def ttl_for(self, input_name: str) -> int | None:
+        ttl = self.state_ttl_ms
+        if ttl is None or isinstance(ttl, int):
+            return ttl
+        return ttl.get(input_name)
+
+    def optional_settings(self) -> dict[str, Any]:
+        """The options beyond the base format that differ from their defaults (what a reader must notice)."""
+        return {key: getattr(self, key) for key in OPTIONAL_CONFIG_KEYS
+                if getattr(self, key) != getattr(_DEFAULT_CONFIG, key)}
+
+
+OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
+                        "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
+                        "mini_batch_latency_ms")
+_DEFAULT_CONFIG = Config()
+
+
+@dataclass(frozen=True)
+class Expect:
+    emits: tuple[dict, ...]
+    ordered: bool = True
+    match: ExpectMatch = "exact"
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    input: str
+    kind: str
+    row: tuple
+    expect: Expect | None = None
+
+
+@dataclass(frozen=True)
+class ProcessingTimeEvent:
+    processing_time: int
+    expect: Expect | None = None
+
+
+@dataclass(frozen=True)
+class WatermarkEvent:
+    input: str
+    watermark: int
+    expect: Expect | None = None
+
+
+@dataclass(frozen=True)
+class IdleEvent:
+    input: str
+    expect: Expect | None = None
+
+
+Event = ChangeEvent | ProcessingTimeEvent | WatermarkEvent | IdleEvent
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    inputs: tuple[InputSpec, ...]
+    join: JoinSpec
+    config: Config = field(default_factory=Config)
+    events: tuple[Event, ...] = ()
+    expect_final: tuple[tuple, ...] | None = None
+    expect_changelog: Expect | None = None
+    # the one free-form place: provenance written by converge (converge_failure, generated_chain, ...)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise BadInputError(f"expected a string, got {short_repr(self.name)}", path="name")
+        # with_events / replace keep inputs, join and config: checked once per combination of those objects
+        key = (id(self.inputs), id(self.join), id(self.config))
+        seen = _CHECKED_PARTS.get(key)
+        if seen is not None and seen[0] is self.inputs and seen[1] is self.join and seen[2] is self.config:
+            return
+        if not isinstance(self.inputs, tuple) or not all(isinstance(s, InputSpec) for s in self.inputs):
+            raise BadInputError("expected a list of inputs", path="inputs")
+        if not isinstance(self.join, JoinSpec):
+            raise BadInputError(f"expected a join spec, got {short_repr(self.join)}", path="join")
+        if not isinstance(self.config, Config):
+            raise BadInputError(f"expected a config, got {short_repr(self.config)}", path="config")
+        _check_references(self)
+        if len(_CHECKED_PARTS) > 1024:
+            _CHECKED_PARTS.clear()
+        _CHECKED_PARTS[key] = (self.inputs, self.join, self.config)  # held, so their ids are not reused
+
+    def input(self, name: str) -> InputSpec:
+        for spec in self.inputs:
+            if spec.name == name:
+                return spec
+        raise BadInputError(f"scenario {self.name!r} has no input {name!r}")
+
+    @property
+    def chain(self) -> tuple[InputSpec, ...]:
+        return tuple(self.input(n) for n in self.join.inputs)
+
+    def with_events(self, events: list[Event] | tuple[Event, ...]) -> "Scenario":
+        return replace(self, events=tuple(events))
+
+    def has_expectations(self) -> bool:
+        return (
+            self.expect_final is not None
+            or self.expect_changelog is not None
+            or any(e.expect is not None for e in self.events)
+        )
+
+    def output_width(self) -> int:
+        width = len(self.chain[0].columns)
+        for spec, jtype in zip(self.chain[1:], self.join.types):
+            if jtype not in ("semi", "anti"):
+                width += len(spec.columns)
+        return width
+
+
+def require_scenario(value: Any, caller: str) -> Scenario:
+    """`value` if it is a Scenario; an ApiMisuseError naming the caller otherwise (e.g. a path was passed)."""
+    if not isinstance(value, Scenario):
+        hint = " (load a file with converge.load_scenario first)" if isinstance(value, (str, bytes)) or hasattr(
+            value, "__fspath__") else ""
+        raise ApiMisuseError(f"{caller}: expected a Scenario, got {type(value).__name__}{hint}")
+    return value
+
+
+def _check_references(s: Scenario) -> None:
+    """Every name the join and the config use is declared, once (input names compare case-insensitively)."""
+    seen: dict[str, str] = {}
+    for i, spec in enumerate(s.inputs):
+        folded = spec.name.casefold()
+        if folded in seen:
+            raise BadInputError(f"inputs {seen[folded]!r} and {spec.name!r} have the same name (SQL names are "
+                                f"case-insensitive)", path=f"inputs[{i}].name")
+        seen[folded] = spec.name
+        if spec.changelog_mode in KEYED_MODES and spec.unique_key is None:
+            raise BadInputError(f"an {spec.changelog_mode} input needs a unique_key",
+                                path=f"inputs[{i}].changelog_mode")
+    declared = {spec.name: spec for spec in s.inputs}
+    for i, name in enumerate(s.join.inputs):
+        if name not in declared:
+            raise BadInputError(f"unknown input {name!r} (declared: {', '.join(declared)})", path=f"join.inputs[{i}]")
+    chain = s.join.inputs
+    config = s.config
+    if isinstance(config.state_ttl_ms, Mapping):
+        for name in config.state_ttl_ms:
+            if name not in chain:
+                raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                    path=f"config.state_ttl_ms.{name}")
+    for name, cols in config.dedupe_before_join.items():
+        if name not in chain:
+            raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                path="config.dedupe_before_join")
+        spec = declared[name]
+        if cols is None and not spec.unique_key:
+            raise BadInputError(f"input {name!r} has no unique key; name the key columns, e.g. "
+                                f"{{{name!r}: [{spec.column_names[0]!r}]}}", path="config.dedupe_before_join")
+        if cols is not None and any(c not in spec.column_names for c in cols):
+            raise BadInputError(f"{list(cols)} are not all columns of {name!r} {list(spec.column_names)}",
+                                path=f"config.dedupe_before_join.{name}")
+    if config.dedupe_before_join and s.join.interval is not None:
+        raise BadInputError("an interval join takes append-only inputs; a dedupe emits retractions",
+                            path="config.dedupe_before_join")
+    for name in config.unique_key_lost:
+        if name not in chain:
+            raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
+                                path="config.unique_key_lost")
+        if not declared[name].unique_key:
+            raise BadInputError(f"input {name!r} declares no unique key to lose", path="config.unique_key_lost")
+
+
+def time_index(spec: InputSpec, ref: str | None, where: str) -> int:
+    """The column index of an event-time attribute written `input.column` (or the input's time_column)."""
+    column = ref
+    if ref is None:
+        column = spec.time_column
+        if column is None:
+            raise BadInputError(f"{where}: an event-time interval join needs the time attribute of input "
+                                f"{spec.name!r} (e.g. \"{spec.name}.t\") or a time_column on the input")
+    else:
+        qualifier, dot, name = ref.partition(".")
+        if dot:
+            if qualifier != spec.name:
+                raise BadInputError(f"{where}: {ref!r} must be a column of input {spec.name!r}")
+            column = name
+    assert column is not None
+    index = spec.index_of(column)
+    if spec.column_types[index] not in ("BIGINT", "INTEGER"):
+        raise BadInputError(f"{where}: time attribute {spec.name}.{column} is {spec.column_types[index]}; "
+                            f"times are BIGINT milliseconds")
+    return index
+
+
+def event_time_columns(scenario: Scenario) -> dict[str, int]:
+    """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise)."""
+    iv = scenario.join.interval
+    if iv is None or iv.time != "event" or len(scenario.join.inputs) != 2:
+        return {}
+    left, right = scenario.chain
+    return {left.name: time_index(left, iv.left_time, "join.interval.left_time"),
+            right.name: time_index(right, iv.right_time, "join.interval.right_time")}

@@ -1,0 +1,208 @@
+"""What a system under test is to converge: what it declares it can do, and what it answers per case.
+
+A real engine cannot do everything converge's reference engine can (Flink's
+state TTL runs on wall-clock processing time, so no test can drive it), and it
+may only return the final table, in an order that is not repeatable. So a
+system declares its `Capabilities` once, every property asks `applicability`
+before it sends a case, and a property that cannot run says why instead of
+passing with nothing checked.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Literal, get_args
+
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import (
+    ChangelogMode,
+    ColumnType,
+    JoinType,
+    Scenario,
+    check_bool,
+    check_int,
+    check_literal,
+    short_repr,
+)
+
+Family = Literal["regular", "interval", "multiway"]
+TimeDomain = Literal["event_time", "processing_time"]
+OutputForm = Literal["final", "changelog"]
+CaseStatus = Literal["ok", "unsupported", "error"]
+
+MAX_BATCH_LIMIT = 1_000_000
+
+
+def _vocabulary(value: Any, lit: Any, path: str) -> tuple[str, ...]:
+    """A list of distinct values of a `Literal` type, as a tuple."""
+    if not isinstance(value, (list, tuple)):
+        raise BadInputError(f"expected a list of {', '.join(get_args(lit))}, got {short_repr(value)}", path=path)
+    out = tuple(check_literal(v, lit, f"{path}[{i}]") for i, v in enumerate(value))
+    if len(set(out)) != len(out):
+        raise BadInputError(f"{short_repr(list(value))} names a value twice", path=path)
+    return out
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a system can run and how it answers (the `capabilities` object of the adapter protocol's hello)."""
+
+    families: tuple[Family, ...]
+    join_types: tuple[JoinType, ...]
+    changelog_modes: tuple[ChangelogMode, ...]
+    column_types: tuple[ColumnType, ...]
+    time_domains: tuple[TimeDomain, ...]
+    state_ttl: bool
+    output: OutputForm
+    deterministic_order: bool
+    max_batch: int
+
+    def __post_init__(self) -> None:
+        for key, lit in (("families", Family), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
+                         ("column_types", ColumnType), ("time_domains", TimeDomain)):
+            object.__setattr__(self, key, _vocabulary(getattr(self, key), lit, f"capabilities.{key}"))
+        check_bool(self.state_ttl, "capabilities.state_ttl")
+        check_literal(self.output, OutputForm, "capabilities.output")
+        check_bool(self.deterministic_order, "capabilities.deterministic_order")
+        check_int(self.max_batch, "capabilities.max_batch", lo=1, hi=MAX_BATCH_LIMIT)
+
+    @classmethod
+    def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
+        """Every family, join type, mode, type and time domain; the changelog in a repeatable order."""
+        return cls(get_args(Family), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
+                   get_args(TimeDomain), True, "changelog", True, max_batch)
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "capabilities") -> Capabilities:
+        """Read the protocol's object; every key is required and an unknown key is an error naming it."""
+        if not isinstance(obj, Mapping):
+            raise BadInputError(f"expected an object, got {short_repr(obj)}", path=path)
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in obj if k not in names]
+        if unknown:
+            raise BadInputError(f"unknown key {unknown[0]!r} (known: {', '.join(names)})", path=f"{path}.{unknown[0]}")
+        missing = [k for k in names if k not in obj]
+        if missing:
+            raise BadInputError(f"missing key {missing[0]!r}", path=path)
+        return cls(**{k: obj[k] for k in names})
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+
+def family_of(scenario: Scenario) -> Family:
+    """The join family a scenario belongs to: an interval join, a chain of three or more inputs, or a regular join."""
+    if scenario.join.interval is not None:
+        return "interval"
+    return "multiway" if len(scenario.join.inputs) > 2 else "regular"
+
+
+def _uses_processing_time(scenario: Scenario) -> bool:
+    iv = scenario.join.interval
+    return iv is not None and iv.time == "processing"
+
+
+def applicability(scenario: Scenario, capabilities: Capabilities, system: str = "the system") -> str | None:
+    """None when the system can run the scenario; otherwise the reason it cannot, naming what is missing."""
+    caps = capabilities
+    family = family_of(scenario)
+    if family not in caps.families:
+        return f"{system} does not run {family} joins"
+    for jtype in scenario.join.types:
+        if jtype not in caps.join_types:
+            return f"{system} does not run {jtype.upper()} joins"
+    for spec in scenario.chain:
+        if spec.changelog_mode not in caps.changelog_modes:
+            return f"{system} does not take {spec.changelog_mode} inputs"
+        for _, ctype in spec.columns:
+            if ctype not in caps.column_types:
+                return f"{system} does not take {ctype} columns"
+    if scenario.config.state_ttl_ms is not None and scenario.config.state_ttl_ms != {} and not caps.state_ttl:
+        return f"{system} cannot drive state TTL (its TTL is not driven by the scenario's clock)"
+    if family == "interval":
+        domain = "processing_time" if _uses_processing_time(scenario) else "event_time"
+        if domain not in caps.time_domains:
+            return f"{system} does not run {domain.replace('_', '-')} interval joins"
+    if _uses_processing_time(scenario) and not caps.deterministic_order:
+        return (f"{system} cannot be given the interleaving of its inputs, and a processing-time join's answer "
+                f"depends on it")
+    return None
+
+
+def _nonzero(bag: Counter) -> Counter:
+    return Counter({row: n for row, n in bag.items() if n != 0})
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case's answer: the final multiset and/or the changelog (ok), or why there is none."""
+
+    status: CaseStatus
+    final: Counter | None = None
+    changelog: tuple[Change, ...] | None = None
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        check_literal(self.status, CaseStatus, "status")
+        if self.status == "ok" and self.final is None and self.changelog is None:
+            raise BadInputError("an ok result needs a final multiset or a changelog", path="status")
+
+    @classmethod
+    def ok(cls, *, final: Counter | None = None, changelog: Sequence[Change] | None = None) -> CaseResult:
+        return cls("ok", final=None if final is None else _nonzero(Counter(final)),
+                   changelog=None if changelog is None else tuple(changelog))
+
+    @classmethod
+    def unsupported(cls, reason: str) -> CaseResult:
+        return cls("unsupported", message=reason)
+
+    @classmethod
+    def error(cls, message: str) -> CaseResult:
+        return cls("error", message=message)
+
+    def folded(self) -> Counter:
+        """The final table: the multiset given, or the changelog folded (+I/+U add, -U/-D remove)."""
+        if self.final is not None:
+            return self.final
+        if self.changelog is None:
+            raise BadInputError(f"a {self.status} result has no answer ({self.message})")
+        # counted here rather than with engine.materialize: the properties fold outputs with that helper on
+        # the promise that no engine module uses it (tests/test_harness_hygiene.py)
+        bag: Counter = Counter()
+        for change in self.changelog:
+            bag[change.row] += 1 if change.kind in ("+I", "+U") else -1
+        return _nonzero(bag)
+
+
+class System(ABC):
+    """A streaming join engine converge can send cases to; use it as a context manager (close() ends it)."""
+
+    name: str
+    version: str
+    capabilities: Capabilities
+
+    @abstractmethod
+    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        """One result per case, in order; the cases should be of one shape (docs/systems.md)."""
+
+    def close(self) -> None:
+        """Release what the system holds (a process, a cluster); a closed system runs nothing more."""
+
+    @property
+    def title(self) -> str:
+        """`name version`, as reports show it."""
+        return f"{self.name} {self.version}"
+
+    def why_not(self, scenario: Scenario) -> str | None:
+        """applicability() for this system, naming it."""
+        return applicability(scenario, self.capabilities, self.name)
+
+    def __enter__(self) -> System:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,47 @@
+"""What the commands take, as typed objects: the command line fills them, Python callers build them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from converge.oracle import ORACLES, OracleName
+
+__all__ = ["ORACLES", "RUNTIMES", "BenchConfig", "OracleName", "RunOptions", "RuntimeName"]
+
+RuntimeName = Literal["local", "spark"]
+RUNTIMES: tuple[RuntimeName, ...] = ("local", "spark")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """A property campaign (`converge run`)."""
+
+    examples: int | None = None        # per property; None: each property's own default
+    seed: int | None = None            # Hypothesis seed; None: one is drawn and printed
+    family: str | None = None
+    property: str | None = None
+    runtime: RuntimeName = "local"
+    reports: Path | None = None        # where reports and the summary go; None: nowhere
+    system: str | None = None          # `--system SPEC` (reports/systems/registry.py); None: the property campaign
+    known: Path | None = None          # known divergences of systems (docs/systems.md)
+    batch: int = 20                    # cases per run request of a system campaign
+    stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
+    oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A benchmark run (`converge bench`)."""
+
+    events: int = 1_000_000
+    keys: int = 100_000
+    examples: int = 300                # examples per property benchmark
+    rounds: int = 3                    # property benchmarks repeat (same seed); median and best are reported
+    runtime: RuntimeName = "local"
+    only: tuple[str, ...] | None = None
+    out: Path | None = Path("converge-bench.json")
+    batches: int = 5                   # micro-batches of the Spark benchmark (it also runs with one)
+    verify: bool = True                # the Spark benchmark checks its answer against the local runtime
+    buckets: int | None = None         # key buckets per node of the Spark runtime; None: its default

@@ -1,0 +1,179 @@
+"""`converge run --system SPEC`: the system properties against one system under test, batched by shape.
+
+The system is started once for the whole campaign (a Flink MiniCluster
+takes seconds to start). Each property's examples are batches: one shape,
+up to `--batch` cases of it, one run request. `--examples` counts cases, not
+batches. A divergence is a finding about the system: its report is written
+(oracle, system and reference answers side by side) and the campaign exits
+1, unless a known-divergences file (`--known`) lists it, when it is shown as
+"known" with its reason and link.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.system import System
+from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.replay_files import find_scenario_files
+from converge.properties.systems.checks import Tally
+from converge.properties.systems.known import KnownDivergence, find_known, load_known
+from converge.properties.systems.replay import replay_on_system
+from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
+from converge.reports.options import RunOptions
+from converge.reports.run_reports import RunReports
+from converge.reports.systems.registry import open_system
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+
+NOT_APPLICABLE, KNOWN = "not applicable", "known"
+
+
+@dataclass
+class SystemRun:
+    """One property's outcome on the system."""
+
+    prop: SystemProperty
+    reason: str | None = None                # why it is not applicable (then nothing ran)
+    result: PropertyResult | None = None
+    tally: Tally | None = None
+    known: KnownDivergence | None = None
+
+    @property
+    def outcome(self) -> str:
+        if self.reason is not None:
+            return NOT_APPLICABLE
+        assert self.result is not None
+        if self.known is not None:
+            return KNOWN
+        return label(self.result.failure or self.result.error)
+
+    @property
+    def exit_code(self) -> int:
+        if self.result is None or self.known is not None:
+            return 0
+        return exit_code(self.result.failure or self.result.error)
+
+
+def select_properties(family: str | None, name: str | None) -> list[SystemProperty]:
+    chosen = [p for p in SYSTEM_PROPERTIES if (family is None or p.family == family)
+              and (name is None or p.name == name)]
+    if not chosen:
+        families = sorted({p.family for p in SYSTEM_PROPERTIES})
+        raise UsageError(f"no system property matches family={family!r} property={name!r} (families: "
+                         f"{', '.join(families)})")
+    return chosen
+
+
+def run_one(prop: SystemProperty, system: System, options: RunOptions, known: list[KnownDivergence],
+            reports: RunReports) -> SystemRun:
+    reason = not_applicable(prop, system)
+    if reason is not None:
+        return SystemRun(prop, reason=reason)
+    tally = Tally()
+    spec = bind(prop, system, batch=options.batch, tally=tally, system_spec=options.system)
+    cases = options.examples if options.examples is not None else prop.examples
+    batch = max(1, min(options.batch, system.capabilities.max_batch))
+    batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
+    result = run_property(spec, max_examples=batches, seed=options.seed)
+    run = SystemRun(prop, result=result, tally=tally)
+    if result.failure is not None:
+        run.known = find_known(known, system.name, prop.family, prop.name, result.failure.divergence)
+    if not result.ok:
+        notes = {"system": system.title}
+        if run.known is not None:
+            notes.update(known_reason=run.known.reason, known_link=run.known.link)
+        report = reports.reporter(runtime=system.title, notes=notes)
+        if report is not None:
+            report(result)
+    return run
+
+
+def run_system_campaign(options: RunOptions) -> int:
+    """Open the system, run every selected property on it, print the table and the closing note."""
+    if options.system is None:
+        raise UsageError("run_system_campaign needs options.system")
+    if options.system == "spark":  # Spark's native joins have their own cases and properties
+        from converge.reports.systems.spark.campaign import run_spark_native_campaign  # lazy: pyspark
+
+        return run_spark_native_campaign(options)
+    known = load_known(options.known) if options.known is not None else []
+    props = select_properties(options.family, options.property)
+    started = time.perf_counter()
+    system = open_system(options.system)
+    startup = time.perf_counter() - started
+    reports = RunReports.open(options.reports, "run")
+    runs: list[SystemRun] = []
+    try:
+        for i, prop in enumerate(props):
+            progress(i, len(props), f"{system.name}: {prop.key}")
+            runs.append(run_one(prop, system, options, known, reports))
+        progress(len(props), len(props), "done")
+    finally:
+        system.close()
+    print(format_table(*table(system, runs)))
+    results = [r.result for r in runs if r.result is not None]
+    summary = reports.summary(results, system=system.title)
+    if summary is not None:
+        print(f"summary: {summary}")
+    closing_note(system, runs, startup)
+    return reports.settle(max((r.exit_code for r in runs), default=0))
+
+
+def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
+    headers = ("system", "family", "property", "outcome", "batches", "cases", "unsupported", "failures",
+               "seconds", "cases/s")
+    rows = []
+    for r in runs:
+        if r.result is None:
+            rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0,
+                         "", ""))
+            continue
+        res, tally = r.result, r.tally or Tally()
+        rate = f"{tally.cases / res.seconds:.0f}" if res.seconds > 0 else ""
+        rows.append((system.title, r.prop.family, r.prop.name, r.outcome, res.examples, tally.cases,
+                     tally.unsupported, res.failures, f"{res.seconds:.1f}", rate))
+    return headers, rows
+
+
+def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
+    ran = [r for r in runs if r.result is not None]
+    cases = sum((r.tally or Tally()).cases for r in ran)
+    seconds = sum(r.result.seconds for r in ran if r.result is not None)
+    print(f"\nsystem: {system.title} (started in {startup:.1f} s); {cases} cases in {seconds:.1f} s"
+          + (f", {cases / seconds:.0f} cases/s" if seconds > 0 else ""))
+    for r in runs:
+        res = r.result
+        if res is None or res.ok:
+            continue
+        print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title} (seed {res.seed})")
+        if r.known is not None:
+            print(f"  known: {r.known.reason} ({r.known.link})")
+        print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports))
+    counts: dict[str, int] = {}
+    for r in runs:
+        key = NOT_APPLICABLE if r.reason is not None else r.outcome
+        counts[key] = counts.get(key, 0) + 1
+    order = ["passed"] + sorted(k for k in counts if k != "passed")
+    print("\n" + ", ".join(f"{counts[k]} {k}" for k in order if k in counts) + f" ({cases} cases)")
+
+
+def replay_on_system_cli(targets: list[str], spec: str, expand: Callable[[list[str]], list[Path]]) -> int:
+    """`converge replay --system SPEC FILE...`: each scenario file's case on the system; the worst exit code."""
+    files: list[Path] = []
+    for target in expand(targets):
+        files += find_scenario_files(target)[0]
+    if not files:
+        raise UsageError(f"{', '.join(targets)}: no scenario files found")
+    if spec == "spark":  # native-join case files (engine/model/native_case.py)
+        from converge.reports.systems.spark.campaign import replay_native_cli  # lazy: pyspark
+
+        return replay_native_cli(list(dict.fromkeys(files)))
+    with open_system(spec) as system:
+        print(f"system: {system.title}")
+        outcomes = [replay_on_system(path, system, spec) for path in dict.fromkeys(files)]
+        return print_replay_outcomes(outcomes, lambda o: o.problems)

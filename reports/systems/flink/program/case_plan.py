@@ -1,0 +1,252 @@
+"""One protocol CASE (a converge scenario plus its per-input changelogs) as a Flink job shape and its rows.
+
+Standard library only (the adapter runs it in the Flink environment). Cases with the same
+`Shape.key` run as one Flink job: every input gets a case id column (`t<i>cid`), which is part
+of every primary key and every join condition, and leads every output row. Inputs and columns
+are renamed by position (`t<i>c<j>`), so no user name needs quoting and nested subqueries
+(SEMI/ANTI) never see two columns of one name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
+
+_JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
+_KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
+_SCENARIO_KEYS = {"name", "description", "inputs", "join", "config", "events"}
+_INPUT_KEYS = {"name", "columns", "unique_key", "changelog_mode", "time_column"}
+_JOIN_KEYS = {"inputs", "types", "conditions", "interval"}
+_INTERVAL_KEYS = {"left_time", "right_time", "lower_ms", "upper_ms", "time", "allowed_lateness_ms"}
+# Options that steer converge's own engine model (state layout, planner, anomaly injection) and leave
+# the join's final answer alone; a real Flink job has its own and the adapter ignores these.
+_MODEL_ONLY = {"map_state_order", "changelog_normalize", "semantics", "min_cleanup_interval_ms", "per_key_order",
+               "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right"}
+# Rowtimes go through TO_TIMESTAMP_LTZ(ms, 3): keep them between the years 100 and 9999.
+_TIME_RANGE = (-59_000_000_000_000, 253_000_000_000_000)
+
+
+class CaseError(Exception):
+    """The CASE message itself is malformed (a request error, not a property of the system)."""
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    view: int                                   # position in the chain: the view and column prefix
+    types: tuple[str, ...]                      # converge column types
+    primary_key: tuple[int, ...]                # column positions of the unique key
+    mode: str                                   # insert_only | retract | upsert
+    time_column: int | None = None              # interval joins: the column turned into a rowtime
+
+
+@dataclass
+class Shape:
+    key: str
+    inputs: list[InputPlan]
+    select: str                                 # the query, with {v0}, {v1}, ... for the view names
+    multi_join: bool
+    interval: bool
+    mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
+
+
+@dataclass
+class PlannedCase:
+    shape: Shape
+    rows: list[list[list[Any]]]                 # per chain input: [kind, value, ...]
+    times: list[int] = field(default_factory=list)
+
+
+def _check_keys(obj: Any, allowed: set[str], where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise CaseError(f"{where}: expected an object")
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise Untranslatable(f"{where}: unknown key {unknown[0]!r} (this adapter does not know what it means)")
+    return obj
+
+
+def plan(case: dict) -> PlannedCase:
+    """The case's job shape and rows; Untranslatable when Flink cannot run it with converge's meaning."""
+    scenario = _check_keys(case.get("scenario"), _SCENARIO_KEYS, "scenario")
+    join = _check_keys(scenario.get("join"), _JOIN_KEYS, "scenario.join")
+    config = _check_keys(scenario.get("config", {}), _MODEL_ONLY | {"state_ttl_ms", "multi_join",
+                                                                  "dedupe_before_join", "unique_key_lost",
+                                                                  "mini_batch_size", "mini_batch_latency_ms"},
+                         "scenario.config")
+    if config.get("state_ttl_ms") is not None:
+        raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
+                             "adapter can drive event by event")
+    if config.get("dedupe_before_join"):
+        raise Untranslatable("dedupe_before_join is not translated (it needs a processing-time ROW_NUMBER)")
+    specs = {}
+    for i, spec in enumerate(scenario.get("inputs") or []):
+        spec = _check_keys(spec, _INPUT_KEYS, f"scenario.inputs[{i}]")
+        specs[spec.get("name")] = spec
+    chain = join.get("inputs")
+    types = join.get("types")
+    conditions = join.get("conditions")
+    if not (isinstance(chain, list) and isinstance(types, list) and isinstance(conditions, list)
+            and len(chain) >= 2 and len(types) == len(conditions) == len(chain) - 1
+            and all(name in specs for name in chain)):
+        raise CaseError("scenario.join: inputs, types and conditions do not describe a join chain")
+    interval = join.get("interval")
+    if interval is not None:
+        _check_keys(interval, _INTERVAL_KEYS, "scenario.join.interval")
+        if interval.get("time", "event") != "event":
+            raise Untranslatable("processing-time interval joins: Flink's processing time is the wall clock")
+    multi_join = config.get("multi_join", "off") == "on"
+    mini_batch = None
+    if config.get("mini_batch_size") is not None:
+        # Flink needs a positive allow-latency with mini-batch on; without converge's latency trigger the
+        # bundle still closes on its size and at the end of the bounded input, so the final answer is the same
+        mini_batch = (int(config["mini_batch_size"]), int(config.get("mini_batch_latency_ms") or 1000))
+
+    plans: list[InputPlan] = []
+    visible: list[Column] = []
+    for i, name in enumerate(chain):
+        spec = specs[name]
+        columns = spec.get("columns")
+        if not isinstance(columns, list) or not all(isinstance(c, list) and len(c) == 2 for c in columns):
+            raise CaseError(f"input {name!r}: columns must be [name, type] pairs")
+        names = [c[0] for c in columns]
+        col_types = tuple(c[1] for c in columns)
+        if any(t not in FLINK_TYPES for t in col_types):
+            raise Untranslatable(f"input {name!r}: a column type is not one of {sorted(FLINK_TYPES)}")
+        key = spec.get("unique_key") or []
+        mode = spec.get("changelog_mode", "retract")
+        if mode not in _KINDS or any(k not in names for k in key):
+            raise CaseError(f"input {name!r}: bad changelog_mode or unique_key")
+        time_column = None
+        if interval is not None:
+            ref = interval.get("left_time" if i == 0 else "right_time") or spec.get("time_column")
+            column = ref.split(".", 1)[1] if isinstance(ref, str) and "." in ref else ref
+            if column not in names:
+                raise CaseError(f"input {name!r}: no time column {ref!r}")
+            time_column = names.index(column)
+            if mode != "insert_only":
+                raise Untranslatable("interval joins take append-only inputs; "
+                                     f"input {name!r} is {mode}")
+        plans.append(InputPlan(i, col_types, tuple(names.index(k) for k in key), mode, time_column))
+        visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
+
+    select = _query(chain, types, conditions, visible, interval)
+    shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
+                            mini_batch], sort_keys=True)
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch)
+    rows = _rows(case, chain, plans)
+    times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
+    if interval is not None:
+        _check_no_late_rows(scenario, chain, plans)
+    return PlannedCase(shape, rows, times)
+
+
+def _query(chain: list[str], types: list[str], conditions: list[str], columns: list[Column],
+           interval: dict | None) -> str:
+    """The job's SELECT over views {v0}.. (one JSON text per row: case id, then the output columns)."""
+    frag = "{v0}"
+    outputs = [c for c in columns if c.flink_name.startswith("t0c")]
+    visible = list(outputs)
+    cids = ["t0cid"]
+    padded = False   # may the left side's first case id be NULL (after a RIGHT or FULL join)?
+    for k, (jtype, cond) in enumerate(zip(types, conditions), start=1):
+        mine = [c for c in columns if c.flink_name.startswith(f"t{k}c")]
+        if jtype not in (*_JOIN_SQL, "semi", "anti"):
+            raise Untranslatable(f"join type {jtype!r}")
+        if not isinstance(cond, str):
+            raise CaseError(f"condition {k - 1} is not text")
+        try:
+            sql = translate(cond, visible + mine)
+        except Untranslatable as exc:
+            raise Untranslatable(f"condition {cond!r}: {exc}") from None
+        left_cid = f"COALESCE({', '.join(cids)})" if padded else "t0cid"
+        on = f"{left_cid} = t{k}cid AND {sql}"
+        if interval is not None:
+            lo, hi = interval.get("lower_ms", 0), interval.get("upper_ms", 0)
+            if not all(isinstance(v, int) and abs(v) < 86_400_000 * 99 for v in (lo, hi)):
+                raise Untranslatable("interval bounds beyond 99 days do not fit Flink's interval literals")
+            on += f" AND t0rt BETWEEN t1rt + {_interval(lo)} AND t1rt + {_interval(hi)}"
+            if jtype not in _JOIN_SQL:
+                raise Untranslatable(f"{jtype} interval joins are not interval joins in Flink")
+        if jtype in ("semi", "anti"):
+            negate = "NOT " if jtype == "anti" else ""
+            frag = f"(SELECT * FROM {frag} WHERE {negate}EXISTS (SELECT 1 FROM {{v{k}}} WHERE {on})) AS s{k}"
+        else:
+            frag = f"{frag} {_JOIN_SQL[jtype]} JOIN {{v{k}}} ON {on}"
+            outputs += mine
+            visible += mine
+            cids.append(f"t{k}cid")
+            padded = padded or jtype in ("right", "full")
+    out_cid = f"COALESCE({', '.join(cids)})" if padded else "t0cid"
+    values = ", ".join([out_cid] + [c.flink_name for c in outputs])
+    return f"SELECT JSON_ARRAY({values} NULL ON NULL) FROM {frag}"
+
+
+def _interval(ms: int) -> str:
+    sign = "-" if ms < 0 else ""
+    ms = abs(ms)
+    days, rest = divmod(ms, 86_400_000)
+    hours, rest = divmod(rest, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    return f"INTERVAL '{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}' DAY TO SECOND(3)"
+
+
+def _rows(case: dict, chain: list[str], plans: list[InputPlan]) -> list[list[list[Any]]]:
+    changelogs = case.get("changelogs")
+    if not isinstance(changelogs, dict) or set(changelogs) - set(chain):
+        raise CaseError("changelogs: expected an object keyed by the chain's input names")
+    out = []
+    for name, p in zip(chain, plans):
+        rows = changelogs.get(name, [])
+        if not isinstance(rows, list):
+            raise CaseError(f"changelogs.{name}: expected a list")
+        for n, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) != len(p.types) + 1 or row[0] not in _KINDS[p.mode]:
+                raise CaseError(f"changelogs.{name}[{n}]: expected [kind, value x{len(p.types)}] with a kind "
+                                f"of {p.mode}")
+            for value, ctype in zip(row[1:], p.types):
+                if not _fits(value, ctype):
+                    raise CaseError(f"changelogs.{name}[{n}]: {value!r} is not a {ctype}")
+            if any(row[1 + j] is None for j in p.primary_key):
+                raise Untranslatable(f"input {name!r} has a NULL in its unique key; Flink's primary key "
+                                     "columns are NOT NULL")
+            if p.time_column is not None:
+                t = row[1 + p.time_column]
+                if not isinstance(t, int) or not _TIME_RANGE[0] <= t <= _TIME_RANGE[1]:
+                    raise Untranslatable(f"input {name!r}: event time {t!r} is outside what a Flink rowtime holds")
+        out.append(rows)
+    return out
+
+
+def _fits(value: Any, ctype: str) -> bool:
+    if value is None:
+        return True
+    if ctype in ("BIGINT", "INTEGER"):
+        bits = 63 if ctype == "BIGINT" else 31
+        return isinstance(value, int) and not isinstance(value, bool) and -(2**bits) <= value < 2**bits
+    if ctype == "DOUBLE":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str) if ctype == "VARCHAR" else isinstance(value, bool)
+
+
+def _check_no_late_rows(scenario: dict, chain: list[str], plans: list[InputPlan]) -> None:
+    """Refuse a case whose rows arrive behind a watermark: its answer depends on lateness handling,
+    which the adapter's never-late watermark (see adapter.py) does not reproduce. Conservative:
+    any watermark event of any input counts."""
+    highest = None
+    for n, event in enumerate(scenario.get("events") or []):
+        if not isinstance(event, dict):
+            continue
+        if "watermark" in event and isinstance(event["watermark"], int):
+            highest = event["watermark"] if highest is None else max(highest, event["watermark"])
+        elif "processing_time" in event:
+            raise Untranslatable("processing-time events: Flink's processing time is the wall clock")
+        elif event.get("input") in chain and isinstance(event.get("row"), list) and highest is not None:
+            p = plans[chain.index(event["input"])]
+            t = event["row"][p.time_column] if p.time_column is not None else None
+            if isinstance(t, int) and t <= highest:
+                raise Untranslatable(f"events[{n}] is a late row (time {t} at watermark {highest}); only cases "
+                                     "without late rows are run")

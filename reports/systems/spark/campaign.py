@@ -1,0 +1,159 @@
+"""`converge run --system spark` and `converge replay --system spark`: Spark's native joins against their
+documented semantics (docs/spark.md, "Spark's native joins as a system").
+
+One SparkSession for the whole campaign; every property is its own
+Hypothesis run with the same seed and strategy, so they draw the same cases,
+and a cache keyed by the case runs each distinct case on Spark once (a
+query costs seconds). Shrinking runs against the live session. A failure
+writes the shrunk case as a replayable case file and a short Markdown report.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.native_case import NativeJoinCase, dump_case
+from converge.generators.spark_native import native_join_cases
+from converge.oracle.native_join_model import model_case
+from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
+from converge.properties.spec import PropertySpec
+from converge.reports.options import RunOptions
+from converge.reports.run_reports import RunReports
+from converge.reports.systems.spark.replay import replay_native
+from converge.reports.systems.spark.runs import RunCache
+from converge.reports.systems.spark.system import SparkNativeSystem
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+
+FAMILY = "spark_native"
+DEFAULT_EXAMPLES = 20
+
+
+@dataclass
+class NativeTally:
+    examples: int = 0          # calls of the check (shrinking's included)
+    exercised: int = 0         # ... that exercised the property
+    with_late: int = 0         # ... whose case has a late row by the rule
+    unsupported: int = 0       # ... whose query Spark rejected
+    spark_runs: int = 0        # queries started for this property (the rest came from the cache)
+
+
+@dataclass
+class NativeRunOutcome:
+    prop: NativeProperty
+    result: PropertyResult
+    tally: NativeTally
+    reports: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        if self.result.ok and self.tally.exercised == 0:
+            return "not checked"
+        return label(self.result.failure or self.result.error)
+
+    @property
+    def exit_code(self) -> int:
+        if self.result.ok:
+            return 2 if self.tally.exercised == 0 else 0
+        return exit_code(self.result.failure or self.result.error)
+
+
+def native_spec(prop: NativeProperty, cache: RunCache, tally: NativeTally, examples: int) -> PropertySpec:
+    """The property as a PropertySpec: one drawn case per example, Spark's (cached) run of it checked."""
+    def check(case: NativeJoinCase) -> None:
+        tally.examples += 1
+        before = cache.spark_runs
+        run = cache.run(case)
+        tally.spark_runs += cache.spark_runs - before
+        tally.unsupported += run.status != "ok"
+        tally.with_late += any(r.late for r in model_case(case).rows)
+        tally.exercised += bool(check_run(prop, case, run))
+
+    return PropertySpec(FAMILY, prop.name, lambda: native_join_cases().map(lambda c: (c,)), check, examples,
+                        prop.description)
+
+
+def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNativeSystem) -> None:
+    failure = run.result.failure
+    if reports.run_dir is None or failure is None:
+        return
+    case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
+    meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
+            "message": failure.divergence.describe()}
+    shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
+    try:
+        path = dump_case(shrunk, reports.run_dir / f"{FAMILY}-{run.prop.name}.json")
+        md = path.with_suffix(".md")
+        md.write_text(f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
+                      f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
+                      f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case:\n\n```json\n"
+                      f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n", encoding="utf-8")
+        run.reports += [str(path), str(md)]
+    except OSError as exc:
+        reports.problems.append(f"the report of {run.prop.name} was not written: {exc.strerror or exc}")
+
+
+def run_spark_native_campaign(options: RunOptions) -> int:
+    """Start one session, run every selected native-join property, print the table and what it cost."""
+    props = [p for p in NATIVE_PROPERTIES if options.property is None or p.name == options.property]
+    if options.family not in (None, FAMILY) or not props:
+        raise UsageError(f"--system spark runs the {FAMILY} properties: "
+                         f"{', '.join(p.name for p in NATIVE_PROPERTIES)}")
+    seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
+    examples = options.examples or DEFAULT_EXAMPLES
+    started = time.perf_counter()
+    system = SparkNativeSystem()
+    startup = time.perf_counter() - started
+    cache = RunCache(system)
+    reports = RunReports.open(options.reports, "run")
+    runs: list[NativeRunOutcome] = []
+    try:
+        for i, prop in enumerate(props):
+            progress(i, len(props), f"spark: {prop.name}")
+            tally = NativeTally()
+            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed)
+            run = NativeRunOutcome(prop, result, tally)
+            if not result.ok:
+                _write_failure(reports, run, system)
+            runs.append(run)
+        progress(len(props), len(props), "done")
+    finally:
+        system.close()
+    headers = ("system", "family", "property", "outcome", "examples", "exercised", "with late rows", "rejected",
+               "spark runs", "seconds")
+    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome, r.tally.examples, r.tally.exercised,
+                                  r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
+                                  f"{r.result.seconds:.1f}") for r in runs]))
+    total = sum(r.result.seconds for r in runs)
+    per_run = cache.spark_seconds / cache.spark_runs if cache.spark_runs else 0.0
+    print(f"\nsystem: {system.title} (session started in {startup:.1f} s); seed {seed}; {cache.spark_runs} Spark "
+          f"queries in {cache.spark_seconds:.1f} s ({per_run:.2f} s per case), {cache.hits} cache hits; "
+          f"{total:.1f} s in all")
+    for r in runs:
+        if r.result.ok:
+            continue
+        print(f"\n{r.outcome.upper()} {FAMILY}/{r.prop.name} on {system.title} (seed {seed})")
+        print(failure_excerpt(str(r.result.failure or f"{type(r.result.error).__name__}: {r.result.error}"),
+                              r.reports))
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    print("\n" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: kv[0] != "passed")))
+    return reports.settle(max((r.exit_code for r in runs), default=0))
+
+
+def replay_native_cli(files: list[Path]) -> int:
+    """`converge replay --system spark FILE...`: each case file's properties and expectations on Spark."""
+    system = SparkNativeSystem()
+    cache = RunCache(system)
+    try:
+        print(f"system: {system.title}")
+        outcomes = [replay_native(path, cache) for path in dict.fromkeys(files)]
+    finally:
+        system.close()
+    return print_replay_outcomes(outcomes, lambda o: [text for _, text in o.problems])

@@ -1,0 +1,51 @@
+"""One Spark run per distinct case, shared by every property (a query costs seconds; six properties check it).
+
+The key is the case without its name and meta, so the same case drawn by
+another property's Hypothesis run (the campaign gives each the same seed) or
+retried while shrinking is not run again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from converge.engine.model.native_case import NativeJoinCase
+from converge.reports.systems.spark.system import NativeRun, SparkNativeSystem
+
+CACHE_SIZE = 2000
+
+
+def case_key(case: NativeJoinCase) -> str:
+    obj = case.to_json()
+    obj.pop("name", None)
+    obj.pop("meta", None)
+    return json.dumps(obj, sort_keys=True)
+
+
+@dataclass
+class RunCache:
+    """Runs of one system, by case; counts what they cost."""
+
+    system: SparkNativeSystem
+    runs: OrderedDict = field(default_factory=OrderedDict)
+    spark_runs: int = 0
+    hits: int = 0
+    spark_seconds: float = 0.0
+
+    def run(self, case: NativeJoinCase) -> NativeRun:
+        key = case_key(case)
+        if key in self.runs:
+            self.hits += 1
+            self.runs.move_to_end(key)
+            return self.runs[key]
+        started = time.perf_counter()
+        result = self.system.run_native(case)
+        self.spark_seconds += time.perf_counter() - started
+        self.spark_runs += 1
+        self.runs[key] = result
+        if len(self.runs) > CACHE_SIZE:
+            self.runs.popitem(last=False)
+        return result

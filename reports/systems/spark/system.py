@@ -1,0 +1,161 @@
+"""Spark's own stream-stream join as a system under test (`--system spark`).
+
+One SparkSession serves the whole campaign (a JVM takes seconds to start);
+each case gets `spark.newSession()` — its own SQL conf with no-data
+micro-batches on (they are what emits outer rows once the watermark passes;
+converge's Spark runtime turns them off) and the case's watermark policy —
+and runs as one streaming query: two Parquet file sources read one file per
+trigger (`availableNow`), `withWatermark` per input, the join, and a
+`foreachBatch` sink that keeps each epoch's output by batch id. Per epoch the
+query's progress gives the watermark in effect and the join's state rows.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import Capabilities, CaseResult, System
+from converge.reports.systems.spark.query import (
+    SPARK_JOIN,
+    build_inputs,
+    column,
+    join_condition,
+    write_inputs,
+)
+
+HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+CAPABILITIES = Capabilities(families=("interval",), join_types=("inner", "left", "right", "full", "semi"),
+                            changelog_modes=("insert_only",), column_types=("BIGINT",),
+                            time_domains=("event_time",), state_ttl=False, output="changelog",
+                            deterministic_order=False, max_batch=1)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def millis(iso: str | None) -> int | None:
+    """Spark's progress timestamp (ISO, UTC) in ms, exactly (a float product would turn 16.188 s into 16187)."""
+    if not iso:
+        return None
+    return (datetime.fromisoformat(iso.replace("Z", "+00:00")) - EPOCH) // timedelta(milliseconds=1)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(getattr(exc, "getMessage", lambda: str(exc))() if hasattr(exc, "getMessage") else exc)
+    return " ".join(text.strip().splitlines()[:1])[:400]
+
+
+class SparkNativeSystem(System):
+    """Spark Structured Streaming's stream-stream join on one local SparkSession."""
+
+    name = "spark"
+    capabilities = CAPABILITIES
+
+    def __init__(self, *, shuffle_partitions: int = 1) -> None:
+        from pyspark import __version__ as pyspark_version  # lazy: starts nothing, but pyspark is optional
+
+        from converge.engine.runtime.spark.session import get_spark  # lazy: imports pyspark
+
+        self.version = pyspark_version
+        self._base = get_spark()
+        self._base.sparkContext.setLogLevel("ERROR")
+        self._partitions = shuffle_partitions
+        self._work = Path(tempfile.mkdtemp(prefix="converge-spark-native-"))
+        self._count = 0
+        self._closed = False
+
+    def close(self) -> None:
+        """Remove the work folder; the SparkSession stays (it may be shared, as in the test suite)."""
+        if not self._closed:
+            shutil.rmtree(self._work, ignore_errors=True)
+            self._closed = True
+
+    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        return [CaseResult.unsupported("the spark system runs native-join cases (reports/systems/spark_native), "
+                                       "not converge scenarios: use converge run --system spark")
+                for _ in cases]
+
+    def _session(self, case: NativeJoinCase) -> Any:
+        session = self._base.newSession()
+        for key, value in (("spark.sql.streaming.noDataMicroBatches.enabled", "true"),
+                           ("spark.sql.streaming.multipleWatermarkPolicy", case.policy),
+                           ("spark.sql.shuffle.partitions", str(self._partitions)),
+                           ("spark.sql.streaming.numRecentProgressUpdates", "10000"),
+                           ("spark.sql.session.timeZone", "UTC"),
+                           # Spark's default store, which native joins use unless told otherwise (the runtime's
+                           # RocksDB is for transformWithState); a few seconds faster per case here
+                           ("spark.sql.streaming.stateStore.providerClass", HDFS_PROVIDER),
+                           # every row read is counted in numInputRows (row groups of NULL keys are not skipped),
+                           # so each epoch's input count shows which micro-batch it read
+                           ("spark.sql.parquet.filterPushdown", "false")):
+            session.conf.set(key, value)
+        return session
+
+    def run_native(self, case: NativeJoinCase) -> NativeRun:
+        """Run one case as one streaming query; a query Spark rejects is `unsupported` with Spark's reason."""
+        if self._closed:
+            raise SystemUnderTestError("the spark system is closed")
+        from pyspark.errors import AnalysisException, StreamingQueryException  # lazy: pyspark is optional
+        from pyspark.sql import functions as F  # lazy: as above
+
+        started = time.perf_counter()
+        self._count += 1
+        folder = self._work / f"case-{self._count}"
+        inputs = build_inputs(case, folder)
+        write_inputs(inputs, float(int(time.time())) - len(case.batches) - 10)
+        session = self._session(case)
+        frames = {}
+        for side in ("left", "right"):
+            spec = case.input(side)
+            schema = ", ".join(f"{c} BIGINT" for c in ("_id", *spec.columns))
+            df = (session.readStream.schema(schema).option("maxFilesPerTrigger", 1)
+                  .parquet(str(inputs.folders[side])))
+            df = df.select(*(F.col(c).alias(column(side, c)) for c in ("_id", *spec.columns)))
+            df = df.withColumn(column(side, "_ts"), F.timestamp_millis(F.col(column(side, spec.time))))
+            frames[side] = df.withWatermark(column(side, "_ts"), f"{spec.delay_ms} milliseconds")
+        joined = frames["left"].join(frames["right"], F.expr(join_condition(case)), SPARK_JOIN[case.join])
+        semi = case.join in ("left_semi", "left_anti")
+        ids = [column("left", "_id")] + ([] if semi else [column("right", "_id")])
+        collected: dict[int, list[tuple]] = {}
+
+        def sink(df: Any, batch_id: int) -> None:
+            collected[batch_id] = [tuple(r) for r in df.collect()]
+
+        try:
+            query = (joined.select(*ids).writeStream.outputMode("append").foreachBatch(sink)
+                     .option("checkpointLocation", str(folder / "checkpoint")).trigger(availableNow=True).start())
+        except AnalysisException as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            return NativeRun("unsupported", message=f"Spark rejects the query: {_reason(exc)}",
+                             seconds=time.perf_counter() - started)
+        try:
+            query.awaitTermination()
+            progress = list(query.recentProgress)
+        except StreamingQueryException as exc:
+            raise SystemUnderTestError(f"Spark's query failed on case {case.name!r}: {_reason(exc)}") from None
+        finally:
+            if query.isActive:
+                query.stop()
+            shutil.rmtree(folder, ignore_errors=True)
+        epochs = []
+        sentinel = (inputs.sentinel_ids["left"], inputs.sentinel_ids["right"])
+        for p in sorted(progress, key=lambda p: p.batchId):
+            rows = collected.get(p.batchId, [])
+            pairs = [(r[0], None if semi else r[1]) for r in rows]
+            pairs = [pr for pr in pairs if pr[0] != sentinel[0] and pr[1] != sentinel[1]]
+            ops = p.stateOperators
+            epochs.append(Epoch(p.batchId, tuple(pairs), millis((p.eventTime or {}).get("watermark")),
+                                ops[0].numRowsTotal if ops else None, p.numInputRows))
+        missing = sorted(set(collected) - {e.batch_id for e in epochs})
+        if missing:
+            raise SystemUnderTestError(f"Spark's progress lost the epochs {missing} of case {case.name!r}")
+        return NativeRun("ok", tuple(epochs), seconds=time.perf_counter() - started)

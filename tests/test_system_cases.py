@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, Scenario, WatermarkEvent
 from converge.engine.model.scenario_json import dump_scenario
+from converge.engine.model.system import Capabilities
 from converge.engine.model.system_cases import ENGINE_MODEL_OPTIONS, case_to_json, engine_model_settings
 from converge.engine.reference_system import ReferenceSystem
 from converge.generators.interval import interval_join_scenarios
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, batches, bind
-from converge.reports.systems import Capabilities
 from converge.reports.systems.flink.environment import program_module
 
 FLINK_LIKE = Capabilities(("regular", "interval", "multiway"), ("inner", "left", "right", "full", "semi", "anti"),

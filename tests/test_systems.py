@@ -16,9 +16,10 @@ from converge.engine.model.errors import (
     label,
 )
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario, WatermarkEvent
+from converge.engine.model.system import Capabilities, CaseResult, applicability
+from converge.engine.model.system_cases import case_to_json, shape_key
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
-from converge.reports.systems import Capabilities, CaseResult, applicability, case_to_json, shape_key
 from converge.reports.systems.registry import open_system
 from converge.reports.tooling.adapter_check import fixed_cases
 
@@ -167,3 +168,80 @@ def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> 
     out = capsys.readouterr().out
     assert "not applicable" not in out
     assert "8 passed" in out
+
+
+# ---------------------------------------------------------------- the registry of kinds
+
+
+def test_every_kind_of_system_is_registered_by_its_schemes() -> None:
+    """A SystemKind written anywhere in reports/systems but missing from KINDS would be unreachable."""
+    import importlib
+    import pkgutil
+
+    import converge.reports.systems as package
+    from converge.reports.systems.base import SystemKind
+    from converge.reports.systems.registry import BY_SCHEME, KINDS
+
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+    defined = {k for k in _subclasses(SystemKind) if "schemes" in vars(k)}
+    assert defined == set(KINDS)
+    assert sorted(BY_SCHEME) == ["cmd", "flink", "reference", "reference-spark", "spark"]
+
+
+def _names_a_system(*nodes: object) -> bool:
+    """A variable or attribute that holds a system spec (`spec`, `options.system`, `args.system`)."""
+    import ast
+
+    words = [n.id if isinstance(n, ast.Name) else n.attr for n in nodes if isinstance(n, (ast.Name, ast.Attribute))]
+    return any("system" in w or "spec" in w for w in words)
+
+
+def _subclasses(cls: type) -> set[type]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out |= {sub} | _subclasses(sub)
+    return out
+
+
+def test_each_kind_names_the_cases_it_runs() -> None:
+    from converge.engine.model.native_case import NativeJoinCase
+    from converge.reports.systems.registry import system_kind
+
+    assert system_kind("spark").case_type is NativeJoinCase
+    for spec in ("reference", "reference-spark", "cmd:x", "flink", "flink:2.3.0"):
+        assert system_kind(spec).case_type is Scenario, spec
+
+
+def test_the_spark_kind_refuses_converge_scenarios_instead_of_answering_unsupported() -> None:
+    """It used to answer every converge case 'unsupported', so `check --system spark` passed having compared
+    nothing."""
+    with pytest.raises(UsageError, match="NativeJoinCase cases, not converge scenarios"):
+        open_system("spark")
+
+
+def test_no_command_or_campaign_compares_a_spec_with_a_system_name() -> None:
+    """The kinds own their differences: outside the registry and the kinds' own modules, no code tests a string
+    for a scheme (`spec == "spark"`, `spec.startswith("flink:")`)."""
+    import ast
+    from pathlib import Path
+
+    from converge.reports.systems.registry import BY_SCHEME, KINDS
+
+    root = Path(__file__).resolve().parents[1] / "reports"
+    own = {Path(__import__("inspect").getfile(k)).resolve() for k in KINDS} | {root / "systems" / "registry.py"}
+    names = set(BY_SCHEME) | {f"{s}:" for s in BY_SCHEME}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.resolve() in own:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            compared = []
+            if isinstance(node, ast.Compare) and _names_a_system(node.left, *node.comparators):
+                compared = [node.left, *node.comparators]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("startswith", "partition") and node.args and _names_a_system(node.func.value):
+                compared = node.args[:1]
+            found += [f"{path.relative_to(root)}:{node.lineno}" for c in compared
+                      if isinstance(c, ast.Constant) and c.value in names]
+    assert found == []

@@ -1,10 +1,9 @@
-"""Systems under test: the reference engine, and any streaming engine behind the adapter protocol.
+"""The systems under test: each kind as the command line names it (`--system SCHEME[:ARGUMENT]`), with what
+it runs, how it starts, its campaign and its replay.
 
-docs/systems.md says what a system is and what it declares; docs/adapter-protocol.md is the protocol.
+registry.py maps a scheme to its kind: `reference` (converge's own engine), `cmd` (any engine behind the
+adapter protocol, adapter/), `flink` (real Apache Flink through its adapter program, flink/) and `spark`
+(Spark's own stream-stream join on native-join cases, spark/). What a system is to the properties (its
+capabilities, its answers) is data model: converge.engine.model.system. docs/systems.md says what a system
+declares; docs/adapter-protocol.md is the protocol.
 """
-
-from converge.engine.model.system import Capabilities, CaseResult, System, applicability, family_of
-from converge.engine.model.system_cases import case_to_json, changelogs_of, shape_key
-
-__all__ = ["Capabilities", "CaseResult", "System", "applicability", "case_to_json", "changelogs_of", "family_of",
-           "shape_key"]

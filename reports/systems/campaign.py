@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.replay_files import find_scenario_files
 from converge.properties.systems.checks import Tally
 from converge.properties.systems.known import KnownDivergence, find_known, load_known
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.reports.systems.registry import open_system
+from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
@@ -69,13 +70,13 @@ def select_properties(family: str | None, name: str | None) -> list[SystemProper
     return chosen
 
 
-def run_one(prop: SystemProperty, system: System, options: RunOptions, known: list[KnownDivergence],
-            reports: RunReports) -> SystemRun:
+def run_one(prop: SystemProperty, system: System, system_spec: str, options: RunOptions,
+            known: list[KnownDivergence], reports: RunReports) -> SystemRun:
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
     tally = Tally()
-    spec = bind(prop, system, batch=options.batch, tally=tally, system_spec=options.system)
+    spec = bind(prop, system, batch=options.batch, tally=tally, system_spec=system_spec)
     cases = options.examples if options.examples is not None else prop.examples
     batch = max(1, min(options.batch, system.capabilities.max_batch))
     batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
@@ -93,25 +94,31 @@ def run_one(prop: SystemProperty, system: System, options: RunOptions, known: li
     return run
 
 
-def run_system_campaign(options: RunOptions) -> int:
-    """Open the system, run every selected property on it, print the table and the closing note."""
-    if options.system is None:
-        raise UsageError("run_system_campaign needs options.system")
-    if options.system == "spark":  # Spark's native joins have their own cases and properties
-        from converge.reports.systems.spark.campaign import run_spark_native_campaign  # lazy: pyspark
+class ConvergeCaseKind(SystemKind):
+    """A kind of system that runs converge scenarios: this module's campaign and replay are its own."""
 
-        return run_spark_native_campaign(options)
+    case_type: ClassVar[type] = Scenario
+
+    def run_campaign(self, options: RunOptions) -> int:
+        return run_system_campaign(options, self)
+
+    def replay_files(self, files: Sequence[Path]) -> int:
+        return replay_on_system_files(files, self)
+
+
+def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
+    """Open the system, run every selected property on it, print the table and the closing note."""
     known = load_known(options.known) if options.known is not None else []
     props = select_properties(options.family, options.property)
     started = time.perf_counter()
-    system = open_system(options.system)
+    system = kind.open()
     startup = time.perf_counter() - started
     reports = RunReports.open(options.reports, "run")
     runs: list[SystemRun] = []
     try:
         for i, prop in enumerate(props):
             progress(i, len(props), f"{system.name}: {prop.key}")
-            runs.append(run_one(prop, system, options, known, reports))
+            runs.append(run_one(prop, system, kind.spec, options, known, reports))
         progress(len(props), len(props), "done")
     finally:
         system.close()
@@ -162,18 +169,9 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
     print("\n" + ", ".join(f"{counts[k]} {k}" for k in order if k in counts) + f" ({cases} cases)")
 
 
-def replay_on_system_cli(targets: list[str], spec: str, expand: Callable[[list[str]], list[Path]]) -> int:
+def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:
     """`converge replay --system SPEC FILE...`: each scenario file's case on the system; the worst exit code."""
-    files: list[Path] = []
-    for target in expand(targets):
-        files += find_scenario_files(target)[0]
-    if not files:
-        raise UsageError(f"{', '.join(targets)}: no scenario files found")
-    if spec == "spark":  # native-join case files (engine/model/native_case.py)
-        from converge.reports.systems.spark.campaign import replay_native_cli  # lazy: pyspark
-
-        return replay_native_cli(list(dict.fromkeys(files)))
-    with open_system(spec) as system:
+    with kind.open() as system:
         print(f"system: {system.title}")
-        outcomes = [replay_on_system(path, system, spec) for path in dict.fromkeys(files)]
+        outcomes = [replay_on_system(path, system, kind.spec) for path in dict.fromkeys(files)]
         return print_replay_outcomes(outcomes, lambda o: o.problems)

@@ -1,54 +1,39 @@
-"""`--system SPEC`: which system a command runs against.
+"""`--system SPEC`: which kind of system a spec names, by its scheme (the part before ':').
 
     reference            converge's reference engine, local runtime (the default)
     reference-spark      the reference engine on the Spark runtime
     cmd:COMMAND          an adapter command (a path, or a command line split like a shell would)
     flink[:VERSION]      the Flink adapter, installed by `converge systems install flink`
     spark                Spark's own stream-stream join (native-join cases, docs/spark.md)
+
+A new kind is a SystemKind subclass in its own module, listed in KINDS.
 """
 
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
-
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
-from converge.engine.reference_system import ReferenceSystem
-from converge.reports.systems.adapter.client import AdapterSystem, Timeouts
+from converge.reports.systems.adapter.client import Timeouts
+from converge.reports.systems.adapter.kind import AdapterKind
+from converge.reports.systems.base import SystemKind
+from converge.reports.systems.flink.kind import FlinkKind
+from converge.reports.systems.reference import ReferenceKind
+from converge.reports.systems.spark.kind import SparkKind
 
 DEFAULT_SYSTEM = "reference"
-SPEC_FORMS = ("reference", "reference-spark", "cmd:COMMAND", "flink[:VERSION]", "spark")
+KINDS: tuple[type[SystemKind], ...] = (ReferenceKind, AdapterKind, FlinkKind, SparkKind)
+BY_SCHEME: dict[str, type[SystemKind]] = {scheme: kind for kind in KINDS for scheme in kind.schemes}
+SPEC_FORMS: tuple[str, ...] = tuple(form for kind in KINDS for form in kind.forms)
 
 
-def adapter_argv(command: str) -> list[str]:
-    """A path that exists is one argument (spaces and all); anything else is split like a shell command line."""
-    if Path(command).exists():
-        return [command]
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise UsageError(f"--system cmd:{command}: {exc}") from None
-    if not argv:
-        raise UsageError("--system cmd: names no command")
-    return argv
+def system_kind(spec: str) -> SystemKind:
+    """The kind of system `spec` names, bound to it; a usage error naming the known forms otherwise."""
+    kind = BY_SCHEME.get(spec.partition(":")[0])
+    if kind is None:
+        raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")
+    return kind(spec)
 
 
 def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts = Timeouts()) -> System:
-    """The system a spec names, started (an adapter is running and has answered the handshake)."""
-    if spec == "reference":
-        return ReferenceSystem("local")
-    if spec == "reference-spark":
-        return ReferenceSystem("spark")
-    if spec.startswith("cmd:"):
-        return AdapterSystem(adapter_argv(spec[4:]), label=spec[4:], timeouts=timeouts)
-    if spec == "flink" or spec.startswith("flink:"):
-        version = spec.partition(":")[2] or None
-        from converge.reports.systems.flink.environment import adapter_command  # lazy: the Flink adapter's own env
-
-        return AdapterSystem(adapter_command(version), label=spec, timeouts=timeouts)
-    if spec == "spark":
-        from converge.reports.systems.spark.system import SparkNativeSystem  # lazy: starts a JVM
-
-        return SparkNativeSystem()
-    raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")
+    """The system a spec names, started, for commands that send it converge scenarios."""
+    return system_kind(spec).open(timeouts=timeouts)

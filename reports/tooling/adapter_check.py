@@ -24,7 +24,7 @@ from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system import Capabilities, CaseResult, applicability
 from converge.reports.systems.adapter import protocol
 from converge.reports.systems.adapter.client import AdapterProcess, Timeouts
-from converge.reports.systems.registry import adapter_argv
+from converge.reports.systems.adapter.kind import adapter_argv
 
 CASES_FOLDER = Path(__file__).resolve().parent / "conformance"
 Verdict = Literal["PASS", "FAIL", "SKIP"]

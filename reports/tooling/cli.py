@@ -22,7 +22,7 @@ from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES, BenchConfig, RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.adapter.client import Timeouts
-from converge.reports.systems.campaign import replay_on_system_cli, run_system_campaign
+from converge.reports.systems.registry import system_kind
 from converge.reports.terminal import failure_excerpt, format_table, progress
 from converge.reports.tooling.adapter_check import run_adapter_check
 from converge.reports.tooling.bench import results_table, run_benchmarks
@@ -61,7 +61,7 @@ def run_campaign(options: RunOptions) -> int:
         if options.runtime != "local":
             raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
                              "reference-spark to run the reference engine on Spark")
-        return run_system_campaign(options)
+        return system_kind(options.system).run_campaign(options)
     if options.runtime != "local":
         from converge.reports.tooling.spark_campaign import run_spark_campaign  # lazy: only this starts a JVM
         return run_spark_campaign(options)
@@ -160,7 +160,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.runtime != "local":
             raise UsageError("--runtime and --system exclude each other (reference-spark is the reference engine on "
                              "Spark)")
-        return replay_on_system_cli(args.targets, args.system, expand_targets)
+        kind = system_kind(args.system)  # a bad spec is refused before any file is read
+        on_system = [f for target in expand_targets(args.targets) for f in find_scenario_files(target)[0]]
+        if not on_system:
+            raise UsageError(f"{', '.join(args.targets)}: no scenario files found")
+        return kind.replay_files(list(dict.fromkeys(on_system)))
     files: list[Path] = []
     skipped: list[Skipped] = []
     for target in expand_targets(args.targets):

@@ -1,8 +1,8 @@
 """Real Flink through the product's front doors: the conformance kit on the Flink adapter command, and
 `converge run --system flink` campaigns (a smoke campaign by default, a fuller one with --run-slow).
 
-The campaigns borrow the session's adapter (one MiniCluster for every Flink test): `open_system` is
-pointed at it and its close() is left to the session, which checks the adapter's exit status.
+The campaigns borrow the session's adapter (one MiniCluster for every Flink test): the Flink kind's
+`open` is pointed at it and its close() is left to the session, which checks the adapter's exit status.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import CaseResult, System
-from converge.reports.systems import campaign as system_campaign
 from converge.reports.systems.adapter.client import AdapterSystem
+from converge.reports.systems.flink.kind import FlinkKind
 from converge.reports.tooling.cli import main
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -43,11 +43,11 @@ class Borrowed(System):
 def on_session_flink(flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch) -> AdapterSystem:
     specs: list[str] = []
 
-    def borrow(spec: str, **_: object) -> System:
-        specs.append(spec)
+    def borrow(kind: FlinkKind, **_: object) -> System:
+        specs.append(kind.spec)
         return Borrowed(flink_system)
 
-    monkeypatch.setattr(system_campaign, "open_system", borrow)
+    monkeypatch.setattr(FlinkKind, "open", borrow)
     yield flink_system
     assert specs == ["flink"], specs
 

@@ -147,7 +147,7 @@ def run_spark_native_campaign(options: RunOptions) -> int:
     return reports.settle(max((r.exit_code for r in runs), default=0))
 
 
-def replay_native_cli(files: list[Path]) -> int:
+def replay_native_files(files: list[Path]) -> int:
     """`converge replay --system spark FILE...`: each case file's properties and expectations on Spark."""
     system = SparkNativeSystem()
     cache = RunCache(system)

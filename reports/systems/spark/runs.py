@@ -12,8 +12,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from converge.engine.model.native_case import NativeJoinCase
-from converge.reports.systems.spark.system import NativeRun, SparkNativeSystem
+from converge.engine.model.native_case import NativeJoinCase, NativeRun
+from converge.reports.systems.spark.system import SparkNativeSystem
 
 CACHE_SIZE = 2000
 

@@ -15,15 +15,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun
-from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.reports.systems.spark.query import (
     SPARK_JOIN,
     build_inputs,
@@ -33,11 +30,6 @@ from converge.reports.systems.spark.query import (
 )
 
 HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
-CAPABILITIES = Capabilities(families=("interval",), join_types=("inner", "left", "right", "full", "semi"),
-                            changelog_modes=("insert_only",), column_types=("BIGINT",),
-                            time_domains=("event_time",), state_ttl=False, output="changelog",
-                            deterministic_order=False, max_batch=1)
-
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -54,11 +46,14 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.strip().splitlines()[:1])[:400]
 
 
-class SparkNativeSystem(System):
-    """Spark Structured Streaming's stream-stream join on one local SparkSession."""
+class SparkNativeSystem:
+    """Spark Structured Streaming's stream-stream join on one local SparkSession.
+
+    It runs native-join cases (engine/model/native_case.py), never converge scenarios: Spark's watermark
+    follows the rows of each micro-batch, so a converge scenario's watermark events have no counterpart.
+    """
 
     name = "spark"
-    capabilities = CAPABILITIES
 
     def __init__(self, *, shuffle_partitions: int = 1) -> None:
         from pyspark import __version__ as pyspark_version  # lazy: starts nothing, but pyspark is optional
@@ -79,10 +74,16 @@ class SparkNativeSystem(System):
             shutil.rmtree(self._work, ignore_errors=True)
             self._closed = True
 
-    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
-        return [CaseResult.unsupported("the spark system runs native-join cases (reports/systems/spark_native), "
-                                       "not converge scenarios: use converge run --system spark")
-                for _ in cases]
+    @property
+    def title(self) -> str:
+        """`spark VERSION`, as reports show it."""
+        return f"{self.name} {self.version}"
+
+    def __enter__(self) -> SparkNativeSystem:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _session(self, case: NativeJoinCase) -> Any:
         session = self._base.newSession()

@@ -1,11 +1,13 @@
 """converge: a differential, property-based correctness harness for streaming joins.
 
 The installed package holds five subpackages (the repository's top-level
-folders): `converge.engine` (changelog model, keyed state, Flink's join
-operators, planner, runtimes), `converge.oracle` (the DuckDB batch oracle),
-`converge.generators` (Hypothesis strategies), `converge.properties` (the
-properties, their registry, runner and replay) and `converge.reports`
-(failure reports, summaries, the pytest plugin and the command-line tooling).
+folders), in layers (docs/architecture.md): `converge.engine.model` (the data
+model every layer shares), `converge.engine` (the reference engine),
+`converge.oracle` (the batch oracles), `converge.generators` (Hypothesis
+strategies), `converge.properties` (the properties, their registry, runner
+and replay) and `converge.reports` (failure reports, summaries and the pytest
+plugin; `converge.reports.systems`, the systems under test; and
+`converge.reports.tooling`, the command line).
 
 This module's own surface is small: the scenario model, `run_scenario`, the
 oracle, the main strategies and properties, the error classes and the

@@ -1,5 +1,6 @@
-"""The systems under test: each kind as the command line names it (`--system SCHEME[:ARGUMENT]`), with what
-it runs, how it starts, its campaign and its replay.
+"""The systems under test, by kind: what each runs, how it starts, its campaign and its replay.
+
+A kind is what the command line names with `--system SCHEME[:ARGUMENT]`.
 
 registry.py maps a scheme to its kind: `reference` (converge's own engine), `cmd` (any engine behind the
 adapter protocol, adapter/), `flink` (real Apache Flink through its adapter program, flink/) and `spark`

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.system import System
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.replay_files import find_scenario_files
 from converge.properties.systems.checks import Tally
 from converge.properties.systems.known import KnownDivergence, find_known, load_known
 from converge.properties.systems.replay import replay_on_system
@@ -162,13 +160,8 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
     print("\n" + ", ".join(f"{counts[k]} {k}" for k in order if k in counts) + f" ({cases} cases)")
 
 
-def replay_on_system_cli(targets: list[str], spec: str, expand: Callable[[list[str]], list[Path]]) -> int:
+def replay_on_system_files(files: list[Path], spec: str) -> int:
     """`converge replay --system SPEC FILE...`: each scenario file's case on the system; the worst exit code."""
-    files: list[Path] = []
-    for target in expand(targets):
-        files += find_scenario_files(target)[0]
-    if not files:
-        raise UsageError(f"{', '.join(targets)}: no scenario files found")
     if spec == "spark":  # native-join case files (engine/model/native_case.py)
         from converge.reports.systems.spark.campaign import replay_native_cli  # lazy: pyspark
 

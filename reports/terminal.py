@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
-__all__ = ["failure_excerpt", "format_table", "progress"]
+__all__ = ["failure_excerpt", "format_table", "progress", "tally"]
 
 
 def progress(done: int, total: int, label: str, stream: TextIO | None = None) -> None:
@@ -31,6 +32,13 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def tally(labels: Iterable[str]) -> str:
+    """ "4 passed, 1 diverged, 2 bad input": every label that occurred, passed first."""
+    counts = Counter(labels)
+    order = ["passed"] + sorted(k for k in counts if k != "passed")
+    return ", ".join(f"{counts[k]} {k}" for k in order)
 
 
 def failure_excerpt(message: str, reports: Sequence[str], lines: int = 12) -> str:

@@ -29,7 +29,7 @@ from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty,
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.base import SystemKind
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress, tally
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
 
@@ -161,12 +161,7 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         if r.known is not None:
             print(f"  known: {r.known.reason} ({r.known.link})")
         print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports))
-    counts: dict[str, int] = {}
-    for r in runs:
-        key = NOT_APPLICABLE if r.reason is not None else r.outcome
-        counts[key] = counts.get(key, 0) + 1
-    order = ["passed"] + sorted(k for k in counts if k != "passed")
-    print("\n" + ", ".join(f"{counts[k]} {k}" for k in order if k in counts) + f" ({cases} cases)")
+    print("\n" + tally(NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs) + f" ({cases} cases)")
 
 
 def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:

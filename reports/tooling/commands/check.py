@@ -1,10 +1,10 @@
-"""`converge check QUERY.sql` and `converge verify QUERY.sql`: the user's own query, schema and captures.
+"""`converge check QUERY.sql`: the user's own Flink SQL join query, checked on streams of its schema.
 
-`check` prints the plan converge chose (operators and the state view of each
+It prints the plan converge chose (operators and the state view of each
 input), every property it ran on streams of the query's schema with its
 verdict, and the findings; a failing property writes the usual replayable
-report. `verify` checks captured changelogs against the batch answer.
-docs/check-your-query.md walks through both.
+report. docs/check-your-query.md walks through it (and through `verify`,
+commands/verify.py).
 """
 
 from __future__ import annotations
@@ -15,14 +15,22 @@ from typing import TYPE_CHECKING
 
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 
-from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.errors import exit_code, label
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
-from converge.reports.location import reports_folder
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table
+from converge.reports.tooling.arguments import (
+    Subparsers,
+    add_examples,
+    add_reports_options,
+    add_seed,
+    add_system,
+    positive_int,
+    reports_of,
+)
 
 if TYPE_CHECKING:
     from converge.engine.model.flinksql import MappedQuery
@@ -30,6 +38,22 @@ if TYPE_CHECKING:
     from converge.properties.query_check import CheckOptions
 
 _WRAP = 100
+
+
+def register(subparsers: Subparsers) -> None:
+    """The `check` parser: the query file and the options of the checked configuration."""
+    c = subparsers.add_parser("check", help="check a Flink SQL join query: plan, properties on its schema, findings")
+    c.add_argument("query", metavar="QUERY.sql", help="CREATE TABLE statements and one SELECT")
+    c.add_argument("--ttl", type=positive_int, default=None, metavar="MS", help="state TTL in milliseconds")
+    c.add_argument("--semantics", choices=Semantics.__args__, default="correct")
+    c.add_argument("--map-state-order", choices=MapStateOrder.__args__, default="rocksdb")
+    c.add_argument("--multi-join", choices=MultiJoinMode.__args__, default="off")
+    add_examples(c, 50, "examples per property and per finding")
+    add_seed(c, "Hypothesis seed, for a repeatable check")
+    add_system(c, "the system whose final answers system_final_answer judges: reference (default), "
+                  "flink[:VERSION], cmd:COMMAND")
+    add_reports_options(c, "where failure reports go", "write no report files")
+    c.set_defaults(handler=cmd_check)
 
 
 def open_system_under_test(spec: str | None) -> "System | None":
@@ -135,63 +159,13 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Read the query, then run_check with the command line's options."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_check import CheckOptions  # lazy: as above
     query = load_query(args.query)
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
-    reports = None if args.no_reports else reports_folder(args.reports_dir)
-    return run_check(query, options, reports=reports, system=args.system)
+    return run_check(query, options, reports=reports_of(args), system=args.system)
 
 
-def _source(text: str) -> tuple[str, Path]:
-    name, eq, path = text.partition("=")
-    if not eq or not name or not path:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=FILE")
-    return name, Path(path)
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
-    from converge.properties.verify_capture import verify_capture  # lazy: as above
-    query = load_query(args.query)
-    sources = dict(args.source or [])
-    if len(sources) != len(args.source or []):
-        raise UsageError("a table is named twice in --source")
-    result = verify_capture(query, sources, Path(args.output), args.format, args.output_format)
-    what = ("the output equals the answer after every input record" if result.mode == "prefix"
-            else "the final output equals the batch answer")
-    print(f"passed: {what} ({result.input_events} input records, {result.output_records} output records, "
-          f"{result.checkpoints} checkpoints, {result.seconds:.1f} s)")
-    for note in result.notes:
-        print(f"note: {note}")
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction, positive_int) -> None:
-    c = sub.add_parser("check", help="check a Flink SQL join query: plan, properties on its schema, findings")
-    c.add_argument("query", metavar="QUERY.sql", help="CREATE TABLE statements and one SELECT")
-    c.add_argument("--ttl", type=positive_int, default=None, metavar="MS", help="state TTL in milliseconds")
-    c.add_argument("--semantics", choices=Semantics.__args__, default="correct")
-    c.add_argument("--map-state-order", choices=MapStateOrder.__args__, default="rocksdb")
-    c.add_argument("--multi-join", choices=MultiJoinMode.__args__, default="off")
-    c.add_argument("--examples", type=positive_int, default=50, help="examples per property and per finding")
-    c.add_argument("--seed", type=int, default=None, help="Hypothesis seed, for a repeatable check")
-    c.add_argument("--system", default=None, metavar="SPEC", help="the system whose final answers system_final_answer judges: reference (default), flink[:VERSION], cmd:COMMAND")
-    c.add_argument("--reports-dir", metavar="DIR|off", default=None, help="where failure reports go")
-    c.add_argument("--no-reports", action="store_true", help="write no report files")
-    c.set_defaults(func=cmd_check)
-
-    v = sub.add_parser("verify", help="check changelogs captured from a real job against the batch answer")
-    v.add_argument("query", metavar="QUERY.sql")
-    v.add_argument("--source", action="append", type=_source, metavar="NAME=FILE",
-                   help="the capture of one source table (repeat for each)")
-    v.add_argument("--output", required=True, metavar="FILE", help="the capture of the job's output")
-    v.add_argument("--format", default="auto", choices=("auto", "jsonl", "debezium", "print", "csv"),
-                   help="the captures' format (default: from each file)")
-    v.add_argument("--output-format", default=None, choices=("auto", "jsonl", "debezium", "print", "csv"),
-                   help="the output capture's format, when it differs from --format")
-    v.set_defaults(func=cmd_verify)
-
-
-__all__ = ["add_commands", "cmd_check", "cmd_verify", "open_system_under_test", "run_check"]
+__all__ = ["cmd_check", "open_system_under_test", "register", "run_check"]

@@ -7,25 +7,27 @@ import sys
 
 from converge.reports.systems.flink import environment
 from converge.reports.terminal import format_table
+from converge.reports.tooling.arguments import Subparsers
 
 SYSTEMS = ("flink",)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def register(subparsers: Subparsers) -> None:
     """The `systems` command and its two subcommands."""
-    systems = sub.add_parser("systems", help="install and list the environments of systems under test (Flink)")
+    systems = subparsers.add_parser("systems", help="install and list the environments of systems under test (Flink)")
     what = systems.add_subparsers(dest="systems_command", required=True)
     inst = what.add_parser("install", help="create a system's environment under the user cache")
     inst.add_argument("system", choices=SYSTEMS)
     inst.add_argument("--version", default=environment.DEFAULT_VERSION, help="the system's release (default: "
                       f"{environment.DEFAULT_VERSION})")
-    inst.set_defaults(func=cmd_install)
+    inst.set_defaults(handler=cmd_install)
     ls = what.add_parser("list", help="what is installed, its version and Java, and whether it answers now")
     ls.add_argument("--no-check", action="store_true", help="skip the handshake with each adapter")
-    ls.set_defaults(func=cmd_list)
+    ls.set_defaults(handler=cmd_list)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    """Install the system's environment (nothing to do when that version is there already)."""
     folder = environment.systems_dir() / f"flink-{args.version}"
     if (folder / "system.json").is_file():
         print(f"Flink {args.version} is already installed in {folder}")
@@ -38,6 +40,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """One row per installed system; unless --no-check, whether its adapter answers a handshake now."""
     systems = environment.installed()
     if not systems:
         print(f"no system installed under {environment.systems_dir()}; run `{environment.INSTALL_HINT}`")

@@ -1,0 +1,108 @@
+"""The command line's shared vocabulary: argument types, the options several commands share, and their checks.
+
+Every command module (reports/tooling/commands/) takes what it shares with
+another command from here, and nothing from cli.py or from another command:
+no command needs a function handed to it to stay clear of an import cycle,
+and an option several commands take is spelled (and checked) once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+from collections.abc import Sequence
+from pathlib import Path
+
+from converge.engine.model.errors import UsageError
+from converge.reports.location import reports_folder
+from converge.reports.options import ORACLES, RUNTIMES
+
+__all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
+           "add_system", "check_oracle", "expand_targets", "output_file", "positive_int", "reports_of"]
+
+# What each command's `register(subparsers)` receives: the top parser's `add_subparsers()`.
+Subparsers = argparse._SubParsersAction
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of examples, events, rounds ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file converge may create or replace (not a folder, not inside a file)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    parent = next((p for p in path.absolute().parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a folder")
+    return text
+
+
+def expand_targets(targets: Sequence[str]) -> list[Path]:
+    """Each target as given, or, when it does not exist and holds a wildcard, the paths it matches.
+
+    A shell that found no match passes the pattern on unexpanded (and Windows shells never expand)."""
+    out: list[Path] = []
+    for target in targets:
+        if Path(target).exists() or not glob.has_magic(target):
+            out.append(Path(target))
+            continue
+        matched = sorted(glob.glob(target, recursive=True))
+        if not matched:
+            raise UsageError(f"{target}: no file or directory matches")
+        out.extend(Path(m) for m in matched)
+    return out
+
+
+def add_examples(parser: argparse.ArgumentParser, default: int | None, help: str | None = None) -> None:
+    """`--examples N`: how many examples (or cases) a command draws; at least 1."""
+    parser.add_argument("--examples", type=positive_int, default=default, help=help)
+
+
+def add_seed(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """`--seed N`: the Hypothesis seed (default: a fresh one)."""
+    parser.add_argument("--seed", type=int, default=None, help=help)
+
+
+def add_runtime(parser: argparse.ArgumentParser) -> None:
+    """`--runtime local|spark`: which runtime executes the reference engine."""
+    parser.add_argument("--runtime", choices=RUNTIMES, default="local")
+
+
+def add_oracle(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--oracle duckdb|spark`: who computes the final answers; check_oracle refuses the combinations that
+    would ignore it."""
+    parser.add_argument("--oracle", choices=ORACLES, default="duckdb", help=help)
+
+
+def add_system(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--system SPEC`: a system under test (reports/systems/registry.py reads the spec)."""
+    parser.add_argument("--system", metavar="SPEC", default=None, help=help)
+
+
+def add_reports_options(parser: argparse.ArgumentParser, dir_help: str, off_help: str) -> None:
+    """`--reports-dir DIR|off` and `--no-reports`; reports_of reads them."""
+    parser.add_argument("--reports-dir", metavar="DIR|off", default=None, help=dir_help)
+    parser.add_argument("--no-reports", action="store_true", help=off_help)
+
+
+def reports_of(args: argparse.Namespace) -> Path | None:
+    """Where add_reports_options' reports go (None: off); reports/location.py decides the default."""
+    return None if args.no_reports else reports_folder(args.reports_dir)
+
+
+def check_oracle(oracle: str, runtime: str, system: str | None) -> None:
+    """`--oracle spark` checks the Spark runtime's final answers; other combinations are refused, not ignored."""
+    if oracle not in ORACLES:
+        raise UsageError(f"--oracle {oracle!r}: expected one of {', '.join(ORACLES)}")
+    if oracle != "duckdb" and (runtime != "spark" or system is not None):
+        raise UsageError(f"--oracle {oracle} applies with --runtime spark (it computes the final answers the Spark "
+                         "runtime is checked against); the local runtime's and the systems' properties use DuckDB")

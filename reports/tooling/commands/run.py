@@ -1,0 +1,150 @@
+"""`converge run`: the property campaign on the reference engine (local or Spark runtime) or on a system under test."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from converge.engine.model.errors import UsageError, exit_code, label
+from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.coverage import coverage_rows
+from converge.properties.registry import families, select
+from converge.properties.spec import PropertySpec
+from converge.reports.options import RunOptions
+from converge.reports.run_reports import RunReports
+from converge.reports.systems.registry import system_kind
+from converge.reports.terminal import failure_excerpt, format_table, progress, tally
+from converge.reports.tooling.arguments import (
+    Subparsers,
+    add_examples,
+    add_oracle,
+    add_reports_options,
+    add_runtime,
+    add_seed,
+    add_system,
+    check_oracle,
+    positive_int,
+    reports_of,
+)
+
+# Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
+# crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
+# results cannot be trusted, bad input means some checks did not run at all, a divergence is a finished check.
+
+
+def register(subparsers: Subparsers) -> None:
+    """The `run` parser and its options."""
+    run = subparsers.add_parser("run", help="run the property campaign and print a table")
+    add_examples(run, None, "examples per property (default: per property)")
+    add_seed(run, "Hypothesis seed, for a repeatable campaign")
+    run.add_argument("--family", default=None, help="only this property family")
+    run.add_argument("--property", default=None, help="only this property")
+    add_runtime(run)
+    add_oracle(run, "who computes final answers (spark: Spark SQL, with --runtime spark)")
+    add_reports_options(run, "where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
+                             "./converge-reports; off: none)", "write no report files (as --reports-dir off)")
+    add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
+                    "flink[:VERSION] (docs/systems.md) or spark (Spark's native joins, docs/spark.md); "
+                    "--examples then counts cases per property")
+    run.add_argument("--known", metavar="FILE", default=None,
+                     help="known divergences of systems (JSON, docs/systems.md): reported as known, exit 0")
+    run.add_argument("--batch", type=positive_int, default=None,
+                     help=f"with --system: most cases per run request (default {RunOptions.batch})")
+    run.add_argument("--stats", action="store_true",
+                     help="also print how often each family drew each special case (properties/coverage.py)")
+    run.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The command line as RunOptions; --known and --batch without --system are refused, not ignored."""
+    reports = reports_of(args)
+    if args.system is None and (args.known is not None or args.batch is not None):
+        raise UsageError("--known and --batch apply to a campaign against a system (--system SPEC)")
+    return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
+                                   property=args.property, runtime=args.runtime, reports=reports,
+                                   system=args.system, known=Path(args.known) if args.known else None,
+                                   batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle))
+
+
+def run_on_system(options: RunOptions) -> int:
+    """`run --system SPEC`: the one place the command hands a campaign to a system under test."""
+    if options.runtime != "local":
+        raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
+                         "reference-spark to run the reference engine on Spark")
+    return system_kind(options.system).run_campaign(options)
+
+
+def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:
+    """A property's verdict label: its spec's `verdict` when it holds, "NOT <verdict>" when it fails."""
+    if not spec.verdict:
+        return ""
+    return spec.verdict if result.ok else f"NOT {spec.verdict}"
+
+
+def result_error(result: PropertyResult) -> BaseException | None:
+    """What a property's result stands for in engine/model/errors.py's terms (None: it held)."""
+    return result.failure or result.error
+
+
+def run_campaign(options: RunOptions) -> int:
+    """Run the selected properties, print the table, the summary's path and each failure; see the exit codes above."""
+    check_oracle(options.oracle, options.runtime, options.system)
+    if options.system is not None:
+        return run_on_system(options)
+    if options.runtime != "local":
+        from converge.reports.tooling.spark_campaign import run_spark_campaign  # lazy: only this starts a JVM
+        return run_spark_campaign(options)
+    if options.family and options.family not in families():
+        raise UsageError(f"--family {options.family!r}: known families are {', '.join(families())}")
+    specs = select(options.family, options.property)
+    if not specs:
+        raise UsageError(f"no property matches family={options.family!r} property={options.property!r}")
+    reports = RunReports.open(options.reports, "run")
+    reporter = reports.reporter()
+    results = []
+    for i, spec in enumerate(specs):
+        progress(i, len(specs), f"{spec.family}/{spec.name}")
+        examples = options.examples if options.examples is not None else spec.examples
+        results.append(run_property(spec, max_examples=examples, seed=options.seed, on_failure=reporter))
+    progress(len(specs), len(specs), "done")
+    print_results(specs, results, stats=options.stats)
+    summary = reports.summary(results)
+    if summary is not None:
+        print(f"summary: {summary}")
+    for r in results:
+        for warning in r.warnings:
+            print(f"WARNING {r.family}/{r.name}: {warning}")
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")
+        print(failure_excerpt(str(r.failure or f"{type(r.error).__name__}: {r.error}"), r.reports))
+    total = sum(r.examples for r in results)
+    print(f"\n{tally(label(result_error(r)) for r in results)} ({total} examples)")
+    return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))
+
+
+def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResult], *, stats: bool) -> None:
+    """The campaign's table (with a verdict column for the anomalies family) and, with --stats, its coverage."""
+    rows = [(r.family, r.name, label(result_error(r)), r.examples, r.failures, f"{r.seconds:.1f}",
+             f"{r.examples_per_second:.0f}") for r in results]
+    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "failures", "seconds", "examples/s")
+    verdicts = [verdict_of(s, r) for s, r in zip(specs, results)]
+    if any(verdicts):  # the anomalies family: "reproduced" / "fixed", or "NOT ..." when its property fails
+        headers += ("verdict",)
+        rows = [row + (v,) for row, v in zip(rows, verdicts)]
+    print(format_table(headers, rows))
+    if stats:
+        print("\n" + coverage_table(results))
+
+
+def coverage_table(results: Sequence[PropertyResult]) -> str:
+    """`--stats`: per family, how many examples drew each special case (properties/coverage.py)."""
+    examples: dict[str, int] = {}
+    drawn: dict[str, Counter] = {}
+    for r in results:
+        examples[r.family] = examples.get(r.family, 0) + r.examples
+        drawn.setdefault(r.family, Counter()).update(r.coverage)
+    headers = ("special case (examples drawing it)",) + tuple(f"{f} ({n})" for f, n in examples.items())
+    return format_table(headers, coverage_rows(examples, drawn))

@@ -1,0 +1,53 @@
+"""`converge verify QUERY.sql`: changelogs captured from a real job, checked against the batch answer.
+
+docs/check-your-query.md walks through it; properties/verify_capture.py does the checking.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from converge.engine.model.errors import UsageError
+from converge.reports.tooling.arguments import Subparsers
+
+FORMATS = ("auto", "jsonl", "debezium", "print", "csv")
+
+
+def register(subparsers: Subparsers) -> None:
+    """The `verify` parser: the query, one capture per source table, the output's capture."""
+    v = subparsers.add_parser("verify", help="check changelogs captured from a real job against the batch answer")
+    v.add_argument("query", metavar="QUERY.sql")
+    v.add_argument("--source", action="append", type=source_capture, metavar="NAME=FILE",
+                   help="the capture of one source table (repeat for each)")
+    v.add_argument("--output", required=True, metavar="FILE", help="the capture of the job's output")
+    v.add_argument("--format", default="auto", choices=FORMATS, help="the captures' format (default: from each file)")
+    v.add_argument("--output-format", default=None, choices=FORMATS,
+                   help="the output capture's format, when it differs from --format")
+    v.set_defaults(handler=cmd_verify)
+
+
+def source_capture(text: str) -> tuple[str, Path]:
+    """An argparse type: NAME=FILE, a source table and the file its changelog was captured in."""
+    name, eq, path = text.partition("=")
+    if not eq or not name or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=FILE")
+    return name, Path(path)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """0 when the captures agree with the batch answer; verify_capture raises on a divergence or bad input."""
+    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.properties.verify_capture import verify_capture  # lazy: as above
+    query = load_query(args.query)
+    sources = dict(args.source or [])
+    if len(sources) != len(args.source or []):
+        raise UsageError("a table is named twice in --source")
+    result = verify_capture(query, sources, Path(args.output), args.format, args.output_format)
+    what = ("the output equals the answer after every input record" if result.mode == "prefix"
+            else "the final output equals the batch answer")
+    print(f"passed: {what} ({result.input_events} input records, {result.output_records} output records, "
+          f"{result.checkpoints} checkpoints, {result.seconds:.1f} s)")
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0

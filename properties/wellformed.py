@@ -80,7 +80,8 @@ def changelog_wellformed(scenario: Scenario) -> None:
             if kind in _ACCUMULATE:
                 held[row] += 1
             elif held[row] <= 0:
-                fail(prop, scenario, f"{kind}{list(row)} retracts a row the output does not hold", event_index=i, emitted=emitted)
+                fail(prop, scenario, f"{kind}{list(row)} retracts a row the output does not hold", event_index=i,
+                     emitted=emitted)
             else:
                 held[row] -= 1
                 if not held[row]:
@@ -89,7 +90,8 @@ def changelog_wellformed(scenario: Scenario) -> None:
             for row in {c.row for c in changes}:
                 clash = padding(held, row)
                 if clash:
-                    fail(prop, scenario, f"after this event the output holds both {clash}", event_index=i, emitted=emitted)
+                    fail(prop, scenario, f"after this event the output holds both {clash}", event_index=i,
+                         emitted=emitted)
         if not isinstance(event, ChangeEvent) or bundled:
             continue
         kinds = {c.kind for c in changes}

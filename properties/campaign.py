@@ -16,6 +16,7 @@ from converge.generators.profile import PROFILE
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
+from converge.properties.evidence import with_oracle_final
 from converge.properties.spec import PropertySpec
 
 
@@ -110,6 +111,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = time.process_time() - cpu_start
     result.examples = counter[0]
+    if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
+        with_oracle_final(result.failure.divergence)
     if not result.ok and on_failure is not None:
         on_failure(result)
     return result

@@ -40,6 +40,10 @@ class Divergence:
     engine: Counter | None = None
     expected: Counter | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the property already had when it diverged, so a report shows it instead of recomputing it:
+    oracle_sql: str | None = None           # the query the oracle ran for this scenario
+    emitted: list | None = None             # the engine's output items per event, in the run that diverged
+    expected_final: Counter | None = None   # the answer the scenario must end with (an oracle's or a model's)
 
     def extra_json(self) -> dict[str, Any]:
         """The JSON-safe part of `extra` (what a replay needs to rerun the property)."""

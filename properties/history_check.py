@@ -28,6 +28,7 @@ from converge.engine.runtime.local import LocalRuntime
 from converge.oracle import DuckDBOracle
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties.divergence import fail
+from converge.properties.evidence import final_answer
 
 __all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "engine_outputs", "first_divergence", "history_form"]
 
@@ -85,13 +86,23 @@ def first_divergence(want: Iterator[tuple[int, int, tuple]], got: Outputs,
     return None if pending is None else pending[0]  # the oracle changes where the engine output ended
 
 
-def _engine_bag_at(outputs: Outputs, position: int) -> Counter:
+def _engine_up_to(outputs: Outputs, position: int) -> tuple[Counter, list[list]]:
+    """The engine's bag after event `position`, and its output per event up to there."""
     bag: Counter = Counter()
+    emitted: list[list] = []
     for i, items in enumerate(outputs):
+        emitted.append(list(items))
         fold([c for c in items if isinstance(c, Change)], bag)
         if i == position:
             break
-    return clean(bag)
+    return clean(bag), emitted
+
+
+def _kept(outputs: Outputs, into: list[list]) -> Iterator[Sequence[object]]:
+    """`outputs` as they come, each event's items also kept in `into` (the evidence of a divergence)."""
+    for items in outputs:
+        into.append(list(items))
+        yield items
 
 
 def check_history(prop: str, scenario: Scenario, run: Callable[[], Outputs], what: str,
@@ -111,9 +122,12 @@ def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable
     if history_form(scenario) == "snapshots":
         expected = _SNAPSHOTS.history(scenario)
         for run, what in runs:
-            for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
+            emitted: list[list] = []
+            for i, (g, w) in enumerate(zip(fold_history(_kept(run(), emitted)), expected, strict=True)):
                 if g != w:
-                    fail(prop, scenario, what, event_index=i, engine=g, expected=w)
+                    fail(prop, scenario, what, event_index=i, engine=g, expected=w, emitted=emitted,
+                         oracle_sql=_SNAPSHOTS.sql_for(scenario, "history"),
+                         expected_final=final_answer(scenario, expected[-1]))
         if seen is not None:
             seen.update(row for bag in expected for row in bag)
         return
@@ -121,5 +135,6 @@ def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable
     for k, (run, what) in enumerate(runs):
         position = first_divergence(oracle.changes(scenario), run(), seen if k == 0 else None)
         if position is not None:
-            fail(prop, scenario, what, event_index=position, engine=_engine_bag_at(run(), position),
-                 expected=oracle.answer_at(scenario, position))
+            bag, emitted = _engine_up_to(run(), position)
+            fail(prop, scenario, what, event_index=position, engine=bag, expected=oracle.answer_at(scenario, position),
+                 emitted=emitted, oracle_sql=oracle.sql_for(scenario, "changes"))

@@ -23,7 +23,7 @@ from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.runtime.local import LocalRuntime, RunResult
-from converge.oracle.interval import batch_interval_join
+from converge.oracle.interval import batch_interval_join, interval_final_sql
 from converge.properties.divergence import fail, require
 from converge.properties.interval_model import IntervalJoinModel, ModelRun
 from converge.properties.reference import LONG_MAX as MAX_TIME
@@ -67,12 +67,16 @@ def with_final(scenario: Scenario) -> Scenario:
 # ---------------------------------------------------------------- running and reading the output
 
 
-def _fail(prop: str, scenario: Scenario, message: str, *, event_index: int | None = None, **kw) -> NoReturn:
+def _fail(prop: str, scenario: Scenario, message: str, *, event_index: int | None = None,
+          emitted: list | None = None, **kw) -> NoReturn:
     """Raise the failure on the scenario as given; an index past its events (the appended end) becomes None,
-    which reports read as "the final answer"."""
+    which reports read as "the final answer". `emitted` (the position-tagged run's output per event) is cut
+    to the given scenario's events."""
     if event_index is not None and event_index >= len(scenario.events):
         event_index = None
-    fail(prop, scenario, message, event_index=event_index, **kw)
+    if emitted is not None:
+        emitted = list(emitted[:len(scenario.events)])
+    fail(prop, scenario, message, event_index=event_index, emitted=emitted, **kw)
 
 
 def run_positioned(scenario: Scenario) -> tuple[RunResult, LocalRuntime]:
@@ -166,7 +170,8 @@ def no_late_equals_oracle(scenario: Scenario) -> None:
     if got != want:
         _fail(prop, scenario, "after the final watermark the output differs from the batch interval join "
               "(no record is late; rows end with the records' positions)",
-              event_index=len(s.events) - 1, engine=got, expected=want)
+              event_index=len(s.events) - 1, engine=got, expected=want, emitted=result.per_event,
+              oracle_sql=interval_final_sql(s))
     _state_empty(prop, scenario, s, rt)
 
 
@@ -185,18 +190,21 @@ def late_records_bounded(scenario: Scenario) -> None:
     last = len(s.events) - 1
     if low - got:
         _fail(prop, scenario, f"(left, right) position pairs of non-late records are missing "
-              f"(late records: {sorted(model.late)})", event_index=last, engine=got, expected=low)
+              f"(late records: {sorted(model.late)})", event_index=last, engine=got, expected=low,
+              emitted=result.per_event, oracle_sql=interval_final_sql(s, records - model.late))
     if got - high:
         _fail(prop, scenario, "(left, right) position pairs outside the batch interval join of all records",
-              event_index=last, engine=got, expected=high)
-    _padding_exactly_once(prop, scenario, items, model)
+              event_index=last, engine=got, expected=high, emitted=result.per_event,
+              oracle_sql=interval_final_sql(s, records))
+    _padding_exactly_once(prop, scenario, items, model, result.per_event)
 
 
 def _joined_records(items: Counter) -> set[tuple[int, int]]:
     return {(0, it[1]) for it in items if it[0] == "join"} | {(1, it[2]) for it in items if it[0] == "join"}
 
 
-def _padding_exactly_once(prop: str, scenario: Scenario, items: Counter, model: ModelRun) -> None:
+def _padding_exactly_once(prop: str, scenario: Scenario, items: Counter, model: ModelRun,
+                          emitted: list | None = None) -> None:
     jtype = scenario.join.types[0]
     outer = (jtype in ("left", "full"), jtype in ("right", "full"))
     joined = _joined_records(items)
@@ -208,7 +216,7 @@ def _padding_exactly_once(prop: str, scenario: Scenario, items: Counter, model: 
             what = ("padded although it joined" if (side, pos) in joined and n else
                     "padded on an inner side" if not outer[side] and n else f"padded {n} times")
             _fail(prop, scenario, f"the record at position {pos} (input {scenario.join.inputs[side]!r}) is {what}; "
-                  f"an unmatched outer record is padded exactly once")
+                  f"an unmatched outer record is padded exactly once", emitted=emitted)
 
 
 def pairs_and_padding_once(scenario: Scenario) -> None:
@@ -219,17 +227,19 @@ def pairs_and_padding_once(scenario: Scenario) -> None:
     items = items_of(s, result.changes)
     for it, n in sorted(items.items(), key=repr):
         if it[0] == "non-insert":
-            _fail(prop, scenario, f"an interval join emitted {it[1]} {list(it[2])}; its output is append-only")
+            _fail(prop, scenario, f"an interval join emitted {it[1]} {list(it[2])}; its output is append-only",
+                  emitted=result.per_event)
         if n > 1:
-            _fail(prop, scenario, f"{it} (by record positions) was emitted {n} times")
+            _fail(prop, scenario, f"{it} (by record positions) was emitted {n} times", emitted=result.per_event)
     if scenario.config.semantics == "correct":
-        _padding_exactly_once(prop, scenario, items, model_of(s))
+        _padding_exactly_once(prop, scenario, items, model_of(s), result.per_event)
         return
     # flink: a row dropped by the time <= 0 quirk is padded 0 times (matches_step_model decides that exactly)
     joined = _joined_records(items)
     for it in items:
         if it[0] == "pad" and (it[1], it[2]) in joined:
-            _fail(prop, scenario, f"the record at position {it[2]} was padded although it joined")
+            _fail(prop, scenario, f"the record at position {it[2]} was padded although it joined",
+                  emitted=result.per_event)
 
 
 def _state_empty(prop: str, scenario: Scenario, s: Scenario, rt: LocalRuntime) -> None:
@@ -253,15 +263,17 @@ def matches_step_model(scenario: Scenario) -> None:
     s = _pos_scenario(scenario)
     model = model_of(s)
     rt = LocalRuntime(s)
+    outputs: list[list] = []
     for i, event in enumerate(s.events):
-        got = items_of(s, rt.process_event(event))
+        outputs.append(rt.process_event(event))
+        got = items_of(s, outputs[-1])
         if got != model.per_event[i]:
             _fail(prop, scenario, f"event {i} emitted {_show(got)}, the step model {_show(model.per_event[i])}",
-                  event_index=i)
+                  event_index=i, emitted=outputs)
         stored = stored_positions(rt)
         if stored != model.stored[i]:
             _fail(prop, scenario, f"after event {i} the engine caches (side, position) {sorted(stored)}, "
-                  f"the step model {sorted(model.stored[i])}", event_index=i)
+                  f"the step model {sorted(model.stored[i])}", event_index=i, emitted=outputs)
 
 
 def cleanup_timely(scenario: Scenario) -> None:
@@ -277,14 +289,15 @@ def cleanup_timely(scenario: Scenario) -> None:
     model = model_of(s)
     clock_name = "watermark" if s.join.interval.time == "event" else "processing time"  # type: ignore[union-attr]
     rt = LocalRuntime(s)
+    outputs: list[list] = []
     for i, event in enumerate(s.events):
-        rt.process_event(event)
+        outputs.append(rt.process_event(event))
         clock = model.clocks[i]
         for side, pos in sorted(stored_positions(rt)):
             deadline = model.deadlines.get(pos)
             if deadline is None or (clock is not None and clock >= deadline):
                 _fail(prop, scenario, f"after event {i} the record at position {pos} is still cached at "
-                      f"{clock_name} {clock}; its cleanup time is {deadline}", event_index=i)
+                      f"{clock_name} {clock}; its cleanup time is {deadline}", event_index=i, emitted=outputs)
 
 
 def output_watermarks(scenario: Scenario) -> None:
@@ -303,8 +316,10 @@ def output_watermarks(scenario: Scenario) -> None:
     combined: int | None = None
     emitted: int | None = None
     rt = LocalRuntime(s)
+    outputs: list[list] = []
     for i, event in enumerate(s.events):
         out = rt.process_event(event)
+        outputs.append(out)
         want: list[int] = []
         if isinstance(event, (WatermarkEvent, IdleEvent)) and event.input in s.join.inputs:
             if isinstance(event, WatermarkEvent):
@@ -323,10 +338,10 @@ def output_watermarks(scenario: Scenario) -> None:
         got = [item.watermark for item in out if isinstance(item, OutputWatermark)]
         if got != want:
             _fail(prop, scenario, f"event {i}: output watermarks {got}, expected {want} (combined input "
-                  f"watermark {combined}, delay {delay})", event_index=i)
+                  f"watermark {combined}, delay {delay})", event_index=i, emitted=outputs)
         if want and not isinstance(out[-1], OutputWatermark):
             _fail(prop, scenario, f"event {i}: the output watermark is not emitted after the timers' output",
-                  event_index=i)
+                  event_index=i, emitted=outputs)
         for item in out:
             if isinstance(item, OutputWatermark):
                 emitted = item.watermark
@@ -336,7 +351,7 @@ def output_watermarks(scenario: Scenario) -> None:
                 continue
             if min(model.records[lpos][1], model.records[rpos][1]) <= emitted:
                 _fail(prop, scenario, f"event {i}: joined row {list(item.row)} of non-late records is behind "
-                      f"the output watermark {emitted}", event_index=i)
+                      f"the output watermark {emitted}", event_index=i, emitted=outputs)
 
 
 def disorder_invariance(scenario: Scenario) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.scenario import Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime, run_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
+from converge.properties.evidence import final_answer
 from converge.properties.history_check import check_history, engine_outputs
 from converge.properties.ttl_model import TtlJoinModel
 
@@ -38,10 +39,12 @@ def _no_ttl(scenario: Scenario) -> bool:
 
 
 def compare_histories(prop: str, scenario: Scenario, got: Sequence[Counter], want: Sequence[Counter],
-                      what: str) -> None:
+                      what: str, **evidence: Any) -> None:
+    """Fail at the first event after which the two histories differ; `evidence` goes into the Divergence
+    (what the property has besides: the engine's `emitted` output, an `expected_final`, the `oracle_sql`)."""
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if g != w:
-            fail(prop, scenario, what, event_index=i, engine=g, expected=w)
+            fail(prop, scenario, what, event_index=i, engine=g, expected=w, **evidence)
 
 
 def prefix_consistency(scenario: Scenario) -> None:
@@ -60,18 +63,21 @@ def final_convergence(scenario: Scenario) -> None:
     require_scenario(scenario, prop)
     require(_no_ttl(scenario), prop, "needs no TTL")
     bag: Counter = Counter()
+    emitted: list[list] = []
     for i, items in enumerate(engine_outputs(scenario)):
+        emitted.append(items)
         changes = [c for c in items if not hasattr(c, "watermark")]
         fold(changes, bag)
         # Only rows changed now can have turned negative (the check stops at the first negative count).
         negative = {row: bag[row] for _, row in changes if bag[row] < 0}
         if negative:
             fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
-                  engine=clean(bag), expected=Counter())
+                  engine=clean(bag), expected=Counter(), emitted=emitted)
     want = shared_oracle().final(scenario)
     if clean(bag) != want:
         fail(prop, scenario, "final output differs from the DuckDB answer",
-              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want)
+              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want, emitted=emitted,
+              oracle_sql=shared_oracle().sql_for(scenario, "final"), expected_final=final_answer(scenario, want))
 
 
 def interleaving_invariance(scenario: Scenario, reordered: Scenario) -> None:
@@ -87,10 +93,11 @@ def interleaving_invariance(scenario: Scenario, reordered: Scenario) -> None:
 def unique_key_views_agree(scenario: Scenario, stripped: Scenario) -> None:
     """Unique-key state views and no-unique-key views give the same answer at every prefix."""
     prop = "unique_key_views_agree"
-    with_uk = fold_history(run_scenario(scenario).per_event)
+    emitted = run_scenario(scenario).per_event
+    with_uk = fold_history(emitted)
     without = fold_history(run_scenario(stripped).per_event)
     compare_histories(prop, scenario, with_uk, without,
-                      "the unique-key views and the no-unique-key views disagree")
+                      "the unique-key views and the no-unique-key views disagree", emitted=emitted)
 
 
 def tlp_partition(scenario: Scenario, key_sql: str, residual: str) -> None:
@@ -126,9 +133,11 @@ def ttl_matches_model(scenario: Scenario) -> None:
     require(scenario.config.state_ttl_ms is not None, prop, "needs a TTL")
     require(all(i.changelog_mode in ("insert_only", "retract") for i in scenario.inputs), prop,
              "the model takes retract / insert-only inputs")
-    got = fold_history(run_scenario(scenario).per_event)
+    emitted = run_scenario(scenario).per_event
+    got = fold_history(emitted)
     want = TtlJoinModel(scenario).run(scenario)
-    compare_histories(prop, scenario, got, want, "output differs from the TTL-aware model")
+    compare_histories(prop, scenario, got, want, "output differs from the TTL-aware model", emitted=emitted,
+                      expected_final=want[-1] if want else None)
 
 
 def snapshot_restore(scenario: Scenario, cut: int, *, prop: str = "snapshot_restore") -> None:
@@ -145,7 +154,8 @@ def snapshot_restore(scenario: Scenario, cut: int, *, prop: str = "snapshot_rest
     rest = second.run(events[cut:]).per_event if cut < len(events) else []
     if cut == len(events) and head:
         head[-1] = head[-1] + second.finish()
-    for i, (a, b) in enumerate(zip(whole, head + rest, strict=True)):
+    restored = head + rest
+    for i, (a, b) in enumerate(zip(whole, restored, strict=True)):
         if a != b:
             fail(prop, scenario, f"output differs after restoring a snapshot taken after event {cut - 1}: "
-                  f"uninterrupted {a}, restored {b}", event_index=i)
+                  f"uninterrupted {a}, restored {b}", event_index=i, emitted=restored)

@@ -72,14 +72,16 @@ def changelog_wellformed(scenario: Scenario) -> None:
     rewritten = {spec.name for spec in scenario.inputs if spec.name in cfg.dedupe_before_join
                  or (spec.changelog_mode == "upsert" and cfg.changelog_normalize)}
     held: Counter = Counter()
-    for i, (event, items) in enumerate(zip(scenario.events, run_scenario(scenario).per_event)):
+    emitted = run_scenario(scenario).per_event  # the evidence of a failure, as well as what is checked
+    for i, (event, items) in enumerate(zip(scenario.events, emitted)):
         changes = [c for c in items if hasattr(c, "kind")]
         for change in changes:
             kind, row = change.kind, change.row
             if kind in _ACCUMULATE:
                 held[row] += 1
             elif held[row] <= 0:
-                fail(prop, scenario, f"{kind}{list(row)} retracts a row the output does not hold", event_index=i)
+                fail(prop, scenario, f"{kind}{list(row)} retracts a row the output does not hold", event_index=i,
+                     emitted=emitted)
             else:
                 held[row] -= 1
                 if not held[row]:
@@ -88,7 +90,8 @@ def changelog_wellformed(scenario: Scenario) -> None:
             for row in {c.row for c in changes}:
                 clash = padding(held, row)
                 if clash:
-                    fail(prop, scenario, f"after this event the output holds both {clash}", event_index=i)
+                    fail(prop, scenario, f"after this event the output holds both {clash}", event_index=i,
+                         emitted=emitted)
         if not isinstance(event, ChangeEvent) or bundled:
             continue
         kinds = {c.kind for c in changes}
@@ -96,12 +99,12 @@ def changelog_wellformed(scenario: Scenario) -> None:
             _INSERT_DELETE if event.kind in _INSERT_DELETE and event.input not in rewritten else None)
         if allowed is not None and not kinds <= allowed:
             fail(prop, scenario, f"a {event.kind} input change emitted {sorted(kinds - allowed)} rows "
-                  f"({' '.join(f'{c.kind}{list(c.row)}' for c in changes)})", event_index=i)
+                  f"({' '.join(f'{c.kind}{list(c.row)}' for c in changes)})", event_index=i, emitted=emitted)
         if locality is not None:
             stray = locality(event, [c.row for c in changes])
             if stray is not None:
                 fail(prop, scenario, f"{event.input} {event.kind}{list(event.row)} emitted {list(stray)}, which "
-                      f"carries another join key", event_index=i)
+                      f"carries another join key", event_index=i, emitted=emitted)
 
 
 def _key_locality(scenario: Scenario):

@@ -6,6 +6,11 @@ exists for the scenario) and a ``converge_failure`` meta key naming the
 property, the arguments it was called with and where it diverged. `converge
 replay FILE` reruns exactly that property with those arguments, without
 Hypothesis, and checks the expectations.
+
+Everything here comes from the property's evidence (`Divergence`): the
+oracle's query and final answer, the engine's output. The writer runs
+neither the engine nor an oracle; what the evidence lacks, the report says
+it lacks.
 """
 
 from __future__ import annotations
@@ -21,17 +26,12 @@ import hypothesis
 
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.model.scenario_json import dump_scenario, event_to_json, scenario_to_dict
-from converge.engine.runtime.local import run_scenario
-from converge.oracle import render_join_sql
 from converge.properties.divergence import Divergence, PropertyFailure, bag_diff
 from converge.properties.registry import select
-from converge.properties.regular import shared_oracle
 from converge.reports.timeline import INSTALL_HINT, draw_timeline, pictures_available
 
 SELF = "self"  # an argument that is the file's own scenario
-
-# Where no batch answer exists, the TTL model's answer after the last event is the expectation.
-_MODEL_EXPECTED = frozenset({"ttl_matches_model"})
+NO_ORACLE_QUERY = "-- the property gave no oracle query"
 
 
 def _slug(text: str) -> str:
@@ -65,29 +65,6 @@ def _same_run(a: Scenario, b: Scenario) -> bool:
 # ---------------------------------------------------------------- expectations
 
 
-def _oracle_final(s: Scenario) -> Counter | None:
-    """DuckDB's final answer, when the scenario is one whose answer is the batch answer."""
-    ttl = s.config.state_ttl_ms
-    span = max([getattr(e, "processing_time", 0) for e in s.events], default=0)
-    if s.join.interval is not None or s.config.semantics != "correct":
-        return None
-    if ttl is not None and not (isinstance(ttl, int) and ttl > span):
-        return None
-    if not s.config.changelog_normalize and any(i.changelog_mode == "upsert" for i in s.inputs):
-        return None  # the output is then an upsert stream, not a bag
-    try:
-        return shared_oracle().final(s)
-    except Exception:  # noqa: BLE001 - no oracle for this shape: write no expectation rather than none at all
-        return None
-
-
-def expected_final(d: Divergence) -> Counter | None:
-    """The answer the scenario must end with, from an oracle, never from the engine (None: unknown)."""
-    if d.property in _MODEL_EXPECTED and d.expected is not None and d.event_index == len(d.scenario.events) - 1:
-        return d.expected
-    return _oracle_final(d.scenario)
-
-
 def _with_failure_meta(d: Divergence, args: Sequence[Any] | None, info: dict[str, Any],
                        notes: Mapping[str, Any]) -> Scenario:
     meta = dict(d.scenario.meta)
@@ -100,7 +77,7 @@ def _with_failure_meta(d: Divergence, args: Sequence[Any] | None, info: dict[str
     failure.update({k: v for k, v in d.extra_json().items() if k not in failure})
     meta["converge_failure"] = failure
     scenario = replace(d.scenario, meta=meta)
-    final = expected_final(d)
+    final = d.expected_final  # the property's (an oracle's or a model's), never the engine's
     if final is not None:
         scenario = replace(scenario, expect_final=tuple(sorted(final.elements(), key=repr)))
     return scenario
@@ -162,30 +139,16 @@ def _answers_block(answers: Mapping[str, Any], agreement: str, limit: int = 60) 
     return lines
 
 
-def _join_sql(s: Scenario) -> str:
-    iv = s.join.interval
-    try:
-        if iv is None:
-            return render_join_sql(s)
-    except Exception as exc:  # noqa: BLE001 - the report must still be written
-        return f"-- could not render: {exc}"
-    a, b = s.join.inputs
-    cond = s.join.conditions[0]
-    if iv.time == "processing":
-        bound = (f"proctime({a}) BETWEEN proctime({b}) + INTERVAL '{iv.lower_ms}' MILLISECOND "
-                 f"AND proctime({b}) + INTERVAL '{iv.upper_ms}' MILLISECOND")
-    else:
-        bound = f"{iv.left_time} BETWEEN {iv.right_time} + {iv.lower_ms} AND {iv.right_time} + {iv.upper_ms}"
-    kw = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}.get(s.join.types[0],
-                                                                                               s.join.types[0])
-    return f"SELECT *\nFROM {a}\n{kw} {b} ON ({cond}) AND {bound}"
-
-
-def _emitted(s: Scenario) -> list | None:
-    try:
-        return run_scenario(s).per_event
-    except Exception:  # noqa: BLE001 - a crashing engine is part of what the report shows
-        return None
+def _join_line(s: Scenario) -> str:
+    """The join as the scenario states it (the SQL below, when there is one, is the oracle's own)."""
+    j = s.join
+    text = f"`{j.inputs[0]}`" + "".join(f" **{kind}** `{name}` on `{cond}`"
+                                         for kind, name, cond in zip(j.types, j.inputs[1:], j.conditions))
+    iv = j.interval
+    if iv is not None:
+        times = "processing time" if iv.time == "processing" else f"`{iv.left_time}` - `{iv.right_time}`"
+        text += f", {times} in [{iv.lower_ms}, {iv.upper_ms}] ms"
+    return text
 
 
 def _system_option(d: Divergence) -> str:
@@ -212,7 +175,7 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
         lines += ["", f"![timeline]({png.name})"]
     elif not pictures_available():
         lines += ["", f"(No timeline picture: matplotlib is not installed; `{INSTALL_HINT}` adds it.)"]
-    lines += ["", "## Join", "", "```sql", _join_sql(s), "```", "",
+    lines += ["", "## Join", "", _join_line(s), "", "```sql", d.oracle_sql or NO_ORACLE_QUERY, "```", "",
               "## Config", "", "| state TTL | MapState order | semantics | changelog normalize | multi-way join |"
               " runtime |", "|---|---|---|---|---|---|",
               f"| {cfg.state_ttl_ms if cfg.state_ttl_ms is not None else 'none'} | {cfg.map_state_order} | "
@@ -228,6 +191,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
         lines += ["", f"The engine emitted at event {d.event_index}: "
                   + (", ".join(f"`{c.kind} {list(c.row)}`" if hasattr(c, "kind") else f"`WM {c.watermark}`"
                                for c in emitted) or "nothing")]
+    elif per_event is None and d.event_index is not None:
+        lines += ["", "The property gave no engine output (what the engine emitted is not in the evidence)."]
     if args:
         shown = [a if not (isinstance(a, dict) and "$scenario" in a) else
                  ("the counterexample" if a["$scenario"] == SELF else "a second scenario (in the file)")
@@ -275,7 +240,7 @@ def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local",
         info["spec"] = spec
     scenario = _with_failure_meta(d, args, info, notes or {})
     scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
-    per_event = _emitted(d.scenario)
+    per_event = d.emitted
     png: Path | None = None
     if timeline and pictures_available():
         try:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
+from converge.engine.model.changelog import Change
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
+from converge.oracle import DuckDBOracle
+from converge.properties import interval
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
@@ -115,7 +120,9 @@ def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: P
         d = _failure(prefix_consistency, null_keys).divergence
         paths = write_failure_report(d, tmp_path, seed=42, family="regular", runtime="local")
     md = paths[1].read_text()
-    for needed in ("# regular/prefix_consistency failed", "```sql", 'LEFT JOIN "b"', "## Config", "heap",
+    assert _sql_of(md) == DuckDBOracle().sql_for(null_keys, "history")  # the query the property compared with
+    for needed in ("# regular/prefix_consistency failed", "```sql", "`a` **left** `b` on `a.k = b.k`", "## Config",
+                   "heap",
                    "| correct |", "## Input changelog", "### a (insert_only)", "| 0 | +I | NULL | 1 |",
                    "```diff", "+ [None, 1, None, 2]", "- [None, 1, None, None]", "seed 42",
                    f"![timeline]({paths[2].name})", "converge replay"):
@@ -198,3 +205,92 @@ def test_without_matplotlib_a_report_is_written_without_its_picture(tmp_path: Pa
     assert 'pip install "converge[pictures]"' in paths[1].read_text()
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".md"]
 
+
+
+# ---------------------------------------------------------------- reports ask the evidence, they do not redo it
+
+_IV = scenario_from_dict({
+    "name": "at the lower bound",
+    "inputs": [{"name": n, "columns": [["k", "BIGINT"], ["t", "BIGINT"]], "time_column": "t",
+                "changelog_mode": "insert_only"} for n in ("a", "b")],
+    "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"],
+             "interval": {"left_time": "a.t", "right_time": "b.t", "lower_ms": -5, "upper_ms": 5}},
+    "events": [{"input": "a", "kind": "+I", "row": [1, 10]}, {"input": "b", "kind": "+I", "row": [1, 15]}],
+})
+
+
+def _sql_of(md: str) -> str:
+    """The SQL block of a report's "## Join" section."""
+    section = md.split("## Join", 1)[1]
+    return section.split("```sql\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_an_interval_report_shows_the_query_the_oracle_ran(tmp_path: Path) -> None:
+    interval.no_late_equals_oracle(_IV)  # the real engine joins the pair exactly at the bound
+    with applied(by_name("interval_bound_exclusive")[0]):
+        d = _failure(interval.no_late_equals_oracle, _IV).divergence
+    ran = DuckDBOracle().sql_for(interval.with_positions(interval.with_final(_IV)), "final")
+    assert d.oracle_sql == ran
+    (_, md, *_) = write_failure_report(d, tmp_path, timeline=False)
+    text = md.read_text()
+    assert _sql_of(text) == ran and "BETWEEN" in ran
+    assert "`a.t` - `b.t` in [-5, 5] ms" in text
+    assert d.emitted == [[], []]  # the mutant's run, cut to the scenario's events: the pair at the bound is lost
+
+
+def test_the_report_takes_the_engine_output_from_the_evidence_and_runs_nothing(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    import converge.engine.runtime.local as local
+    from converge.oracle.query import run_query as _unused  # noqa: F401 - loaded before it is made to fail
+
+    def must_not_run(*args, **kw):
+        raise AssertionError("the report writer ran the engine or an oracle")
+
+    monkeypatch.setattr(local, "run_scenario", must_not_run)
+    monkeypatch.setattr(local.LocalRuntime, "run", must_not_run)
+    monkeypatch.setattr(DuckDBOracle, "final", must_not_run)
+    monkeypatch.setattr(DuckDBOracle, "history", must_not_run)
+    marker = Change("+I", (424242, "only-in-the-evidence", 7, 8))
+    d = Divergence("p", TLP, "by design", event_index=1, emitted=[[], [marker]], oracle_sql="SELECT 'the query'",
+                   expected_final=Counter({(1, None, 1, 5): 2}))
+    (scenario_file, md, *_) = write_failure_report(d, tmp_path)
+    text = md.read_text()
+    assert "The engine emitted at event 1: `+I [424242, 'only-in-the-evidence', 7, 8]`" in text
+    assert _sql_of(text) == "SELECT 'the query'"
+    assert load_scenario(scenario_file).expect_final == ((1, None, 1, 5), (1, None, 1, 5))
+
+
+def test_without_evidence_the_report_says_what_it_lacks(tmp_path: Path) -> None:
+    (scenario_file, md, *_) = write_failure_report(Divergence("p", TLP, "by design", event_index=1), tmp_path,
+                                                   timeline=False)
+    text = md.read_text()
+    assert _sql_of(text) == "-- the property gave no oracle query"
+    assert "The property gave no engine output" in text
+    assert load_scenario(scenario_file).expect_final is None  # nothing computed behind the property's back
+
+
+def test_a_run_gives_its_reports_the_oracle_final_answer(tmp_path: Path) -> None:
+    """A property that never asks the oracle (snapshot_restore) still gets a file expecting its final answer."""
+    spec = PropertySpec("test", "snapshot_restore", lambda: st.just((SNAPSHOT, 2)), snapshot_restore)
+    with applied(by_name("restore_forgets_arrival_counter")[0]):
+        result = run_property(spec, max_examples=1, on_failure=failure_reporter(tmp_path))
+    d = result.failure.divergence
+    assert d.expected_final == DuckDBOracle().final(SNAPSHOT) and d.oracle_sql == DuckDBOracle().sql_for(
+        SNAPSHOT, "final")
+    saved = load_scenario(next(p for p in result.reports if p.endswith(".json")))
+    assert Counter(saved.expect_final) == d.expected_final
+
+
+def test_the_report_writer_imports_neither_the_engine_runtime_nor_a_property_module() -> None:
+    source = Path(__file__).parents[1] / "reports" / "failure.py"
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert imported, "no imports found: the check would pass vacuously"
+    bad = {m for m in imported if m.startswith(("converge.engine.runtime", "converge.oracle"))
+           or (m.startswith("converge.properties") and m not in ("converge.properties.divergence",
+                                                                "converge.properties.registry"))}
+    assert not bad, bad

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from converge import __version__
-from converge.engine.model.errors import ConvergeError
+from converge.engine.model.errors import ApiMisuseError, ConvergeError
 from converge.engine.model.scenario import Event, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.operators.interval_join import MAX_TIME
@@ -45,7 +45,7 @@ class ReferenceSystem(System):
 
     def __init__(self, runtime: ReferenceRuntime = "local") -> None:
         if runtime not in ("local", "spark"):
-            raise ValueError(f"runtime {runtime!r}: expected local or spark")
+            raise ApiMisuseError(f"ReferenceSystem(runtime={runtime!r}): expected local or spark")
         self.runtime = runtime
         self.name = "reference" if runtime == "local" else "reference-spark"
         self.version = __version__

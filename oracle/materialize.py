@@ -28,7 +28,7 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
 __all__ = ["materialize_inputs", "presence_intervals", "row_checker", "check_value", "Interval"]
@@ -203,7 +203,7 @@ def materialize_inputs(scenario: Scenario, upto: int | None = None) -> dict[str,
     n = len(scenario.events)
     stop = n if upto is None else upto + 1
     if not 0 <= stop <= n:
-        raise ValueError(f"upto={upto} is outside the {n} events of scenario {scenario.name!r}")
+        raise ApiMisuseError(f"upto={upto} is outside the {n} events of scenario {scenario.name!r}")
     return {name: state.open_rows() for name, state in _replay(scenario, stop).items()}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from converge.engine.materialize import clean, fold
-from converge.engine.model.errors import BadInputError, DivergenceError, exit_code, label
+from converge.engine.model.errors import ApiMisuseError, BadInputError, DivergenceError, exit_code, label
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
@@ -65,7 +65,7 @@ def run_on(scenario: Scenario, runtime: RuntimeName):
         return run_scenario(scenario)
     if runtime == "spark":
         return run_scenario_on_spark(scenario)
-    raise BadInputError(f"unknown runtime {runtime!r} (expected local or spark)")
+    raise ApiMisuseError(f"run_on(runtime={runtime!r}): expected local or spark")
 
 
 def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:

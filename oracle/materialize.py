@@ -28,6 +28,7 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
@@ -135,7 +136,7 @@ class _InputState:
 
     def _apply_bag(self, seq: int, kind: str, row: tuple) -> None:
         k = self.key(row)
-        if kind in ("+I", "+U"):
+        if kind in ACCUMULATE_KINDS:
             self.open_bag.setdefault(k, []).append(len(self.instances))
             self.instances.append([seq, None, row])
             return
@@ -151,7 +152,7 @@ class _InputState:
     def _apply_upsert(self, seq: int, kind: str, row: tuple) -> None:
         uk = self.ukey(row)
         current = self.open_upsert.get(uk)
-        if kind in ("+I", "+U"):
+        if kind in ACCUMULATE_KINDS:
             if current is not None:
                 if self.key(self.instances[current][2]) == self.key(row):
                     return  # same image again: the table does not change

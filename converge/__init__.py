@@ -60,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "OracleError": "converge.engine.model.errors",
     "ApiMisuseError": "converge.engine.model.errors",
     "UsageError": "converge.engine.model.errors",
+    "UnsupportedError": "converge.engine.model.errors",
+    "SystemUnderTestError": "converge.engine.model.errors",
     "InternalError": "converge.engine.model.errors",
     "NonTerminationError": "converge.engine.model.errors",
     "PropertyFailure": "converge.properties.divergence",

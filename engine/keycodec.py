@@ -25,6 +25,8 @@ import hashlib
 import struct
 from typing import Callable, Sequence
 
+from converge.engine.model.errors import ApiMisuseError
+
 _PACK_Q = struct.Struct("<q").pack
 _PACK_D = struct.Struct("<d").pack
 _PACK_I = struct.Struct("<i").pack
@@ -92,4 +94,4 @@ def order_key_fn(order: str, types: Sequence[str], seed: int = 0) -> OrderKeyFn 
         return lambda key: hashlib.blake2b(encode_binary_row(key, types), key=salt, digest_size=8).digest()
     if order == "arrival":
         return None
-    raise ValueError(f"unknown map state order {order!r}")
+    raise ApiMisuseError(f"unknown map state order {order!r}")

@@ -11,16 +11,13 @@ on an engine whose answers the rest of the suite already holds to DuckDB.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from converge import __version__
-from converge.engine.model.errors import ConvergeError
-from converge.engine.model.scenario import Event, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.errors import ApiMisuseError, ConvergeError
+from converge.engine.model.scenario import Event, ProcessingTimeEvent, RuntimeName, Scenario, WatermarkEvent
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.operators.interval_join import MAX_TIME
 from converge.engine.runtime.local import RunResult, run_scenario
-
-ReferenceRuntime = Literal["local", "spark"]
 
 
 def ended(scenario: Scenario) -> Scenario:
@@ -43,9 +40,9 @@ def _result(run: RunResult | ConvergeError) -> CaseResult:
 class ReferenceSystem(System):
     """The reference engine on its local runtime, or on Spark (`runtime="spark"`, started on first use)."""
 
-    def __init__(self, runtime: ReferenceRuntime = "local") -> None:
+    def __init__(self, runtime: RuntimeName = "local") -> None:
         if runtime not in ("local", "spark"):
-            raise ValueError(f"runtime {runtime!r}: expected local or spark")
+            raise ApiMisuseError(f"ReferenceSystem(runtime={runtime!r}): expected local or spark")
         self.runtime = runtime
         self.name = "reference" if runtime == "local" else "reference-spark"
         self.version = __version__

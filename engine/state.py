@@ -26,6 +26,7 @@ import copy
 from typing import Any, Iterator, Sequence
 
 from converge.engine.keycodec import order_key_fn
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import MapStateOrder
 
 _MISSING = object()
@@ -85,7 +86,7 @@ class KeyedStateBackend:
 
     def __init__(self, map_state_order: MapStateOrder = "rocksdb", *, seed: int = 0) -> None:
         if map_state_order not in ("rocksdb", "heap", "arrival"):
-            raise ValueError(f"unknown map_state_order {map_state_order!r}")
+            raise ApiMisuseError(f"unknown map_state_order {map_state_order!r}")
         self.map_state_order = map_state_order
         self.seed = seed
         self.current_key: Any = None

@@ -43,8 +43,8 @@ class DuckDBOracle:
     # ------------------------------------------------------------ SQL
 
     def sql_for(self, scenario: Scenario, form: Form) -> str:
-        require_scenario(scenario, "DuckDBOracle.sql_for")
         """The exact SQL that ``final`` / ``history`` run for this scenario (for reports)."""
+        require_scenario(scenario, "DuckDBOracle.sql_for")
         if form == "final":
             return self._final_sql(scenario)
         if form == "history":
@@ -76,13 +76,13 @@ class DuckDBOracle:
         return run_query(sql, self._con)
 
     def final(self, scenario: Scenario) -> Counter[tuple]:
-        require_scenario(scenario, "DuckDBOracle.final")
         """The join of the inputs materialized after all events, as a bag of output rows."""
+        require_scenario(scenario, "DuckDBOracle.final")
         return Counter(self._run(self._final_sql(scenario)))
 
     def history(self, scenario: Scenario) -> list[Counter[tuple]]:
-        require_scenario(scenario, "DuckDBOracle.history")
         """The join after every event: element i is the answer after events[0..i] (one query)."""
+        require_scenario(scenario, "DuckDBOracle.history")
         n = len(scenario.events)
         answers: list[Counter[tuple]] = [Counter() for _ in range(n)]
         if n == 0:

@@ -38,7 +38,7 @@ from typing import Iterator, Literal
 import duckdb
 
 from converge.engine.model.collector import cyclic_collector_paused
-from converge.engine.model.errors import OracleError
+from converge.engine.model.errors import ApiMisuseError, OracleError
 from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.materialize import presence_intervals
 from converge.oracle.query import connection, run_query
@@ -174,7 +174,7 @@ def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int 
             f"  SELECT {s} AS {n.pos}, 1 AS {n.delta}, {plain} FROM __out UNION ALL\n"
             f"  SELECT {e}, -1, {plain} FROM __out WHERE {e} < {last})\n"
             f"GROUP BY {n.pos}, {plain} HAVING sum({n.delta}) <> 0 ORDER BY {n.pos}")
-    raise ValueError(f"form must be 'intervals' or 'changes', got {form!r}")
+    raise ApiMisuseError(f"form must be 'intervals' or 'changes', got {form!r}")
 
 
 # ---------------------------------------------------------------- connection for long streams

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import AbstractSet, Mapping
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
 from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
@@ -38,7 +38,7 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
     """
     iv = scenario.join.interval
     if iv is None:
-        raise BadInputError(f"scenario {scenario.name!r} is not an interval join")
+        raise ApiMisuseError(f"scenario {scenario.name!r} is not an interval join")
     chain = scenario.chain
     time_index: dict[str, int | None] = {spec.name: None for spec in chain}
     if iv.time == "event":

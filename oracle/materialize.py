@@ -28,7 +28,8 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.changelog import ACCUMULATE_KINDS
+from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
 __all__ = ["materialize_inputs", "presence_intervals", "row_checker", "check_value", "Interval"]
@@ -135,7 +136,7 @@ class _InputState:
 
     def _apply_bag(self, seq: int, kind: str, row: tuple) -> None:
         k = self.key(row)
-        if kind in ("+I", "+U"):
+        if kind in ACCUMULATE_KINDS:
             self.open_bag.setdefault(k, []).append(len(self.instances))
             self.instances.append([seq, None, row])
             return
@@ -151,7 +152,7 @@ class _InputState:
     def _apply_upsert(self, seq: int, kind: str, row: tuple) -> None:
         uk = self.ukey(row)
         current = self.open_upsert.get(uk)
-        if kind in ("+I", "+U"):
+        if kind in ACCUMULATE_KINDS:
             if current is not None:
                 if self.key(self.instances[current][2]) == self.key(row):
                     return  # same image again: the table does not change
@@ -203,7 +204,7 @@ def materialize_inputs(scenario: Scenario, upto: int | None = None) -> dict[str,
     n = len(scenario.events)
     stop = n if upto is None else upto + 1
     if not 0 <= stop <= n:
-        raise ValueError(f"upto={upto} is outside the {n} events of scenario {scenario.name!r}")
+        raise ApiMisuseError(f"upto={upto} is outside the {n} events of scenario {scenario.name!r}")
     return {name: state.open_rows() for name, state in _replay(scenario, stop).items()}
 
 

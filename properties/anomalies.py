@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from converge.engine.materialize import clean, fold, fold_history
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import ACCUMULATE_KINDS, Change
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.model.scenario_json import event_to_json
@@ -52,8 +52,6 @@ from converge.properties.witnesses import (
     lost_key_witness,
     mapstate_order_witness,
 )
-
-ACCUMULATE = ("+I", "+U")
 
 
 def describe_example(scenario: Scenario, result: RunResult | None = None) -> str:
@@ -110,7 +108,7 @@ class _SideModel:
     def apply(self, kind: str, row: tuple, stamp: int) -> None:
         key = self.view_key(row)
         entry = self.entries.get(key)
-        if kind in ACCUMULATE:
+        if kind in ACCUMULATE_KINDS:
             if self.spec.unique_key or entry is None:
                 self.entries[key] = [stamp, 1, row]   # a new record or a replacing version: to the end
             else:
@@ -294,7 +292,7 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
             continue
         versions: dict[tuple, dict] = {}  # key -> versions in the order they were emitted
         for c in items:
-            if isinstance(c, Change) and c.kind in ACCUMULATE:
+            if isinstance(c, Change) and c.kind in ACCUMULATE_KINDS:
                 part = c.row[width:] if other is right else c.row[:width]
                 if all(v is None for v in part):
                     continue  # null padding, not a version

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.properties.reference import equality_keys, view_kind
 
@@ -89,7 +90,7 @@ def special_cases(scenario: Scenario) -> set[str]:
             found.add("null_key")  # (an upsert -D may carry only the unique key: its NULLs are not a key)
         elif any(v is None for v in key) and event.kind != "-D":
             found.add("null_key")
-        accumulate = event.kind in ("+I", "+U")
+        accumulate = event.kind in ACCUMULATE_KINDS
         if spec.changelog_mode in ("upsert", "all") and spec.unique_key:
             uk = (spec.name, tuple(event.row[spec.index_of(c)] for c in spec.unique_key))
             old = upsert_rows.pop(uk, None)

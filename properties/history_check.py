@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import Change, sign
 from converge.engine.model.scenario import Scenario
 from converge.engine.planner import Plan
 from converge.engine.runtime.local import LocalRuntime
@@ -61,7 +61,7 @@ def _net(items: Sequence[object]) -> dict[tuple, int]:
     net: Counter = Counter()
     for item in items:
         if isinstance(item, Change):
-            net[item.row] += 1 if item.kind in ("+I", "+U") else -1
+            net[item.row] += sign(item.kind)
     return {row: d for row, d in net.items() if d}
 
 

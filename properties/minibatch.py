@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import Change, sign
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime
 from converge.properties.divergence import fail, require
@@ -39,7 +39,7 @@ from converge.properties.regular import shared_oracle, snapshot_restore
 def _add(bag: Counter, items: Iterable[object]) -> None:
     for item in items:
         if isinstance(item, Change):
-            bag[item.row] += 1 if item.kind in ("+I", "+U") else -1
+            bag[item.row] += sign(item.kind)
 
 
 def _clean(bag: Counter) -> Counter:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from converge.engine.materialize import fold_history
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import Change, sign
 from converge.engine.model.scenario import Scenario
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.planner import Plan, PlanNode
@@ -109,7 +109,7 @@ def _record_inputs(op: StreamingMultiJoinOperator) -> list[Counter]:
 
     def process(input_index: int, change: Change, ctx):
         out = inner(input_index, change, ctx)
-        received[input_index][change.row] += 1 if change.kind in ("+I", "+U") else -1
+        received[input_index][change.row] += sign(change.kind)
         return out
 
     op.process = process  # type: ignore[method-assign]

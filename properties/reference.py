@@ -30,6 +30,7 @@ import struct
 from dataclasses import replace
 from typing import Sequence
 
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.oracle.query import run_query
 from converge.oracle.sql import render_join_sql, render_source
@@ -218,5 +219,5 @@ class PairMatcher:
         i = self._index[names[0]].get(left_row)
         j = self._index[names[1]].get(right_row)
         if i is None or j is None:
-            raise KeyError(f"PairMatcher: {left_row} / {right_row} is not a row of the scenario")
+            raise InternalError(f"PairMatcher: {left_row} / {right_row} is not a row of the scenario")
         return (i, j) in self._pairs

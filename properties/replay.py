@@ -6,11 +6,11 @@ import inspect
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 from converge.engine.materialize import clean, fold
-from converge.engine.model.errors import BadInputError, DivergenceError, exit_code, label
-from converge.engine.model.scenario import Scenario
+from converge.engine.model.errors import ApiMisuseError, BadInputError, DivergenceError, exit_code, label
+from converge.engine.model.scenario import RuntimeName, Scenario
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
@@ -21,8 +21,6 @@ from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
 from converge.properties.regular import shared_oracle
 from converge.properties.replay_files import Skipped, find_scenario_files
-
-RuntimeName = Literal["local", "spark"]
 
 
 @dataclass
@@ -65,7 +63,7 @@ def run_on(scenario: Scenario, runtime: RuntimeName):
         return run_scenario(scenario)
     if runtime == "spark":
         return run_scenario_on_spark(scenario)
-    raise BadInputError(f"unknown runtime {runtime!r} (expected local or spark)")
+    raise ApiMisuseError(f"run_on(runtime={runtime!r}): expected local or spark")
 
 
 def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario
 from converge.properties.reference import PairMatcher, equality_keys, view_kind
 
@@ -118,7 +119,7 @@ class TtlJoinModel:
         side = self.names.index(name)
         key = tuple(row[i] for i in self.key_idx[side])
         matches = self._matches(side, key, row)
-        acc = kind in ("+I", "+U")
+        acc = kind in ACCUMULATE_KINDS
         if self.jtype in ("semi", "anti"):
             self._semi_anti(side, key, row, acc, matches)
             return

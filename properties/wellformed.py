@@ -40,12 +40,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.runtime.local import run_scenario
 from converge.properties.divergence import fail, require
 from converge.properties.reference import equality_keys, inputs_as_joined
 
-_ACCUMULATE = ("+I", "+U")
 _INSERT_DELETE = frozenset({"+I", "-D"})
 
 
@@ -77,7 +77,7 @@ def changelog_wellformed(scenario: Scenario) -> None:
         changes = [c for c in items if hasattr(c, "kind")]
         for change in changes:
             kind, row = change.kind, change.row
-            if kind in _ACCUMULATE:
+            if kind in ACCUMULATE_KINDS:
                 held[row] += 1
             elif held[row] <= 0:
                 fail(prop, scenario, f"{kind}{list(row)} retracts a row the output does not hold", event_index=i,
@@ -132,7 +132,7 @@ def _key_locality(scenario: Scenario):
             slot = (event.input, tuple(event.row[i] for i in uk))
             if slot in last:
                 wanted.add(tuple(last[slot][i] for i in idx))
-            if event.kind in _ACCUMULATE:
+            if event.kind in ACCUMULATE_KINDS:
                 last[slot] = event.row
             else:
                 last.pop(slot, None)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from converge.engine.model.scenario import RuntimeName
 from converge.oracle import ORACLES, OracleName
 
 __all__ = ["ORACLES", "RUNTIMES", "BenchConfig", "OracleName", "RunOptions", "RuntimeName"]
 
-RuntimeName = Literal["local", "spark"]
 RUNTIMES: tuple[RuntimeName, ...] = ("local", "spark")
 
 

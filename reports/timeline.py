@@ -14,6 +14,7 @@ import importlib.util
 from pathlib import Path
 from typing import Sequence
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS, RETRACT_KINDS
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 _KIND_STYLE = {  # marker, colour
@@ -87,8 +88,8 @@ def draw_timeline(scenario: Scenario, path: Path, *, event_index: int | None = N
     if output_per_event is not None:
         for i, items in enumerate(output_per_event):
             kinds = [getattr(c, "kind", None) for c in items]
-            plus = sum(k in ("+I", "+U") for k in kinds)
-            minus = sum(k in ("-U", "-D") for k in kinds)
+            plus = sum(k in ACCUMULATE_KINDS for k in kinds)
+            minus = sum(k in RETRACT_KINDS for k in kinds)
             if plus or minus:
                 top.scatter([i], [out_lane], marker="s", color="#444444", s=30 + 12 * (plus + minus), zorder=3)
                 top.annotate(f"+{plus}/-{minus}", (i, out_lane), xytext=(2, 7), textcoords="offset points",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
 from converge.engine.planner import plan
@@ -87,10 +87,10 @@ def _input(name: str, key: tuple[int, ...] = (0,)) -> MultiJoinInput:
 
 def test_operator_runs_inner_and_left_only_on_one_key_width() -> None:
     good = dict(conditions=(None, None, None), condition_sql=("", "", ""), common_key=("a.k",))
-    with pytest.raises(BadInputError, match="INNER and LEFT"):
+    with pytest.raises(InternalError, match="INNER and LEFT"):
         StreamingMultiJoinOperator(MultiJoinSpec(inputs=(_input("a"), _input("b"), _input("c")),
                                                  join_types=("inner", "full", "inner"), **good))
-    with pytest.raises(BadInputError, match="same non-empty common key"):
+    with pytest.raises(InternalError, match="same non-empty common key"):
         StreamingMultiJoinOperator(MultiJoinSpec(inputs=(_input("a"), _input("b", (0, 1)), _input("c")),
                                                  join_types=("inner", "inner", "left"), **good))
     op = StreamingMultiJoinOperator(MultiJoinSpec(inputs=(_input("a"), _input("b"), _input("c")),

@@ -12,13 +12,19 @@ class                     exit  meaning
 (none)                    0     every check passed
 DivergenceError           1     an engine's answer differs from a property
 BadInputError             2     a scenario, stream, option or file is invalid
-UsageError                2     the command line is wrong
+UsageError                2     the command line is wrong (raised by the CLI only)
 ApiMisuseError            2     a Python caller broke an API's contract
+UnsupportedError          2     valid input that converge cannot run yet
 OracleError               3     the batch oracle could not answer
 SystemUnderTestError      3     a system under test or its adapter failed
 InternalError             3     a state only a bug can reach (incl. a hang)
 any other exception       3     a crash
 ========================  ====  ==========================================
+
+`UnsupportedError` exits 2 like bad input (some checks did not run, and the
+run says so) but prints its own label, `unsupported`: the input is fine and a
+later converge may run it, so it must not read as the user's mistake nor as a
+crash. tests/test_error_meanings.py checks every raise site against this table.
 """
 
 from __future__ import annotations
@@ -83,7 +89,17 @@ class SystemUnderTestError(ConvergeError):
 
 
 class UsageError(ConvergeError):
-    """The command line is wrong: an unknown option value, a missing file, an unwritable folder."""
+    """The command line is wrong: an unknown option value, a missing file, an unwritable folder.
+
+    Only the command-line layer raises it; a function called from Python with a wrong argument raises
+    ApiMisuseError, and one given an unreadable file BadInputError."""
+
+
+class UnsupportedError(ConvergeError):
+    """The input is valid but converge cannot run it yet (a runtime, the oracle or the Flink SQL reader lacks it).
+
+    Not bad input (nothing is wrong with it) and not a crash: the message says what is missing and,
+    where there is one, the way around it."""
 
 
 class InternalError(ConvergeError):
@@ -100,14 +116,14 @@ def exit_code(exc: BaseException | None) -> int:
         return EXIT_OK
     if isinstance(exc, DivergenceError):
         return EXIT_DIVERGENCE
-    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError)):
+    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError, UnsupportedError)):
         return EXIT_BAD_INPUT
     return EXIT_INTERNAL
 
 
 def label(exc: BaseException | None) -> str:
-    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, oracle error, system error,
-    internal error, crashed."""
+    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, unsupported, oracle error,
+    system error, internal error, crashed."""
     if exc is None:
         return "passed"
     if isinstance(exc, DivergenceError):
@@ -116,6 +132,8 @@ def label(exc: BaseException | None) -> str:
         return "bad input"
     if isinstance(exc, UsageError):
         return "usage"
+    if isinstance(exc, UnsupportedError):
+        return "unsupported"
     if isinstance(exc, OracleError):
         return "oracle error"
     if isinstance(exc, SystemUnderTestError):

@@ -21,6 +21,7 @@ KEYED_MODES: frozenset[str] = frozenset({"upsert", "all"})
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
 MapStateOrder = Literal["rocksdb", "heap", "arrival"]
 MultiJoinMode = Literal["off", "on"]
+RuntimeName = Literal["local", "spark"]  # where the reference engine runs: in this process, or on Spark
 Semantics = Literal["correct", "flink"]
 TimeMode = Literal["event", "processing"]
 ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]

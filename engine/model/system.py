@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import Change, sign
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import (
     ChangelogMode,
@@ -174,7 +174,7 @@ class CaseResult:
         # the promise that no engine module uses it (tests/test_harness_hygiene.py)
         bag: Counter = Counter()
         for change in self.changelog:
-            bag[change.row] += 1 if change.kind in ("+I", "+U") else -1
+            bag[change.row] += sign(change.kind)
         return _nonzero(bag)
 
 

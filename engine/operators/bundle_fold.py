@@ -25,14 +25,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from converge.engine.model.changelog import Change
+from converge.engine.model.changelog import ACCUMULATE_KINDS, Change
 from converge.engine.model.scenario import Semantics
-
-ACCUMULATE = frozenset({"+I", "+U"})
 
 
 def is_accumulate(kind: str) -> bool:
-    return kind in ACCUMULATE
+    return kind in ACCUMULATE_KINDS
 
 
 def fold_unique_key(records: Sequence[Change], semantics: Semantics) -> list[Change]:

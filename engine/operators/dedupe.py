@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import InputSpec
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import key_extractor
@@ -36,7 +36,7 @@ class DeduplicateKeepLastRowOperator(Operator):
 
     def __init__(self, spec: InputSpec, key_columns: Sequence[str], *, emit_identical: bool = False) -> None:
         if not key_columns:
-            raise BadInputError(f"input {spec.name!r}: a dedupe needs at least one key column")
+            raise InternalError(f"input {spec.name!r}: a dedupe needs at least one key column")
         self.spec = spec
         self.key_columns = tuple(key_columns)
         self._key = key_extractor([spec.index_of(c) for c in key_columns])

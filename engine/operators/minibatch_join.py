@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.operators import bundle_fold  # called through the module: `converge mutants` patches it
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.bundle_fold import is_accumulate, pair_up
@@ -83,7 +83,7 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
     def __init__(self, spec: BinaryJoinSpec, size: int, latency_ms: int | None = None) -> None:
         super().__init__(spec)
         if size < 1:
-            raise BadInputError(f"mini_batch_size must be at least 1, got {size}")
+            raise InternalError(f"mini_batch_size must be at least 1, got {size}")
         self.size = size
         self.latency_ms = latency_ms
         self._pending: list[Pending] = []

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import Semantics
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import JoinSide, check_retraction, key_extractor
@@ -72,15 +72,15 @@ class StreamingMultiJoinOperator(Operator):
     def __init__(self, spec: MultiJoinSpec) -> None:
         n = len(spec.inputs)
         if n < 2:
-            raise BadInputError("a multi-way join needs at least two inputs")
+            raise InternalError("a multi-way join needs at least two inputs")
         if len(spec.join_types) != n or len(spec.conditions) != n:
-            raise BadInputError(f"a {n}-input multi-way join needs {n} join types and conditions")
+            raise InternalError(f"a {n}-input multi-way join needs {n} join types and conditions")
         for d, jtype in enumerate(spec.join_types[1:], start=1):
             if jtype not in ("inner", "left"):
-                raise BadInputError(f"the multi-way join runs INNER and LEFT joins only, not {jtype!r} (input {d})")
+                raise InternalError(f"the multi-way join runs INNER and LEFT joins only, not {jtype!r} (input {d})")
         widths = {len(i.key_indexes) for i in spec.inputs}
         if len(widths) != 1 or 0 in widths:
-            raise BadInputError("every input of a multi-way join needs the same non-empty common key")
+            raise InternalError("every input of a multi-way join needs the same non-empty common key")
         self.spec = spec
         self.num_inputs = n
         self._keys = tuple(key_extractor(i.key_indexes) for i in spec.inputs)
@@ -90,7 +90,7 @@ class StreamingMultiJoinOperator(Operator):
         self._replace_retracts = spec.semantics == "correct"
         order = spec.output_order
         if order is not None and sorted(order) != list(range(n)):
-            raise BadInputError(f"output_order {order} is not a permutation of the {n} inputs")
+            raise InternalError(f"output_order {order} is not a permutation of the {n} inputs")
         self._order = None if order is None or list(order) == list(range(n)) else tuple(order)
 
     # ------------------------------------------------------------ contract

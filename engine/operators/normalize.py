@@ -10,7 +10,7 @@ it then always sees full row images and proper retractions.
 from __future__ import annotations
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import InputSpec
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import key_extractor
@@ -21,7 +21,7 @@ class ChangelogNormalizeOperator(Operator):
 
     def __init__(self, spec: InputSpec, *, emit_identical: bool = False) -> None:
         if not spec.unique_key:
-            raise BadInputError(f"input {spec.name!r}: ChangelogNormalize needs a unique key")
+            raise InternalError(f"input {spec.name!r}: ChangelogNormalize needs a unique key")
         self.spec = spec
         # With state TTL on, Flink emits unchanged rows too, so downstream state is refreshed.
         self._emit_identical = emit_identical

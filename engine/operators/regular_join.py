@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import InputSpec, Semantics
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.views import JoinInputSideSpec, JoinRecordStateView, create_view
@@ -181,7 +181,7 @@ class StreamingJoinOperator(_JoinBase):
 
     def __init__(self, spec: BinaryJoinSpec) -> None:
         if spec.join_type not in ("inner", "left", "right", "full"):
-            raise BadInputError(f"StreamingJoinOperator does not run {spec.join_type!r} joins")
+            raise InternalError(f"StreamingJoinOperator does not run {spec.join_type!r} joins")
         super().__init__(spec)
         self.left_outer = spec.join_type in ("left", "full")
         self.right_outer = spec.join_type in ("right", "full")

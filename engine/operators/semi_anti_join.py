@@ -11,7 +11,7 @@ again (SEMI: the right change's kind; ANTI: +I).
 from __future__ import annotations
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import InternalError
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.regular_join import BinaryJoinSpec, _JoinBase
 
@@ -22,7 +22,7 @@ class StreamingSemiAntiJoinOperator(_JoinBase):
 
     def __init__(self, spec: BinaryJoinSpec) -> None:
         if spec.join_type not in ("semi", "anti"):
-            raise BadInputError(f"StreamingSemiAntiJoinOperator does not run {spec.join_type!r} joins")
+            raise InternalError(f"StreamingSemiAntiJoinOperator does not run {spec.join_type!r} joins")
         super().__init__(spec)
         self.is_anti = spec.join_type == "anti"
 

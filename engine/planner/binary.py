@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import Scenario
 from converge.engine.pipeline_options import join_inputs
 from converge.engine.planner.base import (
@@ -20,7 +20,7 @@ from converge.engine.planner.base import (
 def plan_binary_chain(scenario: Scenario) -> Plan:
     """Binary joins, left-deep, each keyed by its own join key (Flink's default plan)."""
     if scenario.join.interval is not None:
-        raise BadInputError("interval joins are planned by the interval-join planner")
+        raise InternalError("interval joins are planned by the interval-join planner")
     chain = join_inputs(scenario)  # engine/pipeline_options.py: dedupe_before_join, unique_key_lost
     part = Part((chain[0],))
     current: PlanNode | str = source_node(scenario, chain[0])

@@ -9,7 +9,7 @@ an integer column of its own input.
 from __future__ import annotations
 
 from converge.engine.condition import compile_predicate, split_condition
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import IntervalSpec, Scenario, time_index
 from converge.engine.operators.interval_join import IntervalJoinSpec, TimeIntervalJoinOperator
 from converge.engine.planner.base import Plan, PlanNode
@@ -37,7 +37,7 @@ def _check(scenario: Scenario, iv: IntervalSpec) -> None:
 def build_interval_spec(scenario: Scenario) -> IntervalJoinSpec:
     iv = scenario.join.interval
     if iv is None:
-        raise BadInputError("join.interval is not set: not an interval join")
+        raise InternalError("join.interval is not set: not an interval join")
     _check(scenario, iv)
     left, right = scenario.chain
     try:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from converge.engine.condition import ColumnRef, EquiKey, compile_predicate, split_condition
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import Config, InputSpec, Scenario
 from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, StreamingMultiJoinOperator
 from converge.engine.pipeline_options import join_inputs
@@ -303,7 +303,7 @@ class _Planner:
 def plan_multi_join(scenario: Scenario) -> Plan:
     """The chain with eligible INNER/LEFT runs merged into multi-way joins (see module docstring)."""
     if scenario.join.interval is not None:
-        raise BadInputError("interval joins are planned by the interval-join planner")
+        raise InternalError("interval joins are planned by the interval-join planner")
     planner = _Planner(scenario, MultiJoinOptions.from_config(scenario.config))
     for i in range(len(scenario.join.types)):
         planner.join(i)

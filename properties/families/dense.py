@@ -33,6 +33,7 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties import regular, wellformed
@@ -72,7 +73,7 @@ def doubled(scenario: Scenario) -> Scenario:
     events: list[Event] = []
     for e in scenario.events:
         events.append(e)
-        if isinstance(e, ChangeEvent) and e.input in no_key and e.kind in ("+I", "+U"):
+        if isinstance(e, ChangeEvent) and e.input in no_key and e.kind in ACCUMULATE_KINDS:
             events.append(e)
     return replace(scenario, name=scenario.name + " (duplicated rows)", events=tuple(events))
 

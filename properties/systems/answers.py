@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import NoReturn
 
+from converge.engine.model.changelog import sign
 from converge.engine.model.errors import ConvergeError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import CaseResult, System
@@ -122,7 +123,7 @@ def answer_of(prop: str, system: System, scenario: Scenario, result: CaseResult,
     if result.changelog is not None:
         bag: Counter = Counter()
         for i, (kind, row) in enumerate(result.changelog):
-            bag[row] += 1 if kind in ("+I", "+U") else -1
+            bag[row] += sign(kind)
             if bag[row] < 0:
                 system_diverged(prop, system, scenario,
                                 f"{system.name}'s changelog retracts {list(row)} at output {i}, more often than "

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from converge.engine.model.changelog import Change
-from converge.engine.model.errors import UsageError
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from tests.conftest import examples
@@ -92,17 +92,17 @@ def test_a_checkpoint_grouped_differently_is_refused_before_spark_starts(tmp_pat
     check_layout(first.checkpoint_dir, 4)                             # the same layout continues
     other = SparkJoinJob([scenario], work_dir=tmp_path, buckets=8)
     other.write_batches()
-    with pytest.raises(UsageError, match="buckets=4"):
+    with pytest.raises(ApiMisuseError, match="buckets=4"):
         other.run()                                                   # raises before any SparkSession is asked for
     (first.checkpoint_dir / LAYOUT_FILE).unlink()
     (first.checkpoint_dir / "offsets").mkdir()                        # a checkpoint of the per-key layout
-    with pytest.raises(UsageError, match="older Spark runtime"):
+    with pytest.raises(ApiMisuseError, match="older Spark runtime"):
         check_layout(first.checkpoint_dir, 4)
 
 
 @pytest.mark.parametrize("buckets", [0, -3, True, 2.0, "16"])
 def test_a_bucket_count_that_is_not_a_positive_whole_number_is_refused(buckets) -> None:
-    with pytest.raises(UsageError, match="buckets"):
+    with pytest.raises(ApiMisuseError, match="buckets"):
         SparkJoinJob([_two_keys_padded_by_timers_only()], buckets=buckets)
 
 

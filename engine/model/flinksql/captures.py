@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
-from converge.engine.model.errors import BadInputError, UsageError
+from converge.engine.model.errors import ApiMisuseError, BadInputError, UsageError
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import short_repr
 
@@ -82,7 +82,7 @@ def read_capture(path: str | Path, columns: Sequence[tuple[str, FlinkType]], fmt
     readers: dict[str, Callable[[Path, Sequence[tuple[str, FlinkType]]], Iterator[Record]]] = {
         "jsonl": _jsonl, "debezium": _debezium, "print": _print, "csv": _csv}
     if fmt not in readers:
-        raise UsageError(f"--format {fmt!r}: expected one of auto, {', '.join(readers)}")
+        raise ApiMisuseError(f"read_capture(fmt={fmt!r}): expected one of auto, {', '.join(readers)}")
     return readers[fmt](p, columns)
 
 
@@ -110,7 +110,7 @@ def _row_from(obj: dict, columns: Sequence[tuple[str, FlinkType]], where: str) -
             value = obj[folded[0]]
         try:
             out.append(ftype.parse(value))
-        except ValueError as exc:
+        except BadInputError as exc:
             raise BadInputError(f"{where}: column {name!r}: {exc}") from None
     return tuple(out)
 
@@ -191,7 +191,7 @@ def _print(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Rec
         for (name, ftype), part in zip(columns, parts):
             try:
                 row.append(None if part == "null" else ftype.parse(part))
-            except ValueError as exc:
+            except BadInputError as exc:
                 raise BadInputError(f"{where}: column {name!r}: {exc}") from None
         yield Record(_kind(m.group(1), where), tuple(row), None, n)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from converge.engine.model.errors import UnsupportedError
 from converge.engine.model.flinksql.expressions import interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, flink_type
@@ -83,16 +84,16 @@ def changelog_mode(options: dict[str, str], has_key: bool, node: exp.Expr, text:
         return "insert_only"
     if connector in APPEND_CONNECTORS:
         return "insert_only"
-    raise text.error(node, f"connector {connector!r} is not one converge knows the changelog mode of (known: "
-                           f"upsert-kafka, values, {', '.join(sorted(CDC_CONNECTORS | APPEND_CONNECTORS))}; "
-                           f"CDC formats: {', '.join(sorted(CDC_FORMATS))})")
+    raise text.unsupported(node, f"connector {connector!r} is not one converge knows the changelog mode of (known: "
+                                 f"upsert-kafka, values, {', '.join(sorted(CDC_CONNECTORS | APPEND_CONNECTORS))}; "
+                                 f"CDC formats: {', '.join(sorted(CDC_FORMATS))})")
 
 
 def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     """A CREATE TABLE as a SourceTable; anything outside the subset is refused with its position."""
     schema = node.this
     if node.kind != "TABLE" or not isinstance(schema, exp.Schema):
-        raise text.error(node, "only CREATE TABLE name (columns ...) WITH (...) is supported")
+        raise text.unsupported(node, "only CREATE TABLE name (columns ...) WITH (...) is supported")
     name = schema.this.name
     columns: list[tuple[str, FlinkType]] = []
     key: tuple[str, ...] | None = None
@@ -102,12 +103,13 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
             kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
             others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))]
             if others or item.args.get("kind") is None:
-                raise text.error(item, "computed and metadata columns are not supported; declare physical columns")
+                raise text.unsupported(item, "computed and metadata columns are not supported; "
+                                             "declare physical columns")
             not_null = any(isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds)
             try:
                 ftype = flink_type(item.args["kind"], nullable=not not_null)
-            except ValueError as exc:
-                raise text.error(item, str(exc)) from None
+            except UnsupportedError as exc:
+                raise text.unsupported(item, str(exc)) from None
             columns.append((item.name, ftype))
             if any(isinstance(k, exp.PrimaryKeyColumnConstraint) for k in kinds):
                 key = (item.name,)
@@ -118,8 +120,8 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
         elif isinstance(item, exp.WatermarkColumnConstraint):
             watermark = item
         else:
-            raise text.error(item, "only columns, PRIMARY KEY (...) NOT ENFORCED and WATERMARK FOR are supported "
-                                   "in a table's schema")
+            raise text.unsupported(item, "only columns, PRIMARY KEY (...) NOT ENFORCED and WATERMARK FOR are "
+                                         "supported in a table's schema")
     names = [c for c, _ in columns]
     if key is not None:
         for k in key:

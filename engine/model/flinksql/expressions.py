@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
+from converge.engine.model.errors import BadInputError
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, date_days, timestamp_millis
 
@@ -48,7 +49,7 @@ def interval_ms(node: exp.Interval, text: SourceText) -> int:
     """The milliseconds of `INTERVAL '5' SECOND` (a single unit)."""
     unit = (node.unit.name if node.unit is not None else "").upper().rstrip("S")
     if unit not in _UNIT_MS or not isinstance(node.this, exp.Literal):
-        raise text.error(node, f"only INTERVAL 'n' {'|'.join(_UNIT_MS)} is supported")
+        raise text.unsupported(node, f"only INTERVAL 'n' {'|'.join(_UNIT_MS)} is supported")
     try:
         amount = decimal.Decimal(node.this.name.strip())
     except decimal.InvalidOperation:
@@ -119,7 +120,7 @@ class Renderer:
             return Typed(f"(NOT {self.boolean(node.this)})", "boolean")
         if isinstance(node, exp.Is):
             if not isinstance(node.expression, exp.Null):
-                raise self.text.error(node, "only IS NULL / IS NOT NULL are supported")
+                raise self.text.unsupported(node, "only IS NULL / IS NOT NULL are supported")
             return Typed(f"({self.render(node.this).sql} IS NULL)", "boolean")
         if type(node) in _CMP:
             left, right = self._same_footing(node, self.render(node.this), self.render(node.expression))
@@ -156,11 +157,11 @@ class Renderer:
                     return Typed(str(timestamp_millis(node.this.name)), "timestamp")
                 if target == exp.DataType.Type.DATE:
                     return Typed(str(date_days(node.this.name)), "date")
-            except ValueError as exc:
+            except BadInputError as exc:
                 raise self.text.error(node, str(exc)) from None
-        raise self.text.error(node, f"{type(node).__name__} is outside the SQL subset converge maps "
-                                    f"(columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, "
-                                    f"IS [NOT] DISTINCT FROM, BETWEEN, + - * / %, INTERVAL, typed literals)")
+        raise self.text.unsupported(node, f"{type(node).__name__} is outside the SQL subset converge maps "
+                                          f"(columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, "
+                                          f"IS [NOT] DISTINCT FROM, BETWEEN, + - * / %, INTERVAL, typed literals)")
 
     def _literal(self, node: exp.Literal) -> Typed:
         if node.is_string:
@@ -217,7 +218,7 @@ class Renderer:
                 return Typed(f"({a.sql} {op} {b.sql})", "timestamp")
             if a.kind == "interval" and b.kind == "timestamp" and op == "+":
                 return Typed(f"({b.sql} + {a.sql})", "timestamp")
-            raise self.text.error(node, "time arithmetic is limited to TIMESTAMP +/- INTERVAL")
+            raise self.text.unsupported(node, "time arithmetic is limited to TIMESTAMP +/- INTERVAL")
         if "decimal" in kinds:
             if op in "+-" and kinds <= {"decimal", "int", "bigint"}:
                 scale = max(a.scale, b.scale)
@@ -226,8 +227,8 @@ class Renderer:
                 if a.literal is not None and b.literal is not None:
                     lit = a.literal + b.literal if op == "+" else a.literal - b.literal
                 return Typed(f"({x.sql} {op} {y.sql})", "decimal", scale, lit)
-            raise self.text.error(node, "DECIMAL arithmetic other than + and - is not supported (Flink's result "
-                                        "precision rules would have to be modelled)")
+            raise self.text.unsupported(node, "DECIMAL arithmetic other than + and - is not supported (Flink's result "
+                                              "precision rules would have to be modelled)")
         if not kinds <= set(_NUMERIC) | {"null"}:
             raise self.text.error(node, f"cannot apply {op} to {a.kind} and {b.kind} values")
         if "double" in kinds:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, UnsupportedError
 
 
 class SourceText:
@@ -24,10 +24,18 @@ class SourceText:
         col = at - (self.text.rfind("\n", 0, at) + 1) + 1
         return f"{self.path}:{line}:{col}"
 
-    def error(self, node: exp.Expr | None, message: str) -> BadInputError:
-        """A BadInputError naming the clause (its SQL, shortened) and its position."""
+    def located(self, node: exp.Expr | None, message: str) -> str:
+        """`message` after the clause's position and its SQL, shortened."""
         clause = ""
         if node is not None:
             sql = " ".join(node.sql().split())
             clause = f" `{sql[:80]}{'...' if len(sql) > 80 else ''}`"
-        return BadInputError(f"{self.where(node)}:{clause} {message}")
+        return f"{self.where(node)}:{clause} {message}"
+
+    def error(self, node: exp.Expr | None, message: str) -> BadInputError:
+        """A BadInputError naming the clause (its SQL, shortened) and its position."""
+        return BadInputError(self.located(node, message))
+
+    def unsupported(self, node: exp.Expr | None, message: str) -> UnsupportedError:
+        """Valid Flink SQL that converge does not map yet, named like `error` names bad input."""
+        return UnsupportedError(self.located(node, message))

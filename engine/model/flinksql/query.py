@@ -132,8 +132,8 @@ class _Mapper:
 
     def _table(self, node: exp.Expr) -> tuple[str, str]:
         if not isinstance(node, exp.Table) or node.args.get("db") or isinstance(node.this, exp.Func):
-            raise self.text.error(node, "only a declared table (optionally with an alias) can be joined here; "
-                                        "subqueries and views are not supported")
+            raise self.text.unsupported(node, "only a declared table (optionally with an alias) can be joined here; "
+                                              "subqueries and views are not supported")
         table = next((t for t in self.tables if t.casefold() == node.name.casefold()), None)
         if table is None:
             raise self.text.error(node, f"table {node.name!r} is not declared (declared: {', '.join(self.tables)})")
@@ -144,8 +144,9 @@ class _Mapper:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")
             if t == table:
-                raise self.text.error(node, f"table {table!r} appears twice (a self-join): converge generates one "
-                                            f"stream per input and does not model one source feeding two inputs")
+                raise self.text.unsupported(node, f"table {table!r} appears twice (a self-join): converge generates "
+                                                  f"one stream per input and does not model one source feeding two "
+                                                  f"inputs")
         return alias, table
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
@@ -155,8 +156,8 @@ class _Mapper:
     def select(self, node: exp.Select) -> MappedQuery:
         for key in ("group", "having", "order", "limit", "distinct", "with_", "qualify", "windows"):
             if node.args.get(key):
-                raise self.text.error(node.args[key] if isinstance(node.args[key], exp.Expr) else node,
-                                      f"{key.rstrip('_').upper()} is not supported: converge checks joins")
+                raise self.text.unsupported(node.args[key] if isinstance(node.args[key], exp.Expr) else node,
+                                            f"{key.rstrip('_').upper()} is not supported: converge checks joins")
         from_ = node.args.get("from_")
         if from_ is None:
             raise self.text.error(node, "the SELECT has no FROM")
@@ -186,21 +187,22 @@ class _Mapper:
         side = (join.side or "").upper()
         kind = (join.kind or "").upper()
         if kind not in ("", "INNER", "OUTER") or side not in _SIDES or join.args.get("using"):
-            raise self.text.error(join, "only [INNER] / LEFT / RIGHT / FULL [OUTER] JOIN ... ON ... are supported")
+            raise self.text.unsupported(join, "only [INNER] / LEFT / RIGHT / FULL [OUTER] JOIN ... ON ... are "
+                                              "supported")
         on = join.args.get("on")
         if on is None:
-            raise self.text.error(join, "a join needs an ON condition (comma and CROSS joins are not supported)")
+            raise self.text.unsupported(join, "a join needs an ON condition (comma and CROSS joins are not supported)")
         alias, table = self._table(join.this)
         self.aliases.append((alias, table))
         conjuncts = _conjuncts(on)
         if len(self.aliases) == 2:
             conjuncts = self._interval_bounds(conjuncts, join)
         elif any(_is_time_bound(c, self) for c in conjuncts):
-            raise self.text.error(on, "an interval join inside a chain of more than two inputs: converge models "
-                                      "binary interval joins only")
+            raise self.text.unsupported(on, "an interval join inside a chain of more than two inputs: converge models "
+                                            "binary interval joins only")
         if self.interval is not None and len(self.aliases) > 2:
-            raise self.text.error(join, "an interval join inside a chain of more than two inputs: converge models "
-                                        "binary interval joins only")
+            raise self.text.unsupported(join, "an interval join inside a chain of more than two inputs: converge "
+                                              "models binary interval joins only")
         renderer = Renderer(self._scope([a for a, _ in self.aliases]))
         self.types.append(_SIDES[side])
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
@@ -222,9 +224,9 @@ class _Mapper:
         if lower is None and upper is None:
             return conjuncts
         if lower is None or upper is None:
-            raise self.text.error(join.args["on"], "a time condition with only one bound: Flink plans it as a "
-                                                   "regular join over time attributes, which converge does not map; "
-                                                   "give both bounds (BETWEEN ... AND ...)")
+            raise self.text.unsupported(join.args["on"], "a time condition with only one bound: Flink plans it as "
+                                                         "a regular join over time attributes, which converge does "
+                                                         "not map; give both bounds (BETWEEN ... AND ...)")
         lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
         self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
         return rest
@@ -236,20 +238,20 @@ class _Mapper:
         inner = conj.this if negated else conj
         if isinstance(inner, exp.In) and inner.args.get("query") is not None:
             if negated:
-                raise self.text.error(conj, "NOT IN (SELECT ...) is a null-aware anti join in Flink; converge "
-                                            "models NOT EXISTS (write it as NOT EXISTS with an equality)")
+                raise self.text.unsupported(conj, "NOT IN (SELECT ...) is a null-aware anti join in Flink; converge "
+                                                  "models NOT EXISTS (write it as NOT EXISTS with an equality)")
             sub = inner.args["query"].this
             return self._semi_anti(sub, "semi", conj, in_value=inner.this)
         if isinstance(inner, exp.Exists):
             return self._semi_anti(inner.this, "anti" if negated else "semi", conj)
         if any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk()):
-            raise self.text.error(conj, "a subquery is supported only as a top-level [NOT] EXISTS or IN conjunct "
-                                        "of the WHERE clause")
+            raise self.text.unsupported(conj, "a subquery is supported only as a top-level [NOT] EXISTS or IN conjunct "
+                                              "of the WHERE clause")
         return False
 
     def _semi_anti(self, sub: exp.Expr, jtype: str, conj: exp.Expr, in_value: exp.Expr | None = None) -> bool:
         if self.interval is not None:
-            raise self.text.error(conj, "EXISTS / IN after an interval join is not supported")
+            raise self.text.unsupported(conj, "EXISTS / IN after an interval join is not supported")
         if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group") \
                 or sub.args.get("from_") is None:
             raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
@@ -289,8 +291,8 @@ class _Mapper:
                     out += [OutputColumn(c, real, c, t) for c, t in self.tables[dict(self.aliases)[real]].columns]
                 continue
             if not isinstance(target, exp.Column):
-                raise self.text.error(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "
-                                            "checks the join; compute expressions downstream)")
+                raise self.text.unsupported(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "
+                                                  "checks the join; compute expressions downstream)")
             a, c, t = scope.resolve(target)
             out.append(OutputColumn(item.alias_or_name, a, c, t))
         seen: set[str] = set()

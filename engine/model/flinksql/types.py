@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.scenario import short_repr
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -52,10 +52,11 @@ class FlinkType:
     nullable: bool = True
 
     def parse(self, value: Any) -> Any:
-        """A captured value (JSON value or text) as the engine holds it; ValueError when it does not fit."""
+        """A captured value (JSON value or text) as the engine holds it; BadInputError (the caller adds the
+        position) when it does not fit."""
         if value is None:
             if not self.nullable:
-                raise ValueError(f"NULL in a NOT NULL {self.name} column")
+                raise BadInputError(f"NULL in a NOT NULL {self.name} column")
             return None
         return _PARSERS[self.kind](self, value)
 
@@ -74,23 +75,29 @@ class FlinkType:
 
 def _int(t: FlinkType, v: Any) -> int:
     if isinstance(v, bool):
-        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+        raise BadInputError(f"expected {t.name}, got {short_repr(v)}")
     if isinstance(v, str):
-        v = int(v.strip())
+        try:
+            v = int(v.strip())
+        except ValueError as exc:  # Python's own message names the text
+            raise BadInputError(str(exc)) from None
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if not isinstance(v, int):
-        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+        raise BadInputError(f"expected {t.name}, got {short_repr(v)}")
     lo, hi = _RANGES.get(t.name, _RANGES["BIGINT"])
     if not lo <= v <= hi:
-        raise ValueError(f"{v} is outside the range of {t.name}")
+        raise BadInputError(f"{v} is outside the range of {t.name}")
     return v
 
 
 def _double(t: FlinkType, v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ValueError(f"expected DOUBLE, got {short_repr(v)}")
-    return float(v)
+        raise BadInputError(f"expected DOUBLE, got {short_repr(v)}")
+    try:
+        return float(v)
+    except ValueError as exc:  # Python's own message names the text
+        raise BadInputError(str(exc)) from None
 
 
 def _boolean(t: FlinkType, v: Any) -> bool:
@@ -98,25 +105,25 @@ def _boolean(t: FlinkType, v: Any) -> bool:
         return v
     if isinstance(v, str) and v.strip().lower() in ("true", "false"):
         return v.strip().lower() == "true"
-    raise ValueError(f"expected BOOLEAN, got {short_repr(v)}")
+    raise BadInputError(f"expected BOOLEAN, got {short_repr(v)}")
 
 
 def _string(t: FlinkType, v: Any) -> str:
     if not isinstance(v, str):
-        raise ValueError(f"expected {t.name}, got {short_repr(v)}")
+        raise BadInputError(f"expected {t.name}, got {short_repr(v)}")
     return v
 
 
 def unscaled(value: Any, scale: int, what: str = "DECIMAL") -> int:
     """value * 10^scale as an integer, rounded HALF_UP like Flink's cast to DECIMAL(p, scale)."""
     if isinstance(value, bool):
-        raise ValueError(f"expected {what}, got {short_repr(value)}")
+        raise BadInputError(f"expected {what}, got {short_repr(value)}")
     try:
         d = decimal.Decimal(str(value).strip()) if isinstance(value, (str, float)) else decimal.Decimal(value)
     except (decimal.InvalidOperation, TypeError):
-        raise ValueError(f"expected {what}, got {short_repr(value)}") from None
+        raise BadInputError(f"expected {what}, got {short_repr(value)}") from None
     if not d.is_finite():
-        raise ValueError(f"expected {what}, got {short_repr(value)}")
+        raise BadInputError(f"expected {what}, got {short_repr(value)}")
     return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
 
 
@@ -124,14 +131,14 @@ def _decimal(t: FlinkType, v: Any) -> int:
     out = unscaled(v, t.scale, t.name)
     precision = int(t.name.split("(")[1].split(",")[0])
     if abs(out) >= 10 ** precision:
-        raise ValueError(f"{short_repr(v)} does not fit {t.name}")
+        raise BadInputError(f"{short_repr(v)} does not fit {t.name}")
     return out
 
 
 def timestamp_millis(v: Any) -> int:
     """Epoch milliseconds of '2024-01-01 10:00:00.123' / ISO text / an epoch-millisecond integer."""
     if isinstance(v, bool):
-        raise ValueError(f"expected a TIMESTAMP, got {short_repr(v)}")
+        raise BadInputError(f"expected a TIMESTAMP, got {short_repr(v)}")
     if isinstance(v, int):
         return v
     if isinstance(v, str):
@@ -139,12 +146,12 @@ def timestamp_millis(v: Any) -> int:
         try:
             moment = dt.datetime.fromisoformat(text)
         except ValueError:
-            raise ValueError(f"expected a TIMESTAMP like '2024-01-01 10:00:00.123', got {short_repr(v)}") from None
+            raise BadInputError(f"expected a TIMESTAMP like '2024-01-01 10:00:00.123', got {short_repr(v)}") from None
         if moment.tzinfo is not None:
             moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
         delta = moment - _EPOCH
         return (delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000)
-    raise ValueError(f"expected a TIMESTAMP, got {short_repr(v)}")
+    raise BadInputError(f"expected a TIMESTAMP, got {short_repr(v)}")
 
 
 def date_days(v: Any) -> int:
@@ -156,7 +163,7 @@ def date_days(v: Any) -> int:
             return (dt.date.fromisoformat(v.strip()) - _EPOCH_DAY).days
         except ValueError:
             pass
-    raise ValueError(f"expected a DATE like '2024-01-01', got {short_repr(v)}")
+    raise BadInputError(f"expected a DATE like '2024-01-01', got {short_repr(v)}")
 
 
 _PARSERS = {
@@ -178,7 +185,8 @@ _SIMPLE = {
 
 
 def flink_type(node: exp.DataType, nullable: bool = True) -> FlinkType:
-    """The FlinkType of a parsed column type; ValueError (the caller adds the position) when unsupported."""
+    """The FlinkType of a parsed column type; UnsupportedError (the caller adds the position) when converge
+    does not hold that type."""
     params = [p.this.name if isinstance(p, exp.DataTypeParam) else p.name for p in node.expressions]
     t = node.this
     if t in _SIMPLE:
@@ -188,19 +196,16 @@ def flink_type(node: exp.DataType, nullable: bool = True) -> FlinkType:
         precision = int(params[0]) if params else 10
         scale = int(params[1]) if len(params) > 1 else 0
         if not 1 <= precision <= 18 or not 0 <= scale <= precision:
-            raise ValueError(f"DECIMAL({precision}, {scale}): converge supports precisions up to 18 (Flink's "
-                             f"compact decimals) and 0 <= scale <= precision")
+            raise UnsupportedError(f"DECIMAL({precision}, {scale}): converge supports precisions up to 18 (Flink's "
+                                   f"compact decimals) and 0 <= scale <= precision")
         return FlinkType(f"DECIMAL({precision}, {scale})", "decimal", "BIGINT", scale, nullable)
     if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.DATETIME):
         precision = int(params[0]) if params else 6
         if precision > 3:
-            raise ValueError(f"TIMESTAMP({precision}): converge holds timestamps as epoch milliseconds; declare "
-                             f"TIMESTAMP(3) (or less)")
+            raise UnsupportedError(f"TIMESTAMP({precision}): converge holds timestamps as epoch milliseconds; declare "
+                                   f"TIMESTAMP(3) (or less)")
         base = "TIMESTAMP_LTZ" if t == exp.DataType.Type.TIMESTAMPLTZ else "TIMESTAMP"
         return FlinkType(f"{base}({precision})", "timestamp", "BIGINT", nullable=nullable)
-    raise ValueError(f"column type {node.sql()} is not supported (supported: INT, BIGINT, SMALLINT, TINYINT, "
-                     f"DOUBLE, BOOLEAN, STRING, VARCHAR, DECIMAL(p<=18, s), TIMESTAMP(3), TIMESTAMP_LTZ(3), DATE)")
-
-
-def bad_value(path: str, exc: ValueError) -> BadInputError:
-    return BadInputError(str(exc), path=path)
+    raise UnsupportedError(f"column type {node.sql()} is not supported (supported: INT, BIGINT, SMALLINT, "
+                           f"TINYINT, DOUBLE, BOOLEAN, STRING, VARCHAR, DECIMAL(p<=18, s), TIMESTAMP(3), "
+                           f"TIMESTAMP_LTZ(3), DATE)")

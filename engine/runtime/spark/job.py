@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
 from converge.engine.model.changelog import Change, OutputWatermark
-from converge.engine.model.errors import BadInputError, ConvergeError, UsageError
+from converge.engine.model.errors import ApiMisuseError, BadInputError, ConvergeError, UnsupportedError
 from converge.engine.model.scenario import Scenario, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_to_dict
 from converge.engine.operators.base import Operator, OperatorContext
@@ -58,7 +58,7 @@ from converge.engine.runtime.spark.source import (
 from converge.engine.state import KeyedStateBackend
 
 
-class UnsupportedOnSpark(BadInputError):
+class UnsupportedOnSpark(UnsupportedError):
     """The scenario needs something the Spark runtime does not run yet (docs/spark.md says what)."""
 
 
@@ -140,7 +140,7 @@ LAYOUT_VERSION = 2                      # 1: one key group per key (no file); 2:
 def check_buckets(buckets: Any) -> int:
     """The bucket count a job was given, validated where it is loaded."""
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        raise UsageError(f"buckets must be a whole number of at least 1, not {buckets!r}")
+        raise ApiMisuseError(f"buckets must be a whole number of at least 1, not {buckets!r}")
     return buckets
 
 
@@ -155,12 +155,12 @@ def check_layout(checkpoint: Path, buckets: int) -> None:
     if marker.exists():
         found = json.loads(marker.read_text())
         if found != wanted:
-            raise UsageError(f"the checkpoint {checkpoint} groups keys as {found}, this job as {wanted}: "
-                             f"run it with buckets={found.get('buckets')} or start from a new checkpoint")
+            raise ApiMisuseError(f"the checkpoint {checkpoint} groups keys as {found}, this job as {wanted}: "
+                                 f"run it with buckets={found.get('buckets')} or start from a new checkpoint")
         return
     if (checkpoint / "offsets").exists():
-        raise UsageError(f"the checkpoint {checkpoint} was written by an older Spark runtime (one key group per "
-                         f"key, no {LAYOUT_FILE}); its state cannot be regrouped: start from a new checkpoint")
+        raise ApiMisuseError(f"the checkpoint {checkpoint} was written by an older Spark runtime (one key group per "
+                             f"key, no {LAYOUT_FILE}); its state cannot be regrouped: start from a new checkpoint")
     checkpoint.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(wanted) + "\n")
 
@@ -227,9 +227,9 @@ class SparkJoinJob:
                  fail_marker: str | None = None, fail_event: tuple[int, int] | None = None,
                  fail_after_batch: int | None = None, buckets: int | None = None) -> None:
         if not scenarios:
-            raise BadInputError("a Spark job needs at least one scenario")
+            raise ApiMisuseError("SparkJoinJob: a Spark job needs at least one scenario")
         if bounds is not None and len(scenarios) != 1:
-            raise BadInputError("explicit batch bounds need exactly one scenario")
+            raise ApiMisuseError("SparkJoinJob: explicit batch bounds need exactly one scenario")
         self.scenarios = list(scenarios)
         self.buckets = check_buckets(DEFAULT_BUCKETS if buckets is None else buckets)
         count = batches if batches is not None else 1

@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql import functions as F
 
+from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.runtime.spark.processor import ERROR_KINDS
 
 __all__ = ["CHANGE_KINDS", "DecodeItems", "sink_changes", "signed_counts"]
@@ -79,6 +80,6 @@ def sink_changes(spark: Any, sink_dir: Path, output_types: Sequence[str]) -> Any
 def signed_counts(changes: Any, width: int) -> Any:
     """The changelog folded: per output row, its multiplicity (+1 for +I/+U, -1 for -U/-D), zeros dropped."""
     cols = [f"o{i}" for i in range(width)]
-    sign = F.when(F.col("kind").isin("+I", "+U"), 1).otherwise(-1)
+    sign = F.when(F.col("kind").isin(*sorted(ACCUMULATE_KINDS)), 1).otherwise(-1)
     return (changes.where(F.col("kind").isin(*CHANGE_KINDS)).groupBy(*cols).agg(F.sum(sign).alias("n"))
             .where(F.col("n") != 0))

@@ -57,7 +57,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.collector import cyclic_collector_paused
-from converge.engine.model.errors import BadInputError, ConvergeError, NonTerminationError
+from converge.engine.model.errors import BadInputError, ConvergeError, InternalError, NonTerminationError
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.operators.base import OperatorContext
 from converge.engine.planner import plan as make_plan
@@ -135,7 +135,7 @@ class NoTimers:
     """Timer service of a node the job did not find time-driven: any call is a bug worth a clear error."""
 
     def _refuse(self, timestamp: int) -> None:
-        raise BadInputError("an operator the Spark job did not plan as time-driven registered a timer")
+        raise InternalError("an operator the Spark job did not plan as time-driven registered a timer")
 
     register_event_time_timer = register_processing_time_timer = _refuse
     delete_event_time_timer = delete_processing_time_timer = _refuse

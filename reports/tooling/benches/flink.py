@@ -17,6 +17,7 @@ import subprocess
 import time
 from collections import Counter
 
+from converge.engine.model.changelog import sign
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.model.system import System
@@ -115,7 +116,7 @@ def _never_more_rows_than_the_left_input(system: System, cases: list[Scenario]) 
         left = Counter()
         for event in scenario.events:
             if isinstance(event, ChangeEvent) and event.input == scenario.join.inputs[0]:
-                left[event.row] += 1 if event.kind in ("+I", "+U") else -1
+                left[event.row] += sign(event.kind)
         got = result.folded()
         if sum(got.values()) > sum(left.values()):
             fail("bench_wrong_expectation", scenario, f"{sum(got.values())} joined rows from "

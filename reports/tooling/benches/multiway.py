@@ -19,6 +19,7 @@ import pickle
 import time
 from typing import Callable
 
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import LocalRuntime
@@ -47,7 +48,7 @@ def chain_scenario(n_inputs: int, workload: str, max_events: int, *, multi: bool
         n_keys = max(2, (max_events * 3 // 5) // n_inputs - hot + 1)
         rows_of = {k: (hot if k == 0 else 1) for k in range(n_keys)}
     else:
-        raise ValueError(f"unknown workload {workload!r}")
+        raise ApiMisuseError(f"unknown workload {workload!r}")
     events: list[ChangeEvent] = []
     rows: list[tuple[str, list]] = []
     next_id = 0

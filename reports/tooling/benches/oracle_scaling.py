@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
@@ -93,7 +94,7 @@ def _child(n_events: int) -> dict:
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"the {n_events}-event scaling child failed (exit {proc.returncode})")
+        raise InternalError(f"the {n_events}-event scaling child failed (exit {proc.returncode})")
     result = json.loads(out.strip().splitlines()[-1])
     result["peak_rss_mb"] = round(usage.ru_maxrss / 1024)  # Linux reports kilobytes
     return result

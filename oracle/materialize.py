@@ -28,7 +28,7 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from converge.engine.model.changelog import ACCUMULATE_KINDS
+from converge.engine.model.changelog import ACCUMULATE_KINDS, ROW_KINDS
 from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
@@ -186,7 +186,7 @@ def _replay(scenario: Scenario, stop: int) -> dict[str, _InputState]:
         state = states.get(event.input)
         if state is None:
             raise BadInputError(f"unknown input {event.input!r}", event_index=seq)
-        if event.kind not in ("+I", "-U", "+U", "-D"):
+        if event.kind not in ROW_KINDS:
             raise BadInputError(f"unknown row kind {event.kind!r}", event_index=seq)
         try:
             state.apply(seq, event.kind, event.row)

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from converge.engine.model.errors import UsageError
+from converge.engine.model.errors import BadInputError
 
 __all__ = ["SCENARIO_KEYS", "Skipped", "find_scenario_files"]
 
@@ -54,10 +54,10 @@ def find_scenario_files(target: str | Path) -> tuple[list[Path], list[Skipped]]:
     """The scenario files at `target` (a file, or a folder searched recursively, in name order) and the rest.
 
     Links to folders are not followed (a reports folder's `latest` names a run
-    directory that is walked anyway). A target that does not exist is a UsageError."""
+    directory that is walked anyway). A target that does not exist is bad input."""
     target = Path(target)
     if not target.exists():
-        raise UsageError(f"{target}: no such file or directory")
+        raise BadInputError(f"{target}: no such file or directory")
     if not target.is_dir():
         paths = [target]
     else:

@@ -23,10 +23,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Collection, Iterator, Mapping
 
 from converge.engine.condition import compile_predicate
-from converge.engine.model.errors import BadInputError, DivergenceError, UsageError
+from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.flinksql.captures import Record, read_capture
 from converge.engine.model.rows import allowed_kinds
@@ -47,17 +47,21 @@ class VerifyResult:
     notes: list[str] = field(default_factory=list)
 
 
+def unmatched_sources(query: MappedQuery, names: Collection[str]) -> tuple[list[str], list[str], list[str]]:
+    """(the query's tables, names that are none of them, tables that have no source)."""
+    tables = sorted({t for _, t in query.aliases})
+    return tables, [n for n in names if n not in tables], [t for t in tables if t not in names]
+
+
 def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
                    ) -> tuple[list[Event], list[int | None], list[str]]:
     """(events, position of each, 'file:line' of each) of every captured source."""
-    tables = {t for _, t in query.aliases}
-    unknown = [n for n in sources if n not in tables]
+    tables, unknown, missing = unmatched_sources(query, sources)
     if unknown:
-        raise UsageError(f"--source {unknown[0]}: the query joins no table of that name (tables: "
-                         f"{', '.join(sorted(tables))})")
-    missing = sorted(tables - set(sources))
+        raise BadInputError(f"source {unknown[0]!r}: the query joins no table of that name (tables: "
+                            f"{', '.join(tables)})")
     if missing:
-        raise UsageError(f"no capture for table(s) {', '.join(missing)}: pass --source NAME=FILE for each")
+        raise BadInputError(f"no capture for table(s) {', '.join(missing)}: give a source for each")
     events: list[Event] = []
     positions: list[int | None] = []
     origins: list[str] = []

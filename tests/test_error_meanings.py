@@ -36,17 +36,6 @@ BUG_WORDS = ("planner", "operator", "registered", "bug")
 # Where UsageError belongs: the command line, and the systems layer's --system / environment checks.
 USAGE_HOMES = ("reports/tooling/", "reports/systems/")
 
-# UsageErrors below the command line that the command line still relies on for its "usage" line. Each moves
-# when the command that reaches it checks the value itself (reports/tooling/cli.py, query_cli.py).
-USAGE_LEFT = {
-    ("properties/replay_files.py", "no such file or directory"): "`converge replay` prints a missing target "
-                                                                  "as usage (tests/test_cli.py)",
-    ("properties/systems/known.py", "--known"): "the --known file of a system campaign",
-    ("properties/verify_capture.py", "--source"): "`converge verify --source NAME=FILE` names",
-    ("properties/verify_capture.py", "no capture for table"): "`converge verify` without a --source",
-    ("engine/model/flinksql/query.py", "no such file"): "`converge check/verify QUERY` with a missing file",
-    ("engine/model/flinksql/captures.py", "no such file"): "`converge verify --source` with a missing file",
-}
 
 BUILTINS = ("Exception", "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError", "AssertionError",
             "LookupError", "OSError")
@@ -101,8 +90,7 @@ def violations(source: str, path: str) -> list[str]:
             if words:
                 found.append(f"{where} says {words}: a state only a bug reaches is an InternalError")
         elif name == "UsageError":
-            if not path.startswith(USAGE_HOMES) and not any(
-                    p == path and key in message for p, key in USAGE_LEFT):
+            if not path.startswith(USAGE_HOMES):
                 found.append(f"{where} below the command line: a Python caller's mistake is an ApiMisuseError")
         elif name in BUILTINS and (path, name) not in BUILTIN_LEFT:
             found.append(f"{where}: a bare built-in; raise the converge class that says what went wrong")
@@ -123,8 +111,6 @@ def test_every_raise_site_means_what_its_class_means() -> None:
 def test_every_left_exception_still_exists() -> None:
     """An entry whose raise site is gone is stale: it would silently allow the next one."""
     sites = {(path, name, message) for path, text in _modules() for _, name, message in raise_sites(text)}
-    for path, key in USAGE_LEFT:
-        assert any(p == path and n == "UsageError" and key in m for p, n, m in sites), (path, key)
     for path, name in BUILTIN_LEFT:
         assert any(p == path and n == name for p, n, _ in sites), (path, name)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+from converge.engine.model.changelog import ROW_KINDS
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec, short_repr, unencodable_at
 
@@ -17,7 +18,7 @@ def allowed_kinds(spec: InputSpec) -> frozenset[str]:
         return frozenset({"+I"})
     if spec.changelog_mode == "upsert":
         return frozenset({"+I", "+U", "-D"})
-    return frozenset({"+I", "-U", "+U", "-D"})  # retract and all (a raw changelog)
+    return frozenset(ROW_KINDS)  # retract and all (a raw changelog)
 
 
 def _int_check(lo: int, hi: int, ctype: str) -> Callable[[object], object]:

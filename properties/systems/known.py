@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from converge.engine.model.errors import BadInputError, UsageError
+from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Scenario, short_repr
 from converge.properties.divergence import Divergence
 
@@ -85,11 +85,11 @@ def parse_known(doc: Any, source: str = "known divergences") -> list[KnownDiverg
 
 
 def load_known(path: Path) -> list[KnownDivergence]:
-    """The entries of a known-divergences file; a missing file is a usage error, a wrong one bad input."""
+    """The entries of a known-divergences file; a missing or wrong one is bad input."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"--known {path}: {exc.strerror or exc}") from None
+        raise BadInputError(f"{path}: {exc.strerror or exc}") from None
     try:
         doc = json.loads(text)
     except ValueError as exc:

@@ -18,7 +18,7 @@ from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
 __all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
-           "add_system", "check_oracle", "expand_targets", "output_file", "positive_int", "reports_of"]
+           "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets", "output_file", "positive_int", "reports_of"]
 
 # What each command's `register(subparsers)` receives: the top parser's `add_subparsers()`.
 Subparsers = argparse._SubParsersAction
@@ -46,6 +46,23 @@ def output_file(text: str) -> str:
     return text
 
 
+def existing_path(path: str | Path, flag: str = "", *, missing: str = "no such file or directory") -> Path:
+    """A path the command line names, checked here: a missing one is the command line's mistake (usage), where
+    the layers below, called from Python, call it bad input."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{flag + ' ' if flag else ''}{p}: {missing}")
+    return p
+
+
+def existing_file(path: str | Path, flag: str = "") -> Path:
+    """As existing_path, for a file to read (a query, a capture, a known-divergences list)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{flag + ' ' if flag else ''}{p}: no such file")
+    return p
+
+
 def expand_targets(targets: Sequence[str]) -> list[Path]:
     """Each target as given, or, when it does not exist and holds a wildcard, the paths it matches.
 
@@ -53,7 +70,7 @@ def expand_targets(targets: Sequence[str]) -> list[Path]:
     out: list[Path] = []
     for target in targets:
         if Path(target).exists() or not glob.has_magic(target):
-            out.append(Path(target))
+            out.append(existing_path(target))
             continue
         matched = sorted(glob.glob(target, recursive=True))
         if not matched:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
-from converge.engine.model.errors import ApiMisuseError, BadInputError, UsageError
+from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import short_repr
 
@@ -76,7 +76,7 @@ def read_capture(path: str | Path, columns: Sequence[tuple[str, FlinkType]], fmt
     """The records of one capture file, in file order."""
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"{p}: no such file")
+        raise BadInputError(f"{p}: no such file")
     if fmt == "auto":
         fmt = detect_format(p)
     readers: dict[str, Callable[[Path, Sequence[tuple[str, FlinkType]]], Iterator[Record]]] = {

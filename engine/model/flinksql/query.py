@@ -22,7 +22,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from converge.engine.model.errors import BadInputError, UsageError
+from converge.engine.model.errors import BadInputError
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
 from converge.engine.model.flinksql.dialect import Flink
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
@@ -81,10 +81,11 @@ class MappedQuery:
 
 
 def load_query(path: str | Path) -> MappedQuery:
-    """Read and map a query file; a missing file is a UsageError, anything unsupported a BadInputError."""
+    """Read and map a query file; a missing file or a wrong query is bad input, a clause converge cannot model
+    yet unsupported."""
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"{p}: no such file")
+        raise BadInputError(f"{p}: no such file")
     try:
         text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:

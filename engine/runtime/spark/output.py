@@ -19,12 +19,12 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql import functions as F
 
-from converge.engine.model.changelog import ACCUMULATE_KINDS
+from converge.engine.model.changelog import ACCUMULATE_KINDS, ROW_KINDS
 from converge.engine.runtime.spark.processor import ERROR_KINDS
 
 __all__ = ["CHANGE_KINDS", "DecodeItems", "sink_changes", "signed_counts"]
 
-CHANGE_KINDS = ("+I", "-U", "+U", "-D")
+CHANGE_KINDS = ROW_KINDS
 
 _ARROW = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(), "VARCHAR": pa.string(),
           "BOOLEAN": pa.bool_()}

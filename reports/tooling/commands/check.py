@@ -28,6 +28,7 @@ from converge.reports.tooling.arguments import (
     add_reports_options,
     add_seed,
     add_system,
+    existing_file,
     positive_int,
     reports_of,
 )
@@ -162,7 +163,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Read the query, then run_check with the command line's options."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_check import CheckOptions  # lazy: as above
-    query = load_query(args.query)
+    query = load_query(existing_file(args.query))
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
     return run_check(query, options, reports=reports_of(args), system=args.system)

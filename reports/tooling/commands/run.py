@@ -25,6 +25,7 @@ from converge.reports.tooling.arguments import (
     add_seed,
     add_system,
     check_oracle,
+    existing_file,
     positive_int,
     reports_of,
 )
@@ -62,6 +63,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     reports = reports_of(args)
     if args.system is None and (args.known is not None or args.batch is not None):
         raise UsageError("--known and --batch apply to a campaign against a system (--system SPEC)")
+    if args.known is not None:
+        existing_file(args.known, "--known")
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=Path(args.known) if args.known else None,

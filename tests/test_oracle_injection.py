@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.condition import _FUNCTIONS as ENGINE_FUNCTIONS
+from converge.engine.condition_compiler import FUNCTIONS as ENGINE_FUNCTIONS
 from converge.engine.model.errors import BadInputError, OracleError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, IntervalSpec, JoinSpec, Scenario
 from converge.generators import interval as interval_generators

@@ -160,7 +160,7 @@ CATALOG: tuple[Mutant, ...] = (
         "the residual condition's NOT / FALSE test uses Python truthiness (not NULL is TRUE) "
         "instead of SQL three-valued logic",
         REGULAR,
-        (Patch("converge.engine.condition:_Compiler.truth", 'cls, typ = node.get("class"), node.get("type")',
+        (Patch("converge.engine.condition_compiler:Compiler.truth", 'cls, typ = node.get("class"), node.get("type")',
                'if not want:\n        return f"(not {self.truth(node, True)})"\n'
                '    cls, typ = node.get("class"), node.get("type")'),),
         properties=("prefix_consistency", "tlp_partition"),

@@ -52,6 +52,8 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
     assert not any(n.startswith("converge/tests") for n in names)
     assert "converge/reports/tooling/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
+    program = {n.rpartition("/")[2] for n in names if n.startswith("converge/reports/systems/flink/program/")}
+    assert program == {"adapter.py", "case_plan.py", "condition_sql.py"}  # package data, run by Flink's Python
 
 
 def test_the_installed_command_prints_its_version() -> None:

@@ -47,21 +47,27 @@ class VerifyResult:
     notes: list[str] = field(default_factory=list)
 
 
-def unmatched_sources(query: MappedQuery, names: Collection[str]) -> tuple[list[str], list[str], list[str]]:
-    """(the query's tables, names that are none of them, tables that have no source)."""
+def source_problem(query: MappedQuery, names: Collection[str], *, source: str = "source") -> str | None:
+    """What is wrong with the names of the captured sources (None: one per table of the query, no other).
+
+    `source` is how the caller's user names a source: the command line says `--source`.
+    """
     tables = sorted({t for _, t in query.aliases})
-    return tables, [n for n in names if n not in tables], [t for t in tables if t not in names]
+    unknown = [n for n in names if n not in tables]
+    if unknown:
+        return f"{source} {unknown[0]}: the query joins no table of that name (tables: {', '.join(tables)})"
+    missing = [t for t in tables if t not in names]
+    if missing:
+        return f"no capture for table(s) {', '.join(missing)}: give a {source} for each"
+    return None
 
 
 def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
                    ) -> tuple[list[Event], list[int | None], list[str]]:
     """(events, position of each, 'file:line' of each) of every captured source."""
-    tables, unknown, missing = unmatched_sources(query, sources)
-    if unknown:
-        raise BadInputError(f"source {unknown[0]!r}: the query joins no table of that name (tables: "
-                            f"{', '.join(tables)})")
-    if missing:
-        raise BadInputError(f"no capture for table(s) {', '.join(missing)}: give a source for each")
+    problem = source_problem(query, sources)
+    if problem is not None:
+        raise BadInputError(problem)
     events: list[Event] = []
     positions: list[int | None] = []
     origins: list[str] = []

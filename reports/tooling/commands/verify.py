@@ -38,17 +38,14 @@ def source_capture(text: str) -> tuple[str, Path]:
 def cmd_verify(args: argparse.Namespace) -> int:
     """0 when the captures agree with the batch answer; verify_capture raises on a divergence or bad input."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
-    from converge.properties.verify_capture import unmatched_sources, verify_capture  # lazy: as above
+    from converge.properties.verify_capture import source_problem, verify_capture  # lazy: as above
     query = load_query(existing_file(args.query))
     sources = dict(args.source or [])
     if len(sources) != len(args.source or []):
         raise UsageError("a table is named twice in --source")
-    tables, unknown, missing = unmatched_sources(query, sources)
-    if unknown:
-        raise UsageError(f"--source {unknown[0]}: the query joins no table of that name (tables: "
-                         f"{', '.join(tables)})")
-    if missing:
-        raise UsageError(f"no capture for table(s) {', '.join(missing)}: pass --source NAME=FILE for each")
+    problem = source_problem(query, sources, source="--source")
+    if problem is not None:
+        raise UsageError(problem)
     for path in (*sources.values(), args.output):
         existing_file(path)
     result = verify_capture(query, sources, Path(args.output), args.format, args.output_format)

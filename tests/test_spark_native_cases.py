@@ -120,3 +120,20 @@ def test_sparks_watermark_timestamps_are_read_exactly() -> None:
     assert millis("1970-01-01T00:00:16.188Z") == 16188
     assert millis("2026-11-24T03:13:32.595Z") == 1795490012595
     assert millis(None) is None
+
+
+def test_a_native_case_failure_comes_back_from_run_property_with_its_case() -> None:
+    """run_property completes a converge scenario's evidence with the oracle's final answer; a native-join
+    case has its own evidence and must come back as it failed, not crash the campaign."""
+    from converge.properties.campaign import run_property
+    from converge.properties.divergence import Divergence
+    from converge.properties.spec import PropertySpec
+
+    def check(case: NativeJoinCase) -> None:
+        raise PropertyFailure(Divergence("planted", case, "a planted failure"))
+
+    spec = PropertySpec("spark_native", "planted", lambda: native_join_cases().map(lambda c: (c,)), check, 5, "")
+    result = run_property(spec, max_examples=5, seed=1)
+    assert result.error is None and result.failure is not None
+    divergence = result.failure.divergence
+    assert isinstance(divergence.scenario, NativeJoinCase) and divergence.expected_final is None

@@ -111,7 +111,8 @@ def test_the_oracle_and_the_generators_import_only_the_data_model_of_the_engine(
 
 def test_the_check_sees_an_oracle_importing_the_engine(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("from converge.engine.runtime.local import run_scenario\nfrom converge.engine.model.scenario import Scenario\n")
+    probe.write_text("from converge.engine.runtime.local import run_scenario\n"
+                     "from converge.engine.model.scenario import Scenario\n")
     found = {t for t, _, _ in _imports(probe, "converge.oracle.probe")}
     assert {layer_of(t) for t in found} == {"engine", "model"}
 

@@ -30,7 +30,8 @@ from converge.oracle.history_intervals import IntervalOracle, bulk_connection
 from converge.properties.divergence import fail
 from converge.properties.evidence import final_answer
 
-__all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "engine_outputs", "first_divergence", "history_form"]
+__all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "engine_outputs", "engine_up_to",
+           "first_divergence", "history_form"]
 
 SNAPSHOT_MAX_EVENTS = 200
 """Streams up to this long are compared in the snapshot form, longer ones in the change form.
@@ -86,8 +87,9 @@ def first_divergence(want: Iterator[tuple[int, int, tuple]], got: Outputs,
     return None if pending is None else pending[0]  # the oracle changes where the engine output ended
 
 
-def _engine_up_to(outputs: Outputs, position: int) -> tuple[Counter, list[list]]:
-    """The engine's bag after event `position`, and its output per event up to there."""
+def engine_up_to(outputs: Outputs, position: int) -> tuple[Counter, list[list]]:
+    """The engine's bag after event `position`, and its output per event up to there: a failure's evidence,
+    taken from a second run, so that a passing check keeps no output (the engine is deterministic)."""
     bag: Counter = Counter()
     emitted: list[list] = []
     for i, items in enumerate(outputs):
@@ -96,13 +98,6 @@ def _engine_up_to(outputs: Outputs, position: int) -> tuple[Counter, list[list]]
         if i == position:
             break
     return clean(bag), emitted
-
-
-def _kept(outputs: Outputs, into: list[list]) -> Iterator[Sequence[object]]:
-    """`outputs` as they come, each event's items also kept in `into` (the evidence of a divergence)."""
-    for items in outputs:
-        into.append(list(items))
-        yield items
 
 
 def check_history(prop: str, scenario: Scenario, run: Callable[[], Outputs], what: str,
@@ -122,10 +117,10 @@ def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable
     if history_form(scenario) == "snapshots":
         expected = _SNAPSHOTS.history(scenario)
         for run, what in runs:
-            emitted: list[list] = []
-            for i, (g, w) in enumerate(zip(fold_history(_kept(run(), emitted)), expected, strict=True)):
+            for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
                 if g != w:
-                    fail(prop, scenario, what, event_index=i, engine=g, expected=w, emitted=emitted,
+                    fail(prop, scenario, what, event_index=i, engine=g, expected=w,
+                         emitted=engine_up_to(run(), i)[1],
                          oracle_sql=_SNAPSHOTS.sql_for(scenario, "history"),
                          expected_final=final_answer(scenario, expected[-1]))
         if seen is not None:
@@ -135,6 +130,6 @@ def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable
     for k, (run, what) in enumerate(runs):
         position = first_divergence(oracle.changes(scenario), run(), seen if k == 0 else None)
         if position is not None:
-            bag, emitted = _engine_up_to(run(), position)
+            bag, emitted = engine_up_to(run(), position)
             fail(prop, scenario, what, event_index=position, engine=bag, expected=oracle.answer_at(scenario, position),
                  emitted=emitted, oracle_sql=oracle.sql_for(scenario, "changes"))

@@ -18,7 +18,7 @@ from converge.engine.runtime.local import LocalRuntime, run_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.divergence import fail, require
 from converge.properties.evidence import final_answer
-from converge.properties.history_check import check_history, engine_outputs
+from converge.properties.history_check import check_history, engine_outputs, engine_up_to
 from converge.properties.ttl_model import TtlJoinModel
 
 _ORACLE = None
@@ -63,20 +63,19 @@ def final_convergence(scenario: Scenario) -> None:
     require_scenario(scenario, prop)
     require(_no_ttl(scenario), prop, "needs no TTL")
     bag: Counter = Counter()
-    emitted: list[list] = []
     for i, items in enumerate(engine_outputs(scenario)):
-        emitted.append(items)
         changes = [c for c in items if not hasattr(c, "watermark")]
         fold(changes, bag)
         # Only rows changed now can have turned negative (the check stops at the first negative count).
         negative = {row: bag[row] for _, row in changes if bag[row] < 0}
         if negative:
             fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
-                  engine=clean(bag), expected=Counter(), emitted=emitted)
+                  engine=clean(bag), expected=Counter(), emitted=engine_up_to(engine_outputs(scenario), i)[1])
     want = shared_oracle().final(scenario)
     if clean(bag) != want:
         fail(prop, scenario, "final output differs from the DuckDB answer",
-              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want, emitted=emitted,
+              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want,
+              emitted=engine_up_to(engine_outputs(scenario), len(scenario.events) - 1)[1],
               oracle_sql=shared_oracle().sql_for(scenario, "final"), expected_final=final_answer(scenario, want))
 
 

@@ -29,7 +29,8 @@ from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty,
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.base import SystemKind
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress, tally
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+from converge.reports.terminal import tally as outcome_counts  # `tally` here is a property's Tally
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
 
@@ -161,7 +162,8 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         if r.known is not None:
             print(f"  known: {r.known.reason} ({r.known.link})")
         print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports))
-    print("\n" + tally(NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs) + f" ({cases} cases)")
+    outcomes = (NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs)
+    print("\n" + outcome_counts(outcomes) + f" ({cases} cases)")
 
 
 def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:

@@ -28,4 +28,4 @@ class SparkKind(SystemKind):
         return run_spark_native_campaign(options)
 
     def replay_files(self, files: Sequence[Path]) -> int:
-        return replay_native_files(list(dict.fromkeys(files)))
+        return replay_native_files(list(files))

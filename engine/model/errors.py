@@ -15,16 +15,21 @@ BadInputError             2     a scenario, stream, option or file is invalid
 UsageError                2     the command line is wrong (raised by the CLI only)
 ApiMisuseError            2     a Python caller broke an API's contract
 UnsupportedError          2     valid input that converge cannot run yet
+NotCheckedError           2     a check ran but compared nothing (every case
+                                unsupported, not applicable or skipped)
 OracleError               3     the batch oracle could not answer
 SystemUnderTestError      3     a system under test or its adapter failed
 InternalError             3     a state only a bug can reach (incl. a hang)
+MisreadQueryError         3     converge's reading of a user's query disagrees
+                                with the query run as written
 any other exception       3     a crash
 ========================  ====  ==========================================
 
 `UnsupportedError` exits 2 like bad input (some checks did not run, and the
 run says so) but prints its own label, `unsupported`: the input is fine and a
 later converge may run it, so it must not read as the user's mistake nor as a
-crash. tests/test_error_meanings.py checks every raise site against this table.
+crash. `NotCheckedError` exits 2 for the same reason: nothing was compared, so
+nothing passed. tests/test_error_meanings.py checks every raise site against this table.
 """
 
 from __future__ import annotations
@@ -102,8 +107,21 @@ class UnsupportedError(ConvergeError):
     where there is one, the way around it."""
 
 
+class NotCheckedError(ConvergeError):
+    """A property ran and compared nothing: every case it drew was unsupported, not applicable or skipped.
+
+    Never "passed" (a check that compared nothing says nothing) and not bad input (the user's input is
+    fine): the message says what was exercised and why nothing was compared."""
+
+
 class InternalError(ConvergeError):
     """A state that only a bug in converge or in an engine under test can reach."""
+
+
+class MisreadQueryError(InternalError):
+    """converge's reading of a user's query and the query run as written (transpiled to DuckDB) disagree.
+
+    converge's own bug: the message shows the example on which the two batch answers differ."""
 
 
 class NonTerminationError(InternalError):
@@ -116,14 +134,14 @@ def exit_code(exc: BaseException | None) -> int:
         return EXIT_OK
     if isinstance(exc, DivergenceError):
         return EXIT_DIVERGENCE
-    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError, UnsupportedError)):
+    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError, UnsupportedError, NotCheckedError)):
         return EXIT_BAD_INPUT
     return EXIT_INTERNAL
 
 
 def label(exc: BaseException | None) -> str:
-    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, unsupported, oracle error,
-    system error, internal error, crashed."""
+    """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, unsupported, not checked,
+    oracle error, system error, misread query, internal error, crashed."""
     if exc is None:
         return "passed"
     if isinstance(exc, DivergenceError):
@@ -134,10 +152,14 @@ def label(exc: BaseException | None) -> str:
         return "usage"
     if isinstance(exc, UnsupportedError):
         return "unsupported"
+    if isinstance(exc, NotCheckedError):
+        return "not checked"
     if isinstance(exc, OracleError):
         return "oracle error"
     if isinstance(exc, SystemUnderTestError):
         return "system error"
+    if isinstance(exc, MisreadQueryError):
+        return "misread query"
     if isinstance(exc, InternalError):
         return "internal error"
     return "crashed"

@@ -10,13 +10,21 @@ from typing import Callable
 
 from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import FailedHealthCheck, Unsatisfiable, UnsatisfiedAssumption
 
-from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.errors import (
+    ApiMisuseError,
+    BadInputError,
+    InternalError,
+    NotCheckedError,
+    UnsupportedError,
+)
 from converge.generators.profile import PROFILE
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
+from converge.properties.exercise import Exercised, Recording
 from converge.properties.spec import PropertySpec
 
 
@@ -35,6 +43,7 @@ class PropertyResult:
     failure_args: tuple | None = None       # the arguments of the shrunk failing call, for replay
     warnings: list[str] = field(default_factory=list)   # e.g. a campaign search that found nothing in budget
     coverage: Counter = field(default_factory=Counter)  # special case -> examples that drew it
+    exercised: Exercised = field(default_factory=Exercised)  # cases compared / not applicable / unsupported / skipped
 
     @property
     def examples_per_second(self) -> float:
@@ -48,6 +57,11 @@ class PropertyResult:
     def ok(self) -> bool:
         return self.failure is None and self.error is None
 
+    @property
+    def not_checked(self) -> bool:
+        """It ran and compared nothing (the outcome says "not checked", never "passed")."""
+        return isinstance(self.error, NotCheckedError)
+
 
 def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: int | None = None,
                  shrink: bool = True, on_failure: Callable[[PropertyResult], None] | None = None
@@ -59,6 +73,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     example `converge.reports.failure.failure_reporter(folder)`); without it
     nothing is written: under pytest, converge's plugin writes the report of a
     PropertyFailure that a test raises.
+
+    The result counts what the examples exercised (properties/exercise.py); a
+    run that compared no case ends as NotCheckedError, never as a pass. An
+    input converge generated that its own engine, oracle or property rejects
+    (BadInputError, UnsupportedError) is converge's bug: an InternalError,
+    shrunk like any failure.
     """
     if not isinstance(spec, PropertySpec):
         raise ApiMisuseError(f"run_property: expected a PropertySpec, got {type(spec).__name__}")
@@ -81,11 +101,26 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             event(case)  # Hypothesis's statistics (pytest --hypothesis-show-statistics) show these
         target(float(len(cases)), label="special cases drawn")  # steer towards examples holding more of them
         result.coverage.update(cases)
-        try:
-            spec.check(*args)
-        except Exception as exc:
-            exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
-            raise
+        with Recording() as recording:
+            try:
+                spec.check(*args)
+            except UnsatisfiedAssumption:  # Hypothesis draws another; what it recorded still counts
+                result.exercised.merge(recording.exercised)
+                raise
+            except (BadInputError, UnsupportedError) as exc:
+                error = InternalError(f"converge generated an input that it rejects itself ({type(exc).__name__}: "
+                                      f"{exc})")
+                error.converge_args = args  # type: ignore[attr-defined]
+                raise error from exc
+            except Exception as exc:
+                exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
+                if recording.exercised.empty:  # it compared, and the comparison failed (or crashed)
+                    recording.exercised.add("compared")
+                result.exercised.merge(recording.exercised)
+                raise
+        if recording.exercised.empty:  # a check that records nothing compared its example
+            recording.exercised.add("compared")
+        result.exercised.merge(recording.exercised)
 
     test = hypothesis_seed(seed)(test)
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -111,9 +146,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = time.process_time() - cpu_start
     result.examples = counter[0]
+    gave_up = isinstance(result.error, (Unsatisfiable, FailedHealthCheck)) and result.exercised.not_compared > 0
+    if (result.ok or gave_up) and result.exercised.compared == 0:  # Hypothesis gives up when every case is rejected
+        result.error, result.failures = NotCheckedError(result.exercised.why_nothing_compared()), 0
     if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
         with_oracle_final(result.failure.divergence)
-    if not result.ok and on_failure is not None:
+    if not result.ok and not result.not_checked and on_failure is not None:
         on_failure(result)
     return result
 

@@ -25,7 +25,7 @@ from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
 from converge.oracle import batch_interval_join
-from converge.properties import interval, multiway, regular
+from converge.properties import exercise, interval, multiway, regular
 from converge.properties.divergence import fail
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.answers import answer_of, system_diverged
@@ -90,12 +90,15 @@ def system_final(system: System, spec: str, tally: Tally) -> FinalAnswer:
     cannot express is rejected (Hypothesis draws another; the tally counts it); a system error is the
     system's divergence, shown beside the oracle's and the reference engine's answers."""
     def final(scenario: Scenario) -> Counter:
-        if system.why_not(scenario) is not None:  # outside its declared capabilities: never sent
+        why_not = system.why_not(scenario)
+        if why_not is not None:  # outside its declared capabilities: never sent
             tally.count(1, True)
+            exercise.not_applicable(why_not)
             reject()
         [result] = system.run_cases([scenario])
         tally.count(1, result.status == "unsupported")
         if result.status == "unsupported":
+            exercise.unsupported(result.message or f"{system.name} gave no reason")
             reject()
         want = oracle_final(scenario)
         got = answer_of("system_final_answer", system, scenario, result, want, spec)

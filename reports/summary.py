@@ -1,7 +1,9 @@
 """Campaign summaries: summary.md for people, summary.json for tools.
 
-Per property: examples, failures, time, examples/s, the Hypothesis seed and
-links to its failure reports; per family: the same totals.
+Per property: its outcome, examples, what the examples exercised (cases
+compared, not applicable, unsupported, skipped: a property that compared
+nothing is "not checked", never "passed"), failures, time, examples/s, the
+Hypothesis seed and links to its failure reports; per family: the same totals.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import Sequence
 
 import hypothesis
+
+from converge.engine.model.errors import label
 
 
 def _link(path: str, folder: Path) -> str:
@@ -27,10 +31,11 @@ def _link(path: str, folder: Path) -> str:
 def _families(rows: list[dict]) -> list[dict]:
     out: dict[str, dict] = {}
     for r in rows:
-        f = out.setdefault(r["family"], {"family": r["family"], "properties": 0, "examples": 0, "failures": 0,
-                                         "seconds": 0.0})
+        f = out.setdefault(r["family"], {"family": r["family"], "properties": 0, "examples": 0, "compared": 0,
+                                         "failures": 0, "seconds": 0.0})
         f["properties"] += 1
         f["examples"] += r["examples"]
+        f["compared"] += r["exercised"]["compared"]
         f["failures"] += r["failures"]
         f["seconds"] += r["seconds"]
     for f in out.values():
@@ -45,7 +50,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [
-        {"family": r.family, "property": r.name, "examples": r.examples, "failures": r.failures,
+        {"family": r.family, "property": r.name, "outcome": label(r.failure or r.error), "examples": r.examples,
+         "exercised": r.exercised.to_json(), "failures": r.failures,
          "seconds": round(r.seconds, 3), "examples_per_second": round(r.examples_per_second, 1),
          "seed": getattr(r, "seed", None), "reports": list(r.reports),
          "error": None if r.ok else str(r.failure or f"{type(r.error).__name__}: {r.error}")}
@@ -53,7 +59,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     ]
     families = _families(rows)
     data = {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "hypothesis_version": hypothesis.__version__,
-            "passed": sum(1 for r in results if r.ok), "failed": sum(1 for r in results if not r.ok),
+            "passed": sum(1 for r in results if r.ok), "not_checked": sum(1 for r in results if r.not_checked),
+            "failed": sum(1 for r in results if not r.ok and not r.not_checked),
             "examples": sum(r["examples"] for r in rows), "seconds": round(sum(r["seconds"] for r in rows), 3),
             "families": families, "properties": rows}
     if system is not None:
@@ -61,23 +68,28 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     js = folder / "summary.json"
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",
-             f"{data['passed']} passed, {data['failed']} failed; {data['examples']} examples in "
+             f"{data['passed']} passed, {data['not_checked']} not checked, {data['failed']} failed; "
+             f"{data['examples']} examples in "
              f"{data['seconds']:.1f} s (Hypothesis {hypothesis.__version__})", "",
              *([f"System under test: {system}", ""] if system is not None else []),
-             "## Families", "", "| family | properties | examples | failures | seconds | examples/s |",
-             "|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {f['family']} | {f['properties']} | {f['examples']} | {f['failures']} | {f['seconds']} "
-              f"| {f['examples_per_second']} |" for f in families]
+             "## Families", "", "| family | properties | examples | compared | failures | seconds | examples/s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {f['family']} | {f['properties']} | {f['examples']} | {f['compared']} | {f['failures']} "
+              f"| {f['seconds']} | {f['examples_per_second']} |" for f in families]
     lines += ["", "## Properties", "",
-              "| family | property | examples | failures | seconds | examples/s | seed | reports |",
-              "|---|---|---:|---:|---:|---:|---:|---|"]
+              "| family | property | outcome | examples | compared | not compared | failures | seconds | examples/s "
+              "| seed | reports |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         links = " ".join(_link(p, folder) for p in r["reports"])
-        lines.append(f"| {r['family']} | {r['property']} | {r['examples']} | {r['failures']} | {r['seconds']} "
+        seen = r["exercised"]
+        other = seen["not_applicable"] + seen["unsupported"] + seen["skipped"]
+        lines.append(f"| {r['family']} | {r['property']} | {r['outcome']} | {r['examples']} | {seen['compared']} "
+                     f"| {other} | {r['failures']} | {r['seconds']} "
                      f"| {r['examples_per_second']} | {r['seed'] if r['seed'] is not None else ''} | {links} |")
     failed = [r for r in rows if r["error"]]
     if failed:
-        lines += ["", "## Failures", ""]
+        lines += ["", "## Failures and properties not checked", ""]
         for r in failed:
             first = r["error"].splitlines()[0] if r["error"] else ""
             lines.append(f"* **{r['family']}/{r['property']}**: {first}")

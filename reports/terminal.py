@@ -6,7 +6,9 @@ import sys
 from collections import Counter
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
-__all__ = ["failure_excerpt", "format_table", "progress", "tally"]
+__all__ = ["failure_excerpt", "format_table", "outcome_cell", "progress", "tally"]
+
+REASON_WIDTH = 70
 
 
 def progress(done: int, total: int, label: str, stream: TextIO | None = None) -> None:
@@ -39,6 +41,16 @@ def tally(labels: Iterable[str]) -> str:
     counts = Counter(labels)
     order = ["passed"] + sorted(k for k in counts if k != "passed")
     return ", ".join(f"{counts[k]} {k}" for k in order)
+
+
+def outcome_cell(label: str, error: BaseException | None) -> str:
+    """A table's outcome: the label, and for "not checked" why (cut; the whole reason is printed below)."""
+    if label != "not checked" or error is None:
+        return label
+    reason = str(error).splitlines()[0] if str(error) else ""
+    if len(reason) > REASON_WIDTH:
+        reason = reason[:REASON_WIDTH - 3] + "..."
+    return f"{label}: {reason}" if reason else label
 
 
 def failure_excerpt(message: str, reports: Sequence[str], lines: int = 12) -> str:

@@ -12,11 +12,13 @@ import pytest
 from hypothesis import strategies as st
 
 from converge.engine.model.changelog import Change
+from converge.engine.model.errors import NotCheckedError
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.oracle import DuckDBOracle
 from converge.properties import interval
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.exercise import Exercised
 from converge.properties.registry import PropertySpec, select
 from converge.properties.regular import snapshot_restore, tlp_partition
 from converge.properties.replay import replay_path
@@ -167,19 +169,27 @@ def test_an_exception_group_gets_one_report_per_property_failure(tmp_path: Path)
 
 def test_summary_has_families_properties_rates_and_links(tmp_path: Path) -> None:
     report = tmp_path / "r" / "x-1.md"
-    ok = PropertyResult("regular", "prefix_consistency", examples=100, seconds=2.0, seed=3)
+    ok = PropertyResult("regular", "prefix_consistency", examples=100, seconds=2.0, seed=3,
+                        exercised=Exercised(compared=97, unsupported=3, reasons=Counter({"unsupported: why": 3})))
     bad = PropertyResult("regular", "final_convergence", examples=10, failures=1, seconds=0.5, seed=4,
                          failure=PropertyFailure(Divergence("final_convergence", TLP, "differs")),
-                         reports=[str(report)])
-    md, js = write_summary([ok, bad], tmp_path)
+                         reports=[str(report)], exercised=Exercised(compared=10))
+    idle = PropertyResult("regular", "ttl", examples=5, seconds=0.5, exercised=Exercised(skipped=5),
+                          error=NotCheckedError("none of 5 cases compared"))
+    md, js = write_summary([ok, bad, idle], tmp_path)
     data = json.loads(js.read_text())
-    assert data["passed"] == 1 and data["failed"] == 1 and data["examples"] == 110
+    assert data["passed"] == 1 and data["failed"] == 1 and data["not_checked"] == 1 and data["examples"] == 115
     (fam,) = data["families"]
-    assert fam == {"family": "regular", "properties": 2, "examples": 110, "failures": 1, "seconds": 2.5,
-                   "examples_per_second": 44.0}
-    assert data["properties"][0]["examples_per_second"] == 50.0 and data["properties"][1]["seed"] == 4
+    assert fam == {"family": "regular", "properties": 3, "examples": 115, "compared": 107, "failures": 1,
+                   "seconds": 3.0, "examples_per_second": 38.3}
+    first, second, third = data["properties"]
+    assert first["examples_per_second"] == 50.0 and second["seed"] == 4
+    assert first["exercised"] == {"compared": 97, "not_applicable": 0, "unsupported": 3, "skipped": 0,
+                                  "reasons": {"unsupported: why": 3}}
+    assert [p["outcome"] for p in (first, second, third)] == ["passed", "diverged", "not checked"]
     text = md.read_text()
     assert "[md](r/x-1.md)" in text and "## Failures" in text and "final_convergence" in text
+    assert "| regular | ttl | not checked | 5 | 0 | 5 |" in text
 
 
 def test_several_distinct_failures_report_the_property_failure_with_its_own_arguments() -> None:

@@ -26,7 +26,8 @@ from converge.reports.tooling.adapter_check import fixed_cases
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
                   "anti"], changelog_modes=["insert_only", "retract", "upsert"],
                   column_types=["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"], time_domains=["event_time"],
-                  state_ttl=False, output="final", deterministic_order=False, max_batch=500)
+                  state_ttl=False, output="final", deterministic_order=False, max_batch=500,
+                  settings=["mini_batch"])
 
 
 def _scenario(**config) -> Scenario:
@@ -61,6 +62,26 @@ def test_capabilities_read_from_json_and_back() -> None:
 def test_capabilities_that_break_the_vocabulary_are_named(change: dict, message: str) -> None:
     with pytest.raises(BadInputError, match=message):
         Capabilities.from_json({**FLINK_LIKE, **change})
+
+
+def test_settings_are_optional_and_none_is_honoured_when_absent() -> None:
+    obj = dict(FLINK_LIKE)
+    del obj["settings"]
+    caps = Capabilities.from_json(obj)
+    assert caps.settings == () and not caps.honours("mini_batch")
+    with pytest.raises(BadInputError, match=r"capabilities\.settings\[0\]"):
+        Capabilities.from_json({**FLINK_LIKE, "settings": ["state_ttl"]})
+
+
+def test_a_case_asking_for_a_setting_the_system_ignores_is_not_applicable() -> None:
+    caps = Capabilities.from_json(FLINK_LIKE)  # mini-batch, no multi-way operator
+    three = fixed_cases()[8][1]
+    assert applicability(replace(three, config=replace(three.config, multi_join="off")), caps, "x") is None
+    assert applicability(replace(three, config=replace(three.config, multi_join="on")), caps, "x") == (
+        "x does not honour config.multi_join=on (a multi-way join operator): it would ignore the setting")
+    assert applicability(_scenario(mini_batch_size=3), caps, "x") is None
+    assert "config.mini_batch_size" in applicability(
+        _scenario(mini_batch_size=3), Capabilities.from_json({**FLINK_LIKE, "settings": []}), "x")
 
 
 def test_a_missing_capability_is_an_error() -> None:

@@ -33,6 +33,12 @@ Family = Literal["regular", "interval", "multiway"]
 TimeDomain = Literal["event_time", "processing_time"]
 OutputForm = Literal["final", "changelog"]
 CaseStatus = Literal["ok", "unsupported", "error"]
+# Options of a case that a system may silently ignore: a system honours one only when it says so.
+Setting = Literal["multi_join", "mini_batch"]
+SETTING_MEANING: dict[str, str] = {
+    "multi_join": "config.multi_join=on (a multi-way join operator)",
+    "mini_batch": "config.mini_batch_size (a mini-batch join)",
+}
 
 MAX_BATCH_LIMIT = 1_000_000
 
@@ -60,10 +66,12 @@ class Capabilities:
     output: OutputForm
     deterministic_order: bool
     max_batch: int
+    # the settings it honours; one it does not is ignored, so a property about it is not applicable
+    settings: tuple[Setting, ...] = ()
 
     def __post_init__(self) -> None:
         for key, lit in (("families", Family), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
-                         ("column_types", ColumnType), ("time_domains", TimeDomain)):
+                         ("column_types", ColumnType), ("time_domains", TimeDomain), ("settings", Setting)):
             object.__setattr__(self, key, _vocabulary(getattr(self, key), lit, f"capabilities.{key}"))
         check_bool(self.state_ttl, "capabilities.state_ttl")
         check_literal(self.output, OutputForm, "capabilities.output")
@@ -74,21 +82,25 @@ class Capabilities:
     def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
         """Every family, join type, mode, type and time domain; the changelog in a repeatable order."""
         return cls(get_args(Family), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
-                   get_args(TimeDomain), True, "changelog", True, max_batch)
+                   get_args(TimeDomain), True, "changelog", True, max_batch, get_args(Setting))
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "capabilities") -> Capabilities:
-        """Read the protocol's object; every key is required and an unknown key is an error naming it."""
+        """Read the protocol's object; every key but `settings` (absent: none honoured) is required, and an
+        unknown key is an error naming it."""
         if not isinstance(obj, Mapping):
             raise BadInputError(f"expected an object, got {short_repr(obj)}", path=path)
         names = [f.name for f in fields(cls)]
         unknown = [k for k in obj if k not in names]
         if unknown:
             raise BadInputError(f"unknown key {unknown[0]!r} (known: {', '.join(names)})", path=f"{path}.{unknown[0]}")
-        missing = [k for k in names if k not in obj]
+        missing = [k for k in names if k not in obj and k != "settings"]
         if missing:
             raise BadInputError(f"missing key {missing[0]!r}", path=path)
-        return cls(**{k: obj[k] for k in names})
+        return cls(**{k: obj[k] for k in names if k in obj})
+
+    def honours(self, setting: Setting) -> bool:
+        return setting in self.settings
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
@@ -121,6 +133,9 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
         for _, ctype in spec.columns:
             if ctype not in caps.column_types:
                 return f"{system} does not take {ctype} columns"
+    for setting in settings_used(scenario):
+        if not caps.honours(setting):
+            return f"{system} does not honour {SETTING_MEANING[setting]}: it would ignore the setting"
     if scenario.config.state_ttl_ms is not None and scenario.config.state_ttl_ms != {} and not caps.state_ttl:
         return f"{system} cannot drive state TTL (its TTL is not driven by the scenario's clock)"
     if family == "interval":
@@ -131,6 +146,16 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
         return (f"{system} cannot be given the interleaving of its inputs, and a processing-time join's answer "
                 f"depends on it")
     return None
+
+
+def settings_used(scenario: Scenario) -> tuple[Setting, ...]:
+    """The settings a scenario asks for that a system may ignore."""
+    out: list[Setting] = []
+    if scenario.config.multi_join == "on" and len(scenario.join.inputs) > 2:
+        out.append("multi_join")
+    if scenario.config.mini_batch_size is not None:
+        out.append("mini_batch")
+    return tuple(out)
 
 
 def _nonzero(bag: Counter) -> Counter:

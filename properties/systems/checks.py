@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
+from converge.properties import exercise
 from converge.properties.divergence import require
 from converge.properties.systems.answers import (
     REFERENCE,
@@ -44,6 +45,9 @@ def _run(prop: str, system: System, cases: Sequence[Scenario], tally: Tally | No
     results = system.run_cases(list(cases))
     if tally is not None:
         tally.count(len(cases), sum(r.status == "unsupported" for r in results))
+    for r in results:
+        if r.status == "unsupported":
+            exercise.unsupported(r.message or f"{system.name} gave no reason")
     return results
 
 
@@ -56,6 +60,8 @@ def final_equals_oracle(system: System, cases: Sequence[Scenario], *, prop: str 
     for scenario, result in zip(cases, _run(prop, system, cases, tally)):
         want = oracle_final(scenario)
         got = answer_of(prop, system, scenario, result, want, system_spec)
+        if got is not None:
+            exercise.compared()
         if got is not None and got != want:
             system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the batch answer",
                             got, want, oracle=want, system_spec=system_spec)
@@ -74,6 +80,10 @@ def multiway_equals_binary_chain(system: System, cases: Sequence[Scenario], *,
         want = oracle_final(scenario) if decided else None
         got = answer_of(prop, system, scenario, m, want, system_spec)
         chain = answer_of(prop, system, off_case, b, want, system_spec)
+        if got is not None and chain is not None:
+            exercise.compared(2)
+        elif (got is None) != (chain is None):  # one plan's answer alone compares with nothing
+            exercise.skipped("the other plan's case was unsupported")
         if got is not None and chain is not None and got != chain:
             system_diverged(prop, system, scenario, f"{system.name}'s multi-way plan and its binary chain give "
                             f"different final answers (+ multi-way only, - binary chain only)", got, chain,
@@ -88,6 +98,8 @@ def system_equals_reference(system: System, cases: Sequence[Scenario], *, prop: 
         want = oracle_final(scenario) if decided else None
         got = answer_of(prop, system, scenario, result, want, system_spec)
         ref = reference_final(scenario)
+        if got is not None:
+            exercise.compared()
         if got is not None and got != ref:
             system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the reference "
                             f"engine's (+ {system.name} only, - reference engine only)", got,

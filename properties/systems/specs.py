@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import Capabilities, System
+from converge.engine.model.system import SETTING_MEANING, Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
@@ -49,6 +49,13 @@ def _common(caps: Capabilities, name: str, family: str) -> str | None:
 
 def _pick(wanted: tuple[str, ...], declared: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in wanted if v in declared)
+
+
+def _ignored(caps: Capabilities, name: str, setting: Setting) -> str | None:
+    """Why a property about `setting` says nothing on this system (None: the system honours it)."""
+    if caps.honours(setting):
+        return None
+    return f"{name} does not honour {SETTING_MEANING[setting]}, so the property would not exercise it"
 
 
 # ---------------------------------------------------------------- what each property draws, from the capabilities
@@ -92,16 +99,18 @@ def _multiway(caps: Capabilities, name: str):
     if reason is None and not modes:
         reason = f"{name} takes no changelog mode the generator draws"
 
+    plans = ("on", "off") if caps.honours("multi_join") else ("off",)  # "on" would be ignored: never claim it
+
     def strategy() -> st.SearchStrategy[Scenario]:
         return st.one_of(*(multiway_scenarios(num_inputs=(3, 4), join_types=types, modes=modes, multi_join=m,
                                               **MODEL_DEFAULTS)
-                           for m in ("on", "off")))
+                           for m in plans))
 
     return strategy, reason
 
 
 def _multiway_on(caps: Capabilities, name: str):
-    reason = _multiway(caps, name)[1]
+    reason = _multiway(caps, name)[1] or _ignored(caps, name, "multi_join")
     types, modes = _pick(("inner", "left"), caps.join_types), _pick(("insert_only", "retract", "upsert"),
                                                                     caps.changelog_modes)
     return (lambda: multiway_scenarios(num_inputs=(3, 4), join_types=types, modes=modes, multi_join="on",
@@ -131,6 +140,7 @@ def _minibatch(caps: Capabilities, name: str):
         reason = f"{name} does not run all of INNER, LEFT, RIGHT, FULL (the mini-batch generator draws them all)"
     if reason is None and not modes:
         reason = f"{name} takes no changelog mode the generator draws"
+    reason = reason or _ignored(caps, name, "mini_batch")
     return (lambda: minibatch_scenarios(modes=modes, **MODEL_DEFAULTS)), reason
 
 

@@ -18,19 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.errors import EXIT_BAD_INPUT, UsageError, exit_code, label
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.systems.checks import Tally
 from converge.properties.systems.known import KnownDivergence, find_known, load_known
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.base import SystemKind
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
-from converge.reports.terminal import tally as outcome_counts  # `tally` here is a property's Tally
+from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, progress
+from converge.reports.terminal import tally as outcome_counts
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
 
@@ -42,7 +41,6 @@ class SystemRun:
     prop: SystemProperty
     reason: str | None = None                # why it is not applicable (then nothing ran)
     result: PropertyResult | None = None
-    tally: Tally | None = None
     known: KnownDivergence | None = None
 
     @property
@@ -76,16 +74,15 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
-    tally = Tally()
-    spec = bind(prop, system, batch=options.batch, tally=tally, system_spec=system_spec)
+    spec = bind(prop, system, batch=options.batch, system_spec=system_spec)
     cases = options.examples if options.examples is not None else prop.examples
     batch = max(1, min(options.batch, system.capabilities.max_batch))
     batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
     result = run_property(spec, max_examples=batches, seed=options.seed)
-    run = SystemRun(prop, result=result, tally=tally)
+    run = SystemRun(prop, result=result)
     if result.failure is not None:
         run.known = find_known(known, system.name, prop.family, prop.name, result.failure.divergence)
-    if not result.ok:
+    if not result.ok and not result.not_checked:
         notes = {"system": system.title}
         if run.known is not None:
             notes.update(known_reason=run.known.reason, known_link=run.known.link)
@@ -129,28 +126,33 @@ def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
     if summary is not None:
         print(f"summary: {summary}")
     closing_note(system, runs, startup)
-    return reports.settle(max((r.exit_code for r in runs), default=0))
+    worst = max((r.exit_code for r in runs), default=0)
+    if not any(r.result is not None and r.result.exercised.compared for r in runs):
+        print(f"nothing was compared on {system.title}: the campaign checked nothing")
+        worst = max(worst, EXIT_BAD_INPUT)
+    return reports.settle(worst)
 
 
 def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
-    headers = ("system", "family", "property", "outcome", "batches", "cases", "unsupported", "failures",
-               "seconds", "cases/s")
+    headers = ("system", "family", "property", "outcome", "batches", "cases", "compared", "unsupported",
+               "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
         if r.result is None:
-            rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0,
+            rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0, 0,
                          "", ""))
             continue
-        res, tally = r.result, r.tally or Tally()
-        rate = f"{tally.cases / res.seconds:.0f}" if res.seconds > 0 else ""
-        rows.append((system.title, r.prop.family, r.prop.name, r.outcome, res.examples, tally.cases,
-                     tally.unsupported, res.failures, f"{res.seconds:.1f}", rate))
+        res, seen = r.result, r.result.exercised
+        rate = f"{seen.cases / res.seconds:.0f}" if res.seconds > 0 else ""
+        outcome = r.outcome if r.known is not None else outcome_cell(r.outcome, res.error)
+        rows.append((system.title, r.prop.family, r.prop.name, outcome, res.examples, seen.cases, seen.compared,
+                     seen.unsupported, res.failures, f"{res.seconds:.1f}", rate))
     return headers, rows
 
 
 def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
     ran = [r for r in runs if r.result is not None]
-    cases = sum((r.tally or Tally()).cases for r in ran)
+    cases = sum(r.result.exercised.cases for r in ran if r.result is not None)
     seconds = sum(r.result.seconds for r in ran if r.result is not None)
     print(f"\nsystem: {system.title} (started in {startup:.1f} s); {cases} cases in {seconds:.1f} s"
           + (f", {cases / seconds:.0f} cases/s" if seconds > 0 else ""))

@@ -113,3 +113,11 @@ def test_a_malformed_case_is_a_case_error() -> None:
         plan(case("x", A, ["inner"], ["a.k = b.k"], {"a": [["-X", 1, 2]]}))
     with pytest.raises(CaseError, match="not a BIGINT"):
         plan(case("x", A, ["inner"], ["a.k = b.k"], {"a": [["+I", 1, "two"]]}))
+
+
+@pytest.mark.parametrize(("version", "settings"), [
+    ("1.19.0", ["mini_batch"]), ("1.20.1", ["mini_batch"]), ("2.0.0", ["mini_batch"]),
+    ("2.1.0", ["mini_batch", "multi_join"]), ("2.3.0", ["mini_batch", "multi_join"]),
+    ("2.4-SNAPSHOT", ["mini_batch", "multi_join"])])
+def test_the_adapter_declares_the_multi_way_operator_from_flink_2_1_on(version: str, settings: list[str]) -> None:
+    assert program_module("adapter").honoured_settings(version) == settings

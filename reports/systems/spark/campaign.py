@@ -20,6 +20,7 @@ from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.native_case import NativeJoinCase, dump_case
 from converge.generators.spark_native import native_join_cases
 from converge.oracle.native_join_model import model_case
+from converge.properties import exercise
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
 from converge.properties.spec import PropertySpec
@@ -51,15 +52,11 @@ class NativeRunOutcome:
     reports: list[str] = field(default_factory=list)
 
     @property
-    def outcome(self) -> str:
-        if self.result.ok and self.tally.exercised == 0:
-            return "not checked"
+    def outcome(self) -> str:  # run_property made a run that exercised no case NotCheckedError
         return label(self.result.failure or self.result.error)
 
     @property
     def exit_code(self) -> int:
-        if self.result.ok:
-            return 2 if self.tally.exercised == 0 else 0
         return exit_code(self.result.failure or self.result.error)
 
 
@@ -72,7 +69,12 @@ def native_spec(prop: NativeProperty, cache: RunCache, tally: NativeTally, examp
         tally.spark_runs += cache.spark_runs - before
         tally.unsupported += run.status != "ok"
         tally.with_late += any(r.late for r in model_case(case).rows)
-        tally.exercised += bool(check_run(prop, case, run))
+        exercised = bool(check_run(prop, case, run))
+        tally.exercised += exercised
+        if run.status != "ok":
+            exercise.unsupported(f"Spark rejected the query ({run.status})")
+        elif not exercised:
+            exercise.skipped(f"the case does not exercise {prop.name}")
 
     return PropertySpec(FAMILY, prop.name, lambda: native_join_cases().map(lambda c: (c,)), check, examples,
                         prop.description)
@@ -118,7 +120,7 @@ def run_spark_native_campaign(options: RunOptions) -> int:
             tally = NativeTally()
             result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed)
             run = NativeRunOutcome(prop, result, tally)
-            if not result.ok:
+            if not result.ok and not result.not_checked:
                 _write_failure(reports, run, system)
             runs.append(run)
         progress(len(props), len(props), "done")

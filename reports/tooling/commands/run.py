@@ -15,7 +15,7 @@ from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.registry import system_kind
-from converge.reports.terminal import failure_excerpt, format_table, progress, tally
+from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, progress, tally
 from converge.reports.tooling.arguments import (
     Subparsers,
     add_examples,
@@ -130,9 +130,14 @@ def run_campaign(options: RunOptions) -> int:
 
 def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResult], *, stats: bool) -> None:
     """The campaign's table (with a verdict column for the anomalies family) and, with --stats, its coverage."""
-    rows = [(r.family, r.name, label(result_error(r)), r.examples, r.failures, f"{r.seconds:.1f}",
-             f"{r.examples_per_second:.0f}") for r in results]
-    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "failures", "seconds", "examples/s")
+    rows = [(r.family, r.name, outcome_cell(label(result_error(r)), result_error(r)), r.examples,
+             r.exercised.compared, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.0f}") for r in results]
+    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "compared", "failures", "seconds",
+                                "examples/s")
+    if any(r.exercised.not_compared for r in results):  # what was drawn and not compared, and why (below)
+        headers += ("not compared",)
+        rows = [row + (r.exercised.describe(compared=False) if r.exercised.not_compared else "",)
+                for row, r in zip(rows, results)]
     verdicts = [verdict_of(s, r) for s, r in zip(specs, results)]
     if any(verdicts):  # the anomalies family: "reproduced" / "fixed", or "NOT ..." when its property fails
         headers += ("verdict",)

@@ -216,6 +216,18 @@ def _drain_gateway_stderr() -> None:
     java_gateway.launch_gateway_server_process = launch_and_drain
 
 
+def honoured_settings(version: str) -> list[str]:
+    """What this Flink version does with the settings converge sends: the mini-batch join exists in every
+    version converge supports (1.19+); the multi-way join operator (FLIP-516) from 2.1 on, and older versions
+    ignore `table.optimizer.multi-join.enabled`."""
+    numbers = []
+    for part in version.split(".")[:2]:
+        digits = "".join(c for c in part if c.isdigit())
+        numbers.append(int(digits) if digits else 0)
+    major, minor = (numbers + [0, 0])[:2]
+    return ["mini_batch"] + (["multi_join"] if (major, minor) >= (2, 1) else [])
+
+
 class Adapter:
     """The protocol loop: one request line in, one answer line out."""
 
@@ -235,7 +247,8 @@ class Adapter:
                     "changelog_modes": ["insert_only", "retract", "upsert"],
                     "column_types": list(FLINK_TYPES),
                     "time_domains": ["event_time"], "state_ttl": False, "output": "final",
-                    "deterministic_order": False, "max_batch": MAX_BATCH}}
+                    "deterministic_order": False, "max_batch": MAX_BATCH,
+                    "settings": honoured_settings(flink_version)}}
 
     def handle(self, line: str) -> bool:
         """Answer one line; False when the adapter should exit."""

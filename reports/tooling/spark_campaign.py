@@ -31,7 +31,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from converge.engine.materialize import clean, fold, fold_history
-from converge.engine.model.errors import BadInputError, ConvergeError, UsageError, exit_code, label
+from converge.engine.model.errors import BadInputError, ConvergeError, NotCheckedError, UsageError, exit_code, label
 from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.engine.runtime.spark.job import run_scenarios_on_spark
@@ -43,6 +43,7 @@ from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.exercise import Exercised
 from converge.properties.regular import shared_oracle
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
@@ -200,15 +201,15 @@ def check_on_spark(scenarios: Sequence[Scenario], *, properties: Sequence[str] =
     return check_results(scenarios, results, properties=properties, oracle=oracle, spark=spark)
 
 
-def nothing_checked(family: str, name: str, drawn: int) -> UsageError:
+def nothing_checked(family: str, name: str, drawn: int) -> NotCheckedError:
     """A property that decided none of the drawn scenarios did not pass: it checked nothing."""
-    return UsageError(f"none of the {drawn} scenarios drawn for {family} is one {name} decides; "
-                      "draw more (--examples) or choose another family")
+    return NotCheckedError(f"none of the {drawn} scenarios drawn for {family} is one {name} decides; "
+                           "draw more (--examples) or choose another family")
 
 
 def outcome_of(result: PropertyResult) -> str:
-    """The table's outcome: errors.label(), or "not checked" for a property that decided no scenario."""
-    return "not checked" if result.examples == 0 and result.failure is None else label(result.failure or result.error)
+    """The table's outcome: errors.label() ("not checked" for a property that decided no scenario)."""
+    return label(result.failure or result.error)
 
 
 def run_spark_campaign(options: RunOptions) -> int:
@@ -240,7 +241,11 @@ def run_spark_campaign(options: RunOptions) -> int:
         seconds = time.perf_counter() - start
         for check in checks:
             r = PropertyResult(family, check.name, examples=check.checked, failures=len(check.failures),
-                               seconds=seconds, seed=seed)
+                               seconds=seconds, seed=seed,
+                               exercised=Exercised(compared=check.checked, skipped=len(scenarios) - check.checked))
+            if r.exercised.skipped:
+                r.exercised.reasons[f"skipped: DuckDB does not decide the scenario for {check.name}"] = \
+                    r.exercised.skipped
             if check.failures:
                 r.failure = check.failures[0]
                 r.reports += reports.write_failure(r.failure.divergence, runtime="spark", seed=seed, family=family)

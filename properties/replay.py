@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from converge.engine.materialize import clean, fold
-from converge.engine.model.errors import ApiMisuseError, BadInputError, DivergenceError, exit_code, label
+from converge.engine.model.errors import ApiMisuseError, BadInputError, DivergenceError, NotCheckedError, exit_code, label
 from converge.engine.model.scenario import RuntimeName, Scenario
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
@@ -191,8 +191,8 @@ def replay_scenario(scenario: Scenario, path: Path, runtime: RuntimeName = "loca
         elif scenario.has_expectations():
             _check_expectations(outcome, scenario, runtime)
         elif not applicable_properties(scenario):
-            outcome.add(BadInputError("the scenario has no expectations and no property applies to it; "
-                                      "nothing to check"))
+            outcome.add(NotCheckedError("the scenario has no expectations and no property applies to it; "
+                                        "nothing to check"))
         elif runtime == "local":
             _check_properties(outcome, scenario)
         else:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from hypothesis import reject
+from hypothesis import given, reject, seed, settings
 from hypothesis import strategies as st
 
 from converge.engine.model.errors import (
@@ -22,6 +23,7 @@ from converge.engine.reference_system import ReferenceSystem
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties import exercise
 from converge.properties.campaign import run_property
+from converge.properties.replay import replay_scenario
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.reports.options import RunOptions
@@ -130,8 +132,6 @@ def test_a_property_about_a_setting_the_system_ignores_is_not_applicable() -> No
 
 
 def test_without_the_multi_way_operator_the_chains_drawn_never_claim_it() -> None:
-    from hypothesis import given, seed, settings
-
     factory, _ = _prop("multiway/final_equals_oracle").draws(replace(Capabilities.everything(), settings=()), "x")
     seen = set()
 
@@ -143,3 +143,21 @@ def test_without_the_multi_way_operator_the_chains_drawn_never_claim_it() -> Non
 
     draw()
     assert seen == {"off"}
+
+
+def test_replaying_a_file_that_nothing_checks_is_not_checked(tmp_path: Path) -> None:
+    drawn: list[Scenario] = []
+
+    @seed(2)
+    @settings(max_examples=1, database=None)
+    @given(regular_join_scenarios())
+    def one(scenario: Scenario) -> None:
+        drawn.append(scenario)
+
+    one()
+    # semantics=flink models a defect, so no oracle property decides it; without expectations nothing is compared
+    plain = replace(drawn[0], config=replace(drawn[0].config, semantics="flink"), expect_final=None,
+                    expect_changelog=None)
+    assert not plain.has_expectations()
+    outcome = replay_scenario(plain, tmp_path / "x.json")
+    assert [label(p) for p in outcome.errors] == ["not checked"] and outcome.exit_code == 2

@@ -61,6 +61,8 @@ _EXPORTS: dict[str, str] = {
     "ApiMisuseError": "converge.engine.model.errors",
     "UsageError": "converge.engine.model.errors",
     "UnsupportedError": "converge.engine.model.errors",
+    "NotCheckedError": "converge.engine.model.errors",
+    "MisreadQueryError": "converge.engine.model.errors",
     "SystemUnderTestError": "converge.engine.model.errors",
     "InternalError": "converge.engine.model.errors",
     "NonTerminationError": "converge.engine.model.errors",

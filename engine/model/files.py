@@ -52,7 +52,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             exc.filename = str(path)  # the file the caller asked for, not the temporary
-            exc.filename2 = None
+            del exc.filename2  # (os.replace's second name): the message then reads "REASON: 'PATH'"
         raise
 
 

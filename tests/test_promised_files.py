@@ -39,7 +39,7 @@ def converge(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("CONVERGE_REPORTS_DIR", "HYPOTHESIS_STORAGE_DIRECTORY")}
     env.update(XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run([sys.executable, "-m", "converge.reports.tooling.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def tree(folder: Path) -> set[str]:

@@ -42,7 +42,7 @@ class RunReports:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
-    _unusable: bool = False
+    _unusable: bool = field(default=False, init=False, repr=False)  # claiming failed once: never tried again
 
     @classmethod
     def open(cls, folder: Path | None, kind: str = "run") -> "RunReports":

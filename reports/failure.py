@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import hypothesis
 
+from converge.engine.model.files import write_text_whole
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.model.scenario_json import dump_scenario, event_to_json, scenario_to_dict
 from converge.properties.divergence import Divergence, PropertyFailure, bag_diff
@@ -158,7 +160,7 @@ def _system_option(d: Divergence) -> str:
 
 
 def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[str, Any],
-              per_event: list | None, args: list | None, description: str) -> str:
+              per_event: list | None, args: list | None, description: str, dropped: str | None = None) -> str:
     s = d.scenario
     cfg = s.config
     where = f"event {d.event_index}" if d.event_index is not None else "the final answer"
@@ -175,6 +177,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
         lines += ["", f"![timeline]({png.name})"]
     elif not pictures_available():
         lines += ["", f"(No timeline picture: matplotlib is not installed; `{INSTALL_HINT}` adds it.)"]
+    elif dropped is not None:
+        lines += ["", f"(No timeline picture: it could not be written: {dropped}.)"]
     lines += ["", "## Join", "", _join_line(s), "", "```sql", d.oracle_sql or NO_ORACLE_QUERY, "```", "",
               "## Config", "", "| state TTL | MapState order | semantics | changelog normalize | multi-way join |"
               " runtime |", "|---|---|---|---|---|---|",
@@ -224,34 +228,60 @@ def _claim(folder: Path, base: str) -> Path:
             n += 1
 
 
+def warn_on_stderr(message: str) -> None:
+    """The default `warn` of the report writers: one line on stderr."""
+    print(f"converge: warning: {message}", file=sys.stderr)
+
+
+def _picture(d: Divergence, path: Path, warn: Callable[[str], None]) -> tuple[Path | None, str | None]:
+    """Draw the timeline to `path`: (the path, None), or (None, why not) after warning that it was dropped."""
+    if not pictures_available():
+        warn(f"failure reports have no timeline picture: matplotlib is not installed ({INSTALL_HINT} adds it)")
+        return None, None  # the Markdown says so in its own words
+    try:
+        return draw_timeline(d.scenario, path, event_index=d.event_index, output_per_event=d.emitted), None
+    except Exception as exc:  # noqa: BLE001 - a picture is a bonus; the replayable file is what matters
+        why = f"{exc.strerror or exc}" if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        warn(f"timeline picture {path} not written: {why}")
+        return None, why
+
+
 def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local", seed: int | None = None,
                          family: str | None = None, args: Sequence[Any] | None = None, spec: str | None = None,
-                         timeline: bool = True, notes: Mapping[str, Any] | None = None) -> tuple[Path, ...]:
+                         timeline: bool = True, notes: Mapping[str, Any] | None = None,
+                         warn: Callable[[str], None] = warn_on_stderr) -> tuple[Path, ...]:
     """Write <name>.json (replayable), <name>.md and <name>.png into `folder`; return their paths.
 
     `spec` is the registry name of the property that ran, when it differs from the check's own name
     (several registered properties share one check with different generators). `notes` are JSON
-    values recorded in the file's `converge_failure` meta (`converge mutants` records the bug applied)."""
+    values recorded in the file's `converge_failure` meta (`converge mutants` records the bug applied).
+
+    Each file is written whole or not at all (engine/model/files.py). The scenario file and the Markdown
+    are the report: when either cannot be written, neither is left and the OSError names the file and
+    the reason. A picture that cannot be drawn (no matplotlib, a full disk) is left out, and `warn` is
+    told so in one line."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stem = _claim(folder, f"{_slug(spec or d.property)}-{_slug(d.scenario.name)}")
     info: dict[str, Any] = {"family": family, "seed": seed, "runtime": runtime}
     if spec is not None and spec != d.property:
         info["spec"] = spec
-    scenario = _with_failure_meta(d, args, info, notes or {})
-    scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
-    per_event = d.emitted
     png: Path | None = None
-    if timeline and pictures_available():
-        try:
-            png = draw_timeline(d.scenario, stem.with_suffix(".png"), event_index=d.event_index,
-                                output_per_event=per_event)
-        except Exception:  # noqa: BLE001 - a picture is a bonus; the replayable file is what matters
-            png = None
-    md_path = stem.with_suffix(".md")
-    args_json = scenario.meta["converge_failure"].get("args")
-    md_path.write_text(_markdown(d, scenario_path, png, info, per_event, args_json,
-                                 _spec_description(family, spec or d.property)))
+    try:
+        scenario = _with_failure_meta(d, args, info, notes or {})
+        scenario_path = dump_scenario(scenario, stem.with_suffix(".json"))
+        dropped = None
+        if timeline:
+            png, dropped = _picture(d, stem.with_suffix(".png"), warn)
+        args_json = scenario.meta["converge_failure"].get("args")
+        md_path = write_text_whole(stem.with_suffix(".md"), _markdown(
+            d, scenario_path, png, info, d.emitted, args_json, _spec_description(family, spec or d.property),
+            dropped))
+    except BaseException:
+        for path in (stem.with_suffix(".json"), png):  # the claimed name, and a picture without its report
+            if path is not None:
+                path.unlink(missing_ok=True)
+        raise
     return (scenario_path, md_path) + ((png,) if png is not None else ())
 
 
@@ -263,8 +293,10 @@ def crash_divergence(prop: str, exc: BaseException, args: Sequence[Any] | None) 
     return Divergence(prop, scenario, f"the check crashed: {type(exc).__name__}: {exc}")
 
 
-def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str, Any] | None = None) -> Callable:
-    """A callback for run_property: writes the report of a failed property into `folder`."""
+def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str, Any] | None = None,
+                     warn: Callable[[str], None] = warn_on_stderr) -> Callable:
+    """A callback for run_property: writes the report of a failed property into `folder` (`warn`: as
+    write_failure_report's)."""
     def report(result) -> None:
         if result.failure is not None:
             d: Divergence | None = result.failure.divergence
@@ -275,7 +307,7 @@ def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str
         if d is None:
             return
         paths = write_failure_report(d, Path(folder), runtime=runtime, seed=result.seed, family=result.family,
-                                     args=result.failure_args, spec=result.name, notes=notes)
+                                     args=result.failure_args, spec=result.name, notes=notes, warn=warn)
         result.reports.extend(str(p) for p in paths)
 
     return report
@@ -296,10 +328,11 @@ def property_failures(exc: BaseException) -> list[PropertyFailure]:
     return found
 
 
-def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None) -> list[Path]:
+def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None,
+                     warn: Callable[[str], None] = warn_on_stderr) -> list[Path]:
     """Reports for every PropertyFailure inside `exc` (pytest tests that call properties directly)."""
     paths: list[Path] = []
     for f in property_failures(exc):
         paths.extend(write_failure_report(f.divergence, folder, seed=seed,
-                                          args=getattr(f, "converge_args", None)))
+                                          args=getattr(f, "converge_args", None), warn=warn))
     return paths

@@ -94,14 +94,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         seed = item.config.getoption("hypothesis_seed", None)
     except ValueError:
         seed = None
+    dropped: list[str] = []  # a picture left out says so beside the paths
     try:
         paths = report_exception(call.excinfo.value, ensure_run_dir(folder, item.config.stash[_RUN_NAME]),
-                                 seed=seed)
+                                 seed=seed, warn=dropped.append)
     except (OSError, UsageError) as exc:
         report.sections.append(("converge failure reports", f"not written to {folder}: {exc}"))
         return
-    if paths:
-        report.sections.append(("converge failure reports", "\n".join(str(p) for p in paths)))
+    if paths or dropped:
+        lines = [str(p) for p in paths] + [f"warning: {w}" for w in dropped]
+        report.sections.append(("converge failure reports", "\n".join(lines)))
 
 
 @pytest.fixture(scope="session")

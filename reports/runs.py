@@ -36,16 +36,19 @@ def _unusable(folder: Path, exc: OSError) -> UsageError:
     return UsageError(f"reports folder {folder}: cannot write there ({reason}: {exc.filename or folder})")
 
 
-def claim_run_dir(folder: Path, kind: str = "run") -> Path:
+def claim_run_dir(folder: Path, kind: str = "run", *, started: float | None = None) -> Path:
     """Create this run's own directory inside `folder` and point LATEST at it.
 
-    Raises UsageError (one line) when the folder cannot be written: it is a
-    file, read-only, or on a path that cannot be created."""
+    `started` (a time.time() value, default now) is when the run started: a run
+    that makes its directory at its first report (converge.reports.run_reports)
+    is still named, and ordered for LATEST, by its start. Raises UsageError (one
+    line) when the folder cannot be written: it is a file, read-only, or on a
+    path that cannot be created."""
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         while True:
-            run = folder / new_run_name(kind)
+            run = folder / new_run_name(kind, started)
             try:
                 run.mkdir()  # exclusive: a directory another run made is never shared
                 break

@@ -17,6 +17,7 @@ from typing import Sequence
 import hypothesis
 
 from converge.engine.model.errors import label
+from converge.engine.model.files import write_text_whole
 
 
 def _link(path: str, folder: Path) -> str:
@@ -66,7 +67,7 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     if system is not None:
         data["system"] = system
     js = folder / "summary.json"
-    js.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_whole(js, json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",
              f"{data['passed']} passed, {data['not_checked']} not checked, {data['failed']} failed; "
              f"{data['examples']} examples in "
@@ -94,5 +95,5 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
             first = r["error"].splitlines()[0] if r["error"] else ""
             lines.append(f"* **{r['family']}/{r['property']}**: {first}")
     md = folder / "summary.md"
-    md.write_text("\n".join(lines) + "\n")
+    write_text_whole(md, "\n".join(lines) + "\n")
     return md, js

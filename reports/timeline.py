@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS, RETRACT_KINDS
+from converge.engine.model.files import replacing
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
 _KIND_STYLE = {  # marker, colour
@@ -41,7 +42,8 @@ def _short(row: Sequence[object]) -> str:
 
 def draw_timeline(scenario: Scenario, path: Path, *, event_index: int | None = None,
                   output_per_event: Sequence[Sequence[object]] | None = None) -> Path:
-    """Write the timeline PNG of `scenario` to `path`; `output_per_event` adds the output lane."""
+    """Write the timeline PNG of `scenario` to `path` (whole or not at all); `output_per_event` adds the output
+    lane."""
     # matplotlib takes about 0.4 s to import; its OO API keeps no global pyplot state
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: matplotlib only when a picture is drawn
     from matplotlib.figure import Figure  # lazy: matplotlib only when a picture is drawn
@@ -128,6 +130,6 @@ def draw_timeline(scenario: Scenario, path: Path, *, event_index: int | None = N
         top.annotate("diverges", (event_index, len(names) + 0.55), color="#d62728", fontsize=8, ha="center")
     top.set_xlim(-0.7, max(n - 0.3, 0.7))
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    with replacing(path) as tmp:  # whole or not at all: a full disk leaves no half picture
+        fig.savefig(tmp, format="png")
+    return Path(path)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from converge.engine.model.errors import BadInputError
+from converge.engine.model.files import write_text_whole
 from converge.engine.model.scenario import check_int, check_literal, check_text, short_repr
 
 CASE_FORMAT = "converge-spark-native/1"
@@ -238,9 +239,8 @@ def load_case(path: str | Path) -> NativeJoinCase:
 
 
 def dump_case(case: NativeJoinCase, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(case.to_json(), indent=1) + "\n", encoding="utf-8")
-    return path
+    """Write `case` to `path` whole or not at all (engine/model/files.py)."""
+    return write_text_whole(path, json.dumps(case.to_json(), indent=1) + "\n")
 
 
 JOIN_TYPES: tuple[str, ...] = get_args(NativeJoinType)

@@ -14,12 +14,12 @@ import difflib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Collection, Final
 
 from converge.engine.model.changelog import RowKind
 from converge.engine.model.errors import BadInputError
+from converge.engine.model.files import write_text_whole
 from converge.engine.model.rows import RowValidator, allowed_kinds, validate_output_row
 from converge.engine.model.scenario import (
     ChangeEvent,
@@ -479,24 +479,6 @@ def scenario_to_dict(s: Scenario) -> dict:
     return out
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def dump_scenario(s: Scenario, path: str | os.PathLike[str]) -> Path:
-    """Write `s` to `path` whole or not at all (a temporary file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(scenario_to_dict(s), indent=1, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `s` to `path` whole or not at all (a temporary file renamed into place: engine/model/files.py)."""
+    return write_text_whole(path, json.dumps(scenario_to_dict(s), indent=1, allow_nan=False) + "\n")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from converge import __version__
 from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
+from converge.generators.storage import keep_hypothesis_out_of_the_working_directory
 from converge.reports.tooling.commands import COMMANDS
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
     args = build_parser().parse_args(argv)
+    keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     try:
         return args.handler(args)
     except ConvergeError as exc:  # bad input, usage, an oracle failure, an internal error: one line, no traceback

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 from converge.engine.model.errors import EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_OK, BadInputError
+from converge.engine.model.files import write_text_whole
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
@@ -186,8 +187,7 @@ def to_json(outcomes: Sequence[MutantOutcome], *, examples: int, seed: int) -> d
 
 def write_results(outcomes: Sequence[MutantOutcome], out: Path, *, examples: int, seed: int) -> tuple[Path, Path]:
     data = to_json(outcomes, examples=examples, seed=seed)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_whole(out, json.dumps(data, indent=1) + "\n")
     md = out.with_suffix(".md")
     lines = ["# converge seeded-bug campaign", "",
              f"{data['killed']} killed, {data['survived']} survived, {data['stale']} stale; "
@@ -195,7 +195,7 @@ def write_results(outcomes: Sequence[MutantOutcome], out: Path, *, examples: int
              markdown_table(outcomes), "", "## The bugs", ""]
     lines += [f"* `{o.name}` ({o.family}): {o.bug}" + (f" — {o.message}" if o.status == "stale" else "")
               for o in outcomes]
-    md.write_text("\n".join(lines) + "\n")
+    write_text_whole(md, "\n".join(lines) + "\n")
     return out, md
 
 
@@ -213,7 +213,7 @@ def run_mutants(*, only: str | None = None, examples: int = 300, seed: int | Non
     try:
         written = write_results(outcomes, out, examples=examples, seed=seed)
     except OSError as exc:
-        run_reports.problems.append(f"results not written to {out}: {exc.strerror or exc}")
+        run_reports.problems.append(f"results not written: {exc.filename or out}: {exc.strerror or exc}")
     for o in outcomes:
         if o.status == "stale":
             print(f"stale: {o.name}: {o.message}", file=sys.stderr)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.files import write_text_whole
 from converge.engine.model.native_case import NativeJoinCase, dump_case
 from converge.generators.spark_native import native_join_cases
 from converge.oracle.native_join_model import model_case
@@ -82,22 +83,26 @@ def native_spec(prop: NativeProperty, cache: RunCache, tally: NativeTally, examp
 
 def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNativeSystem) -> None:
     failure = run.result.failure
-    if reports.run_dir is None or failure is None:
+    folder = reports.directory() if failure is not None else None
+    if failure is None or folder is None:
         return
     case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
     meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
             "message": failure.divergence.describe()}
     shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
+    path = folder / f"{FAMILY}-{run.prop.name}.json"
     try:
-        path = dump_case(shrunk, reports.run_dir / f"{FAMILY}-{run.prop.name}.json")
-        md = path.with_suffix(".md")
-        md.write_text(f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
-                      f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
-                      f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case:\n\n```json\n"
-                      f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n", encoding="utf-8")
+        dump_case(shrunk, path)
+        md = write_text_whole(path.with_suffix(".md"),
+                              f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
+                              f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
+                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case:\n\n```json\n"
+                              f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n")
         run.reports += [str(path), str(md)]
     except OSError as exc:
-        reports.problems.append(f"the report of {run.prop.name} was not written: {exc.strerror or exc}")
+        path.unlink(missing_ok=True)  # a case without its report is no report (as in reports/failure.py)
+        reports.problems.append(f"the report of {run.prop.name} was not written: {exc.filename}: "
+                                f"{exc.strerror or exc}")
 
 
 def run_spark_native_campaign(options: RunOptions) -> int:

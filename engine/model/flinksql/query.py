@@ -54,6 +54,7 @@ class MappedQuery:
     output: tuple[OutputColumn, ...]
     where_sql: str | None = None                  # a filter on the join's output (model SQL)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    text: str = ""                                # the file's text, for the query-as-written path
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
@@ -182,7 +183,8 @@ class _Mapper:
         except BadInputError as exc:
             raise self.text.error(node, str(exc)) from None
         output = self._projection(node, output_aliases)
-        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql)
+        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
+                           text=self.text.text)
 
     def _join(self, join: exp.Join) -> None:
         side = (join.side or "").upper()

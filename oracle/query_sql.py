@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import duckdb
 import sqlglot
@@ -82,7 +84,7 @@ def common(value: Any) -> Any:
     if isinstance(value, (int, decimal.Decimal)):
         return decimal.Decimal(value)
     if isinstance(value, float):
-        return decimal.Decimal(value) if value == value and abs(value) != float("inf") else value
+        return decimal.Decimal(value) if math.isfinite(value) else value
     return value
 
 

@@ -99,10 +99,10 @@ def _rows(bag: Counter) -> list[str]:
 def _message(query: MappedQuery, written: QueryAsWritten, tables: dict[str, list[tuple]], got: Counter,
              want: Counter) -> str:
     missing, extra = want - got, got - want
-    parts = [f"converge misread your query {query.path}: on this example its reading's answer differs from the "
-             f"query as written, run in DuckDB",
-             f"  converge's reading: {sum(got.values())} rows; the query as written: {sum(want.values())} rows "
-             f"({sum(extra.values())} only in the reading, {sum(missing.values())} only in the query)"]
+    parts = [(f"converge misread your query {query.path}: on this example its reading's answer differs from the "
+              f"query as written, run in DuckDB"),
+             (f"  converge's reading: {sum(got.values())} rows; the query as written: {sum(want.values())} rows "
+              f"({sum(extra.values())} only in the reading, {sum(missing.values())} only in the query)")]
     if extra:
         parts += ["  only in converge's reading:"] + _rows(extra)
     if missing:

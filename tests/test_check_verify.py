@@ -27,6 +27,8 @@ def test_check_runs_end_to_end_on_the_examples(name: str, capsys, tmp_path: Path
                  "--multi-join", "on", "--reports-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0, out
+    reading = next(line for line in out.splitlines() if line.startswith("check/reading_equals_query"))
+    assert reading.split()[1] == "passed", out  # the unplanted reader reads the example as written
     for section in ("plan:", "properties:", "findings:", "check/system_final_answer", "* MapState order",
                     "* state TTL", "* late rows", "* multi-way join"):
         assert section in out

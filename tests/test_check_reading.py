@@ -108,6 +108,9 @@ QUERIES = {
         AND a.n % 2 = 0 AND a.x <> a.d""",
     "three_way_between": TYPES + """SELECT * FROM a LEFT JOIN b ON a.k = b.k
         LEFT JOIN c ON c.k = b.k WHERE b.m BETWEEN 1 AND 2 OR b.m IS NULL""",
+    "arithmetic_parens": TYPES + """SELECT a.k, `b`.m AS bm, c.v FROM a INNER JOIN b ON a.k = b.k
+        AND (a.n = b.m OR a.k = -b.m) AND a.n - 1 < b.m * 2 AND a.k / 2 <= b.m AND a.s IS DISTINCT FROM 'a'
+        LEFT OUTER JOIN c ON c.k = a.k AND TRUE""",
 }
 
 

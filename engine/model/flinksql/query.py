@@ -14,9 +14,9 @@ answer).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -132,8 +132,8 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     mapper = _Mapper(tables, source, skipped)
     mapped = mapper.select(selects[0])
     denied = refusals(selects[0], source)  # deny by default: a node the translation does not map is refused
-    taken = {at(r) for r in mapper.refused}
-    refused += sorted(mapper.refused + [r for r in denied if at(r) not in taken], key=position)
+    taken = {at(r) for r in denied}  # where both refuse one clause, the allow-list's reason is the one shown
+    refused += sorted(denied + [r for r in mapper.refused if at(r) not in taken], key=position)
     if refused or mapped is None:
         raise one_error(refused, path)
     return mapped

@@ -125,3 +125,23 @@ def test_the_two_paths_agree_on_queries_of_every_supported_clause(name: str) -> 
         reading_equals_query(query, scenario)
 
     agree()
+
+
+FILTERED = (EXAMPLES / "left_join_residual.sql").read_text().replace(
+    "SELECT o.order_id, o.amount, p.payment_id, p.paid, p.method",
+    "SELECT p.method AS how, o.order_id").replace("AND p.paid >= o.amount;", "AND p.paid >= o.amount\nWHERE p.method <> 'a';")
+
+
+def test_findings_and_the_description_are_of_the_query_with_its_where_and_select_list(tmp_path: Path) -> None:
+    """The checked answer is the query's: a finding's example shows rows the WHERE keeps, by the SELECT list's
+    names, and the description no longer calls the filter outside the check."""
+    path = tmp_path / "filtered.sql"
+    path.write_text(FILTERED)
+    lines: list[str] = []
+    assert run_check(load_query(path), CheckOptions(ttl_ms=4, examples=5, seed=1), echo=lines.append) == 0
+    out = "\n".join(lines)
+    assert "not part of the checked join" not in out and "where (on the join's output): (p.method <> 'a')" in out
+    ttl = out[out.index("* state TTL"):out.index("* late rows")]
+    assert "changes the answer" in ttl, ttl
+    rows = [line.strip() for line in ttl.splitlines() if line.strip().startswith("(") and line.strip() != "(empty)"]
+    assert rows and all(row.startswith("(how='") and not row.startswith("(how='a'") for row in rows), ttl  # no NULL

@@ -7,7 +7,9 @@ part of that reading: it parses the file itself (sqlglot, with the Flink
 dialect's tokenizer and parser only), takes every column's declared type from
 the file's own CREATE TABLE statements, transpiles the SELECT as written to
 DuckDB's dialect (sqlglot; Flink's INT / INT is typed, so it truncates) and
-runs it over real DuckDB tables of those types.
+runs it over real DuckDB tables of those types, on a connection locked down
+like the oracle's own (oracle/query.py: no file or network access, no
+extension loading, configuration locked).
 
 The inputs arrive as converge holds them (docs/check-your-query.md §2): a
 DECIMAL(p, s) as its unscaled integer, a TIMESTAMP(p) as epoch milliseconds,
@@ -36,6 +38,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 
 from converge.engine.model.errors import BadInputError, OracleError, UnsupportedError
 from converge.engine.model.flinksql.dialect import Flink
+from converge.oracle.query import LOCKDOWN
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DAY = dt.date(1970, 1, 1)
@@ -125,6 +128,9 @@ class QueryAsWritten:
         annotate_types(select, schema=schema, dialect=_FlinkTyped)  # typed division needs the operand types
         self.sql = select.sql(dialect="duckdb")
         self._con = duckdb.connect()
+        self._con.execute("SET threads = 1")
+        for statement in LOCKDOWN:  # the user's query runs here: no file, network or extension, settings locked
+            self._con.execute(statement)
         for table, cols in self.tables.items():
             body = ", ".join(f"{_quoted(c.name)} {c.duckdb_type}" for c in cols)
             self._con.execute(f"CREATE TABLE {_quoted(table)} ({body})")

@@ -184,7 +184,8 @@ def test_check_judges_the_system_named_by_system(capsys, tmp_path: Path) -> None
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines()
             if line.startswith(("check/", "regular/"))}
-    assert rows == {"check/system_final_answer": "diverged", "regular/prefix_consistency": "passed",
+    assert rows == {"check/reading_equals_query": "passed", "check/system_final_answer": "diverged",
+                    "regular/prefix_consistency": "passed",
                     "regular/final_convergence": "passed"}, out
     assert "oracle = reference engine ≠ sqlite-naive" in out
 

@@ -145,9 +145,10 @@ class QueryAsWritten:
             for table, cols in self.tables.items():
                 self._con.execute(f"DELETE FROM {_quoted(table)}")
                 rows = [self.real(table, r) for r in held.get(table, ())]
-                if rows:
-                    marks = ", ".join("?" for _ in cols)
-                    self._con.executemany(f"INSERT INTO {_quoted(table)} VALUES ({marks})", rows)
+                if rows:  # one statement per table: DuckDB's executemany is a statement per row
+                    marks = "(" + ", ".join("?" for _ in cols) + ")"
+                    self._con.execute(f"INSERT INTO {_quoted(table)} VALUES " + ", ".join(marks for _ in rows),
+                                      [v for row in rows for v in row])
             result = self._con.execute(self.sql).fetchall()
         except duckdb.Error as exc:
             raise OracleError(f"{self.path}: DuckDB could not run the query as written ({self.sql}): {exc}") from exc

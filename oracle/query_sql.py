@@ -133,7 +133,11 @@ class QueryAsWritten:
             self._con.execute(statement)
         for table, cols in self.tables.items():
             body = ", ".join(f"{_quoted(c.name)} {c.duckdb_type}" for c in cols)
-            self._con.execute(f"CREATE TABLE {_quoted(table)} ({body})")
+            try:
+                self._con.execute(f"CREATE TABLE {_quoted(table)} ({body})")
+            except duckdb.Error as exc:  # e.g. two columns whose names differ only in case: one name in DuckDB
+                raise UnsupportedError(f"{path}: table {table}: DuckDB cannot hold it as declared, so the query "
+                                       f"cannot be run as written: {exc}") from exc
 
     def real(self, table: str, row: tuple) -> tuple:
         """A row of `table` as converge holds it, as the real values of its declared types."""

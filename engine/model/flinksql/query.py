@@ -135,7 +135,7 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     taken = {at(r) for r in denied}  # where both refuse one clause, the allow-list's reason is the one shown
     refused += sorted(denied + [r for r in mapper.refused if at(r) not in taken], key=position)
     if refused or mapped is None:
-        raise one_error(refused, path)
+        raise one_error(refused or [BadInputError(f"{path}: the query could not be mapped")], path)
     return mapped
 
 

@@ -145,3 +145,16 @@ def test_findings_and_the_description_are_of_the_query_with_its_where_and_select
     assert "changes the answer" in ttl, ttl
     rows = [line.strip() for line in ttl.splitlines() if line.strip().startswith("(") and line.strip() != "(empty)"]
     assert rows and all(row.startswith("(how='") and not row.startswith("(how='a'") for row in rows), ttl  # no NULL
+
+
+def test_a_plain_between_read_with_an_exclusive_upper_bound_is_a_misread_query() -> None:
+    """The BETWEEN mutant's second patch (a BETWEEN that is no time bound): no documented example has one."""
+    text = TYPES + "SELECT a.k, b.m FROM a JOIN b ON a.k = b.k AND b.m BETWEEN 1 AND 2"
+    events = [ChangeEvent("a", "+I", (1, None, None, None, None, None, None)), ChangeEvent("b", "+I", (1, 2, None))]
+    query = parse_query(text, "between.sql")
+    assert reading_answer(query, query.scenario(events)) == Counter({(Decimal(1), Decimal(2)): 1})
+    reading_equals_query(query, query.scenario(events))
+    with applied(MUTANTS["between_upper_exclusive"]):
+        misread = parse_query(text, "between.sql")
+    with pytest.raises(MisreadQueryError, match=r"only in the query as written:\n    \(1, 2\)"):
+        reading_equals_query(misread, misread.scenario(events))

@@ -4,7 +4,10 @@ Each finding searches with Hypothesis (`find`, which shrinks what it finds)
 for the smallest stream of the query's schema that shows the behaviour:
 output reordered by the RocksDB MapState, an answer changed by the TTL,
 late rows dropped under the declared watermark. When none is found in the
-budget the finding says so, with the number of streams tried.
+budget the finding says so, with the number of streams tried. A behaviour is
+the query's: the join's output with the query's WHERE filter and SELECT list
+applied, as `converge verify` applies them, so an example never rests on a
+row the query filters out, and its rows print as the SELECT list names them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import run_scenario
 from converge.engine.views import analyze_join_input
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
+from converge.properties.verify_capture import _shaper
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,8 @@ def show_event(query: MappedQuery, e: object) -> str:
 
 
 def show_row(query: MappedQuery, row: tuple) -> str:
-    return "(" + ", ".join(f"{a}.{c}={t.display(v)}" for (a, c, t), v in zip(query.join_columns(), row)) + ")"
+    """A row of the query's output, by the SELECT list's names."""
+    return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
 
 
 def show_bag(query: MappedQuery, bag: Counter) -> list[str]:
@@ -70,8 +75,25 @@ def show_bag(query: MappedQuery, bag: Counter) -> list[str]:
             for r, n in sorted(bag.items(), key=repr)] or ["(empty)"]
 
 
+def query_answer(query: MappedQuery, bag: Counter) -> Counter:
+    """A join answer as the query's answer: the rows its WHERE keeps, projected on its SELECT list."""
+    shape = _shaper(query)
+    out: Counter = Counter()
+    for row, n in bag.items():
+        shaped = shape(row)
+        if shaped is not None:
+            out[shaped] += n
+    return +out
+
+
+def query_changes(query: MappedQuery, changes: Sequence[Change]) -> list[tuple[str, tuple]]:
+    """A join changelog as the query's changelog: (kind, output row) of the rows its WHERE keeps."""
+    shape = _shaper(query)
+    return [(c.kind, shaped) for c in changes if (shaped := shape(c.row)) is not None]
+
+
 def _changes(query: MappedQuery, changes: Sequence[Change]) -> list[str]:
-    return [f"{c.kind} {show_row(query, c.row)}" for c in changes]
+    return [f"{kind} {show_row(query, row)}" for kind, row in query_changes(query, changes)]
 
 
 def _events(query: MappedQuery, s: Scenario) -> list[str]:
@@ -108,7 +130,8 @@ def order_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner)
     strategy = query_strategy(query, replace(base, map_state_order="rocksdb"), max_ops=options.max_ops)
 
     def reorders(s: Scenario) -> bool:
-        return runner(s).changes != runner(replace(s, config=replace(s.config, map_state_order="arrival"))).changes
+        arrival = replace(s, config=replace(s.config, map_state_order="arrival"))
+        return query_changes(query, runner(s).changes) != query_changes(query, runner(arrival).changes)
 
     found = _search(strategy, reorders, options)
     if found is None:
@@ -134,7 +157,7 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
     strategy = query_strategy(query, options.config(), ttl=True, max_ops=options.max_ops)
 
     def changes_answer(s: Scenario) -> bool:
-        return final_answer(s, runner) != oracle_final(s)
+        return query_answer(query, final_answer(s, runner)) != query_answer(query, oracle_final(s))
 
     found = _search(strategy, changes_answer, options)
     if found is None:
@@ -148,15 +171,15 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
             now = e.processing_time
         fold([c for c in x if isinstance(c, Change)], a)
         fold([c for c in y if isinstance(c, Change)], b)
-        if clean(a) != clean(b):
+        if query_answer(query, clean(a)) != query_answer(query, clean(b)):
             first = (i, now)
             break
     when = f" from event {first[0]} on (processing time {first[1]} ms)" if first else ""
     return Finding(topic, f"a TTL of {options.ttl_ms} ms changes the answer{when}: a row whose state expired "
                           f"no longer matches, so its partner's output is missing or padded",
                    found, ("input:", *_events(query, found), "final output with the TTL:",
-                           *show_bag(query, final_answer(found, runner)), "the answer without TTL:",
-                           *show_bag(query, oracle_final(found))))
+                           *show_bag(query, query_answer(query, final_answer(found, runner))),
+                           "the answer without TTL:", *show_bag(query, query_answer(query, oracle_final(found)))))
 
 
 def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:
@@ -171,7 +194,7 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
     strategy = query_strategy(query, options.config(ttl=False, semantics="correct"), max_ops=options.max_ops)
 
     def dropped(s: Scenario) -> bool:
-        return final_answer(s, runner) != oracle_final(s)
+        return query_answer(query, final_answer(s, runner)) != query_answer(query, oracle_final(s))
 
     found = _search(strategy, dropped, options)
     if found is None:
@@ -181,8 +204,8 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
                           f"interval join drops it (no pair, no padding), so the streaming answer differs from the "
                           f"batch answer",
                    found, ("input:", *_events(query, found), "streaming output (after a final watermark):",
-                           *show_bag(query, final_answer(found, runner)), "batch answer:",
-                           *show_bag(query, oracle_final(found))))
+                           *show_bag(query, query_answer(query, final_answer(found, runner))), "batch answer:",
+                           *show_bag(query, query_answer(query, oracle_final(found)))))
 
 
 def multiway_finding(query: MappedQuery, options: CheckOptions) -> Finding:

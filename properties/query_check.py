@@ -1,6 +1,10 @@
 """`converge check`: the properties that apply to a user's query, fed by streams of the query's own schema.
 
-The first property, `system_final_answer`, judges only a final answer
+The first property, `reading_equals_query`, compares converge's reading of
+the query with the query as written, run in DuckDB (properties/
+query_reading.py); every other property's examples are compared the same way
+before their own check, so no example is judged on a misread query. The next
+property, `system_final_answer`, judges only a final answer
 against the DuckDB oracle, so it runs on any system under test
 (`converge check --system SPEC`, converge.reports.systems): converge's local
 engine by default, real Flink or an adapter otherwise. The other properties
@@ -24,9 +28,9 @@ from converge.engine.model.scenario import Config, MapStateOrder, MultiJoinMode,
 from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
-from converge.oracle import batch_interval_join
 from converge.properties import exercise, interval, multiway, regular
 from converge.properties.divergence import fail
+from converge.properties.query_reading import oracle_final, reading_equals_query
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.answers import answer_of, system_diverged
 from converge.properties.systems.checks import Tally
@@ -67,12 +71,6 @@ def final_answer(scenario: Scenario, runner: CaseRunner = run_scenario) -> Count
     if scenario.join.interval is not None:
         scenario = interval.with_final(scenario)
     return clean(fold(runner(scenario).changes))
-
-
-def oracle_final(scenario: Scenario) -> Counter:
-    if scenario.join.interval is not None:
-        return batch_interval_join(interval.with_final(scenario))
-    return regular.shared_oracle().final(scenario)
 
 
 def system_final_answer(scenario: Scenario, final: FinalAnswer | None = None) -> None:
@@ -117,12 +115,20 @@ def check_properties(query: MappedQuery, options: CheckOptions,
     `final` is the system under test's final answer (None: converge's engine)."""
     def spec(family: str, name: str, strategy: Callable[[], st.SearchStrategy[Scenario]], check: Callable,
              what: str) -> PropertySpec:
-        return PropertySpec(family, name, lambda: strategy().map(lambda s: (s,)), check, options.examples, what)
+        def checked(scenario: Scenario) -> None:
+            reading_equals_query(query, scenario)  # every example: the reading is the query's before it is used
+            check(scenario)
+
+        return PropertySpec(family, name, lambda: strategy().map(lambda s: (s,)), checked, options.examples, what)
 
     exact = options.config(ttl=False, semantics="correct")
     n = options.max_ops
+    reading = spec("check", "reading_equals_query",
+                   lambda: query_strategy(query, exact, late=query.join.interval is None, max_ops=n),
+                   lambda s: None, "converge's reading of the query = the query as written, run in DuckDB")
     if query.join.interval is not None:
         return [
+            reading,
             spec("check", "system_final_answer",
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
@@ -139,6 +145,7 @@ def check_properties(query: MappedQuery, options: CheckOptions,
                  interval.pairs_and_padding_once, "every pair and every padded row is emitted once"),
         ]
     out = [
+        reading,
         spec("check", "system_final_answer", lambda: query_strategy(query, exact, max_ops=n),
              lambda s: system_final_answer(s, final), "the system's final answer is DuckDB's"),
         spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),

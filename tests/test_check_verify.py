@@ -27,6 +27,8 @@ def test_check_runs_end_to_end_on_the_examples(name: str, capsys, tmp_path: Path
                  "--multi-join", "on", "--reports-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0, out
+    reading = next(line for line in out.splitlines() if line.startswith("check/reading_equals_query"))
+    assert reading.split()[1] == "passed", out  # the unplanted reader reads the example as written
     for section in ("plan:", "properties:", "findings:", "check/system_final_answer", "* MapState order",
                     "* state TTL", "* late rows", "* multi-way join"):
         assert section in out
@@ -182,7 +184,8 @@ def test_check_judges_the_system_named_by_system(capsys, tmp_path: Path) -> None
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines()
             if line.startswith(("check/", "regular/"))}
-    assert rows == {"check/system_final_answer": "diverged", "regular/prefix_consistency": "passed",
+    assert rows == {"check/reading_equals_query": "passed", "check/system_final_answer": "diverged",
+                    "regular/prefix_consistency": "passed",
                     "regular/final_convergence": "passed"}, out
     assert "oracle = reference engine ≠ sqlite-naive" in out
 

@@ -19,6 +19,7 @@ import __future__
 import contextlib
 import importlib
 import inspect
+import sys
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -94,10 +95,24 @@ def report_notes() -> dict[str, list[str]]:
     return {"mutants": list(ACTIVE)} if ACTIVE else {}
 
 
+def _imported_copies(swaps: list[tuple[Any, str, Any, Any]]) -> list[tuple[Any, str, Any, Any]]:
+    """The same swaps in every converge module that imported a patched function by name (`from m import f`)."""
+    out = []
+    for owner, name, original, new in swaps:
+        if not inspect.ismodule(owner):
+            continue
+        for module in list(sys.modules.values()):
+            if module is not owner and getattr(module, "__name__", "").startswith("converge.") \
+                    and module.__dict__.get(name) is original:
+                out.append((module, name, original, new))
+    return out
+
+
 @contextlib.contextmanager
 def applied(mutant: Mutant) -> Iterator[Mutant]:
     """The engine with `mutant`'s bug in it, only inside the `with` block."""
     swaps = [_mutated(p, mutant.name) for p in mutant.patches]  # all resolved before anything changes
+    swaps += _imported_copies(swaps)
     _reset_caches()
     try:
         for owner, name, _, new in swaps:
@@ -329,6 +344,52 @@ CATALOG: tuple[Mutant, ...] = (
         (Patch(f"{_MINIBATCH_OP}._process_pair",
                'out.append(Change("+I", self._padded(not is_left, other)))', "pass"),),
         properties=("equals_off", "prefix_consistency"),
+    ),
+)
+
+
+# ---------------------------------------------------------------- reader mutants
+
+READER = "reader"
+_QUERY = "converge.engine.model.flinksql.query"
+
+# Misreadings of a user's Flink SQL (engine/model/flinksql). The engine and the oracle both consume the reading,
+# so no engine property can see them: `converge check` kills them with check/reading_equals_query, which runs
+# the query as written in DuckDB (tests/test_check_reading.py runs each on the documented examples).
+READER_MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        "left_read_as_inner",
+        "a LEFT [OUTER] JOIN is read as an INNER join",
+        READER,
+        (Patch(f"{_QUERY}:_Mapper._join", "self.types.append(_SIDES[side])",
+               'self.types.append("inner" if side == "LEFT" else _SIDES[side])'),),
+        properties=("reading_equals_query",),
+    ),
+    Mutant(
+        "between_upper_exclusive",
+        "BETWEEN's upper bound is read as exclusive (an interval join's time bound and a plain condition)",
+        READER,
+        (Patch(f"{_QUERY}:_time_bounds",
+               "return lo[1], hi[1]  # type: ignore[index]\n        return -hi[1], -lo[1]",
+               "return lo[1], hi[1] - 1  # type: ignore[index]\n        return -hi[1] + 1, -lo[1]"),
+         Patch("converge.engine.model.flinksql.expressions:Renderer.render", "{v2.sql} <= {hi.sql}",
+               "{v2.sql} < {hi.sql}")),
+        properties=("reading_equals_query",),
+    ),
+    Mutant(
+        "interval_residual_dropped",
+        "an interval join's conditions other than its time bounds (equi keys and residuals) are dropped",
+        READER,
+        (Patch(f"{_QUERY}:_Mapper._interval_bounds", "return rest", "return []"),),
+        properties=("reading_equals_query",),
+    ),
+    Mutant(
+        "decimal_scale_zero",
+        "a DECIMAL(p, s) column is read with scale 0 (its unscaled value taken for the value)",
+        READER,
+        (Patch("converge.engine.model.flinksql.ddl:read_table", "columns.append((item.name, ftype))",
+               "columns.append((item.name, FlinkType(ftype.name, ftype.kind, ftype.model, 0, ftype.nullable)))"),),
+        properties=("reading_equals_query",),
     ),
 )
 

@@ -14,15 +14,16 @@ answer).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, UnsupportedError
+from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
 from converge.engine.model.flinksql.dialect import Flink
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
@@ -54,6 +55,7 @@ class MappedQuery:
     output: tuple[OutputColumn, ...]
     where_sql: str | None = None                  # a filter on the join's output (model SQL)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    text: str = ""                                # the file's text, for the query-as-written path
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
@@ -105,25 +107,48 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                             + (f" near `{first.get('highlight')}`" if first.get("highlight") else "")) from None
     tables: dict[str, SourceTable] = {}
     selects = []
+    refused: list[Refusal] = []   # every refusal of the file, reported together
+    skipped: set[str] = set()     # tables whose CREATE TABLE was refused: the SELECT's use of them is not
     for stmt in statements:
         if isinstance(stmt, exp.Create):
-            table = read_table(stmt, source)
+            try:
+                table = read_table(stmt, source)
+            except (BadInputError, UnsupportedError) as exc:
+                refused.append(exc)
+                if isinstance(stmt.this, exp.Schema):
+                    skipped.add(stmt.this.this.name.casefold())
+                continue
             if table.name.casefold() in {t.casefold() for t in tables}:
-                raise source.error(stmt, f"table {table.name!r} is declared twice")
+                refused.append(source.error(stmt, f"table {table.name!r} is declared twice"))
+                continue
             tables[table.name] = table
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
-            raise source.error(stmt, "only CREATE TABLE statements and one SELECT are supported")
+            refused.append(source.error(stmt, "only CREATE TABLE statements and one SELECT are supported"))
     if len(selects) != 1:
-        raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
-    return _Mapper(tables, source).select(selects[0])
+        raise one_error(refused + [BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")],
+                        path)
+    mapper = _Mapper(tables, source, skipped)
+    mapped = mapper.select(selects[0])
+    denied = refusals(selects[0], source)  # deny by default: a node the translation does not map is refused
+    taken = {at(r) for r in denied}  # where both refuse one clause, the allow-list's reason is the one shown
+    refused += sorted(denied + [r for r in mapper.refused if at(r) not in taken], key=position)
+    if refused or mapped is None:
+        raise one_error(refused or [BadInputError(f"{path}: the query could not be mapped")], path)
+    return mapped
+
+
+class _Skipped(Exception):
+    """A table whose CREATE TABLE was refused (and reported): clauses that use it are not mapped."""
 
 
 class _Mapper:
-    def __init__(self, tables: dict[str, SourceTable], text: SourceText) -> None:
+    def __init__(self, tables: dict[str, SourceTable], text: SourceText, skipped: set[str] | None = None) -> None:
         self.tables = tables
         self.text = text
+        self.skipped = skipped or set()
+        self.refused: list[Refusal] = []
         self.aliases: list[tuple[str, str]] = []
         self.types: list[str] = []
         self.conditions: list[str] = []
@@ -136,6 +161,8 @@ class _Mapper:
             raise self.text.unsupported(node, "only a declared table (optionally with an alias) can be joined here; "
                                               "subqueries and views are not supported")
         table = next((t for t in self.tables if t.casefold() == node.name.casefold()), None)
+        if table is None and node.name.casefold() in self.skipped:
+            raise _Skipped(node.name)
         if table is None:
             raise self.text.error(node, f"table {node.name!r} is not declared (declared: {', '.join(self.tables)})")
         alias = node.alias_or_name
@@ -154,37 +181,72 @@ class _Mapper:
         known = dict(self.aliases)
         return Scope({a: self.tables[known[a]].columns for a in aliases}, self.text)
 
-    def select(self, node: exp.Select) -> MappedQuery:
+    def _attempt(self, step: Callable[[], object]) -> bool:
+        """Run one clause's mapping; a refusal is recorded (the next clause is still mapped)."""
+        try:
+            step()
+        except _Skipped:
+            return False
+        except (BadInputError, UnsupportedError) as exc:
+            self.refused.append(exc)
+            return False
+        return True
+
+    def _keep_in_step(self, jtype: str) -> None:
+        """After a refused step whose input was already named: a placeholder, so later clauses still resolve."""
+        while len(self.types) < len(self.aliases) - 1:
+            self.types.append(jtype)
+            self.conditions.append("TRUE")
+
+    def select(self, node: exp.Select) -> MappedQuery | None:
+        """The mapped query, or None when a clause was refused (`self.refused` says which, all of them)."""
         for key in ("group", "having", "order", "limit", "distinct", "with_", "qualify", "windows"):
             if node.args.get(key):
-                raise self.text.unsupported(node.args[key] if isinstance(node.args[key], exp.Expr) else node,
-                                            f"{key.rstrip('_').upper()} is not supported: converge checks joins")
+                self.refused.append(self.text.unsupported(
+                    node.args[key] if isinstance(node.args[key], exp.Expr) else node,
+                    f"{key.rstrip('_').upper()} is not supported: converge checks joins"))
         from_ = node.args.get("from_")
         if from_ is None:
-            raise self.text.error(node, "the SELECT has no FROM")
-        self.aliases.append(self._table(from_.this))
+            self.refused.append(self.text.error(node, "the SELECT has no FROM"))
+            return None
+        if not self._attempt(lambda: self.aliases.append(self._table(from_.this))):
+            return None
         for join in node.args.get("joins") or ():
-            self._join(join)
+            named = len(self.aliases)
+            if not self._attempt(lambda j=join: self._join(j)):
+                if len(self.aliases) == named:
+                    return None  # the joined table itself is refused: nothing after it can be resolved
+                self._keep_in_step("inner")
         where = node.args.get("where")
         filters = []
         for conj in _conjuncts(where.this) if where is not None else []:
-            if not self._subquery_step(conj):
-                filters.append(conj)
+            if not self._attempt(lambda c=conj: self._subquery_step(c) or filters.append(c)):
+                self._keep_in_step("semi")
         output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types)
                                                  if t not in ("semi", "anti")]
         renderer = Renderer(self._scope(output_aliases))
-        where_sql = " AND ".join(renderer.boolean(f) for f in filters) if filters else None
+        rendered: list[str] = []
+        for f in filters:
+            self._attempt(lambda f=f: rendered.append(renderer.boolean(f)))
+        where_sql = " AND ".join(rendered) if rendered else None
         if len(self.aliases) < 2:
-            raise self.text.error(node, "the query joins nothing: converge checks joins of two or more inputs")
+            self.refused.append(self.text.error(node, "the query joins nothing: converge checks joins of two or "
+                                                      "more inputs"))
+        output = self._projection(node, output_aliases)
+        if self.refused:
+            return None
         try:
             join = JoinSpec(tuple(a for a, _ in self.aliases), tuple(self.types), tuple(self.conditions),
                             self.interval)
         except BadInputError as exc:
-            raise self.text.error(node, str(exc)) from None
-        output = self._projection(node, output_aliases)
-        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql)
+            self.refused.append(self.text.error(node, str(exc)))
+            return None
+        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
+                           text=self.text.text)
 
     def _join(self, join: exp.Join) -> None:
+        alias, table = self._table(join.this)
+        self.aliases.append((alias, table))
         side = (join.side or "").upper()
         kind = (join.kind or "").upper()
         if kind not in ("", "INNER", "OUTER") or side not in _SIDES or join.args.get("using"):
@@ -193,8 +255,6 @@ class _Mapper:
         on = join.args.get("on")
         if on is None:
             raise self.text.unsupported(join, "a join needs an ON condition (comma and CROSS joins are not supported)")
-        alias, table = self._table(join.this)
-        self.aliases.append((alias, table))
         conjuncts = _conjuncts(on)
         if len(self.aliases) == 2:
             conjuncts = self._interval_bounds(conjuncts, join)
@@ -282,20 +342,7 @@ class _Mapper:
         scope = self._scope(aliases)
         out: list[OutputColumn] = []
         for item in node.expressions:
-            target = item.unalias() if isinstance(item, exp.Alias) else item
-            if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
-                pick = [target.table] if isinstance(target, exp.Column) and target.table else aliases
-                for a in pick:
-                    real = Scope._pick(a, aliases)
-                    if real is None:
-                        raise self.text.error(item, f"unknown alias {a!r}")
-                    out += [OutputColumn(c, real, c, t) for c, t in self.tables[dict(self.aliases)[real]].columns]
-                continue
-            if not isinstance(target, exp.Column):
-                raise self.text.unsupported(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "
-                                                  "checks the join; compute expressions downstream)")
-            a, c, t = scope.resolve(target)
-            out.append(OutputColumn(item.alias_or_name, a, c, t))
+            self._attempt(lambda item=item: out.extend(self._output_item(item, scope, aliases)))
         seen: set[str] = set()
         for i, o in enumerate(out):  # Calcite names a repeated column k0, k1, ... as Flink prints them
             name, n = o.name, 0
@@ -305,6 +352,24 @@ class _Mapper:
             if name != o.name:
                 out[i] = OutputColumn(name, o.alias, o.column, o.type)
         return tuple(out)
+
+    def _output_item(self, item: exp.Expr, scope: Scope, aliases: list[str]) -> list[OutputColumn]:
+        """The output columns of one item of the SELECT list."""
+        target = item.unalias() if isinstance(item, exp.Alias) else item
+        if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
+            pick = [target.table] if isinstance(target, exp.Column) and target.table else aliases
+            out = []
+            for a in pick:
+                real = Scope._pick(a, aliases)
+                if real is None:
+                    raise self.text.error(item, f"unknown alias {a!r}")
+                out += [OutputColumn(c, real, c, t) for c, t in self.tables[dict(self.aliases)[real]].columns]
+            return out
+        if not isinstance(target, exp.Column):
+            raise self.text.unsupported(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "
+                                              "checks the join; compute expressions downstream)")
+        a, c, t = scope.resolve(target)
+        return [OutputColumn(item.alias_or_name, a, c, t)]
 
 
 def _conjuncts(node: exp.Expr) -> list[exp.Expr]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 
-from converge.engine.model.errors import exit_code, label
+from converge.engine.model.errors import MisreadQueryError, exit_code, label
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
@@ -83,8 +83,10 @@ def describe_query(query: "MappedQuery") -> list[str]:
         lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
                      f"(event time)")
     if query.where_sql:
-        lines.append(f"filter on the join's output (stateless, not part of the checked join): {query.where_sql}")
+        lines.append(f"where (on the join's output): {query.where_sql}")
     lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
+    lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
+                 "DuckDB on every example (check/reading_equals_query)")
     return lines
 
 
@@ -123,7 +125,11 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     rows, worst, failed = [], 0, []
     exact = query.scenario(config=options.config(ttl=False, semantics="correct"))
     refused = under_test.why_not(exact) if under_test is not None else None
+    misread = None
     for spec in check_properties(query, options, final):
+        if misread is not None:
+            rows.append((f"{spec.family}/{spec.name}", "not run", 0, f"not applicable: {misread}"))
+            continue
         if spec.name == "system_final_answer" and refused is not None:
             rows.append((f"{spec.family}/{spec.name}", "not run", 0, f"not applicable: {refused}"))
             continue
@@ -143,6 +149,8 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
         worst = max(worst, exit_code(error))
         if error is not None:
             failed.append((spec, result))
+        if isinstance(error, MisreadQueryError):  # the other properties would check a query the user did not write
+            misread = f"converge misread the query ({spec.family}/{spec.name})"
     for name, why in skipped_properties(query, options):
         rows.append((name, "not run", 0, why))
     echo(format_table(("property", "verdict", "examples", "what it checks"), rows))
@@ -152,6 +160,9 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
         for path in result.reports:
             echo(f"  report: {path}")
     echo("\nfindings:")
+    if misread is not None:
+        echo(f"* none searched: {misread}")
+        return run_reports.settle(worst)
     for finding in all_findings(query, options, run_scenario):
         echo(f"* {finding.topic}: {finding.text}")
         for line in finding.detail:

@@ -1,0 +1,169 @@
+"""The user's query as written, run in DuckDB: the second path from a Flink SQL file to its batch answer.
+
+`converge check` reads a query onto converge's model (engine/model/flinksql/
+query.py); the engine and the DuckDB oracle then both consume that one
+reading, so a misreading would be invisible to them. This module takes no
+part of that reading: it parses the file itself (sqlglot, with the Flink
+dialect's tokenizer and parser only), takes every column's declared type from
+the file's own CREATE TABLE statements, transpiles the SELECT as written to
+DuckDB's dialect (sqlglot; Flink's INT / INT is typed, so it truncates) and
+runs it over real DuckDB tables of those types, on a connection locked down
+like the oracle's own (oracle/query.py: no file or network access, no
+extension loading, configuration locked).
+
+The inputs arrive as converge holds them (docs/check-your-query.md §2): a
+DECIMAL(p, s) as its unscaled integer, a TIMESTAMP(p) as epoch milliseconds,
+a DATE as its day number. `QueryAsWritten.real` turns them back into real
+values with the declared types, so DuckDB computes on DECIMAL(p, s),
+TIMESTAMP and DATE columns, never on converge's encoding. Answers come back in
+`common` form (numbers as exact Decimals), so a DOUBLE and a DECIMAL holding
+one value compare equal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.optimizer.annotate_types import annotate_types
+
+from converge.engine.model.errors import BadInputError, OracleError, UnsupportedError
+from converge.engine.model.flinksql.dialect import Flink
+from converge.oracle.query import LOCKDOWN
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+_T = exp.DataType.Type
+_INTEGERS = {_T.TINYINT: "TINYINT", _T.SMALLINT: "SMALLINT", _T.INT: "INTEGER", _T.BIGINT: "BIGINT"}
+_PLAIN = {**_INTEGERS, _T.DOUBLE: "DOUBLE", _T.BOOLEAN: "BOOLEAN", _T.TEXT: "VARCHAR", _T.VARCHAR: "VARCHAR"}
+
+
+class _FlinkTyped(Flink):
+    """Flink's division is typed (INT / INT is an INT, truncated): sqlglot renders it so for DuckDB."""
+
+    TYPED_DIVISION = True
+
+
+@dataclass(frozen=True)
+class DeclaredColumn:
+    """One column as its CREATE TABLE declares it: the DuckDB type and how a held value becomes a real one."""
+
+    name: str
+    declared: str                      # the type as written, for messages
+    duckdb_type: str
+    real: Callable[[Any], Any]
+
+
+def _declared(name: str, node: exp.DataType) -> DeclaredColumn:
+    params = [p.this.name if isinstance(p, exp.DataTypeParam) else p.name for p in node.expressions]
+    written = node.sql(dialect=Flink)
+    if node.this in _PLAIN:
+        return DeclaredColumn(name, written, _PLAIN[node.this], lambda v: v)
+    if node.this == _T.DECIMAL:
+        precision = int(params[0]) if params else 10   # Flink's DECIMAL is DECIMAL(10, 0)
+        scale = int(params[1]) if len(params) > 1 else 0
+        return DeclaredColumn(name, written, f"DECIMAL({precision}, {scale})",
+                              lambda v, s=scale: decimal.Decimal(v).scaleb(-s))
+    if node.this in (_T.TIMESTAMP, _T.TIMESTAMPLTZ, _T.DATETIME):
+        return DeclaredColumn(name, written, "TIMESTAMP", lambda v: _EPOCH + dt.timedelta(milliseconds=v))
+    if node.this == _T.DATE:
+        return DeclaredColumn(name, written, "DATE", lambda v: _EPOCH_DAY + dt.timedelta(days=v))
+    raise UnsupportedError(f"column {name} {written}: the query-as-written path holds no such type")
+
+
+def common(value: Any) -> Any:
+    """One form for both answers: numbers as exact Decimals (a DOUBLE's binary value, a DECIMAL's digits)."""
+    if value is None or isinstance(value, (bool, str, dt.datetime, dt.date)):
+        return value
+    if isinstance(value, (int, decimal.Decimal)):
+        return decimal.Decimal(value)
+    if isinstance(value, float):
+        return decimal.Decimal(value) if math.isfinite(value) else value
+    return value
+
+
+def show(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ", timespec="milliseconds")
+    if isinstance(value, (str, dt.date)):
+        return repr(str(value))
+    return str(value)
+
+
+class QueryAsWritten:
+    """The file's tables and its SELECT transpiled to DuckDB, with one DuckDB connection holding the tables."""
+
+    def __init__(self, text: str, path: str = "<query>") -> None:
+        self.path = path
+        try:
+            statements = [s for s in sqlglot.parse(text, read=_FlinkTyped) if s is not None]
+        except (ParseError, TokenError) as exc:
+            raise BadInputError(f"{path}: cannot parse: {str(exc).splitlines()[0]}") from None
+        self.tables: dict[str, tuple[DeclaredColumn, ...]] = {}
+        selects = []
+        for stmt in statements:
+            if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
+                table = stmt.this.this.name
+                self.tables[table] = tuple(_declared(c.name, c.args["kind"]) for c in stmt.this.expressions
+                                           if isinstance(c, exp.ColumnDef))
+            elif isinstance(stmt, exp.Select):
+                selects.append(stmt)
+        if len(selects) != 1:
+            raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
+        select = selects[0]
+        schema = {t: {c.name: c.duckdb_type for c in cols} for t, cols in self.tables.items()}
+        annotate_types(select, schema=schema, dialect=_FlinkTyped)  # typed division needs the operand types
+        self.sql = select.sql(dialect="duckdb")
+        self._con = duckdb.connect()
+        self._con.execute("SET threads = 1")
+        for statement in LOCKDOWN:  # the user's query runs here: no file, network or extension, settings locked
+            self._con.execute(statement)
+        for table, cols in self.tables.items():
+            body = ", ".join(f"{_quoted(c.name)} {c.duckdb_type}" for c in cols)
+            try:
+                self._con.execute(f"CREATE TABLE {_quoted(table)} ({body})")
+            except duckdb.Error as exc:  # e.g. two columns whose names differ only in case: one name in DuckDB
+                raise UnsupportedError(f"{path}: table {table}: DuckDB cannot hold it as declared, so the query "
+                                       f"cannot be run as written: {exc}") from exc
+
+    def real(self, table: str, row: tuple) -> tuple:
+        """A row of `table` as converge holds it, as the real values of its declared types."""
+        return tuple(None if v is None else c.real(v) for c, v in zip(self.tables[table], row))
+
+    def answer(self, held: Mapping[str, Iterable[tuple]]) -> Counter:
+        """The SELECT's result (a bag of rows in `common` form) over the tables whose rows converge holds."""
+        try:
+            for table, cols in self.tables.items():
+                self._con.execute(f"DELETE FROM {_quoted(table)}")
+                rows = [self.real(table, r) for r in held.get(table, ())]
+                if rows:  # one statement per table: DuckDB's executemany is a statement per row
+                    marks = "(" + ", ".join("?" for _ in cols) + ")"
+                    self._con.execute(f"INSERT INTO {_quoted(table)} VALUES " + ", ".join(marks for _ in rows),
+                                      [v for row in rows for v in row])
+            result = self._con.execute(self.sql).fetchall()
+        except duckdb.Error as exc:
+            raise OracleError(f"{self.path}: DuckDB could not run the query as written ({self.sql}): {exc}") from exc
+        return Counter(tuple(common(v) for v in row) for row in result)
+
+    def close(self) -> None:
+        self._con.close()
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+__all__ = ["DeclaredColumn", "QueryAsWritten", "common", "show"]

@@ -11,7 +11,9 @@ from a small domain scaled to the delay, so rows arrive out of order both
 within the delay and beyond it (late), and a watermark of max(time) - delay
 after each of their rows, as Flink's `WATERMARK FOR t AS t - INTERVAL ...`
 does; `late=False` lifts every time above its input's watermark instead.
-With `ttl=True` processing time advances between changes (gaps for a state
+In half the streams of an event-time interval join, its time columns get
+times whose difference lies on, just inside and just outside each bound
+instead (`bound_times`). With `ttl=True` processing time advances between changes (gaps for a state
 TTL).
 
 `any_schema_join_scenarios()` draws the schema too (column types, nullable
@@ -31,6 +33,7 @@ from converge.engine.model.scenario import (
     Config,
     Event,
     InputSpec,
+    IntervalSpec,
     JoinSpec,
     Scenario,
     WatermarkEvent,
@@ -56,12 +59,26 @@ def time_domain(delay: int) -> tuple[int, ...]:
     return tuple(1 + i * step for i in range(7))
 
 
+def bound_times(interval: IntervalSpec, delay: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Event times for the left and the right time column of an interval join (left - right in [lower, upper]).
+
+    The right column gets three delay-scaled steps from a base; the left one the base plus each bound and one
+    past it, and two of those steps: so pairs fall on, just inside and just outside both bounds, and a bound
+    read one off (exclusive for inclusive) changes the answer whatever the watermark delay. Few values, so
+    that a pair on a bound is drawn often (the decoder draws from the first six values of a domain)."""
+    base = max(1, 2 - interval.lower_ms)
+    right = tuple(base - 1 + t for t in time_domain(delay)[:3])
+    bounds = (interval.lower_ms - 1, interval.lower_ms, interval.upper_ms, interval.upper_ms + 1)
+    left = tuple(dict.fromkeys(tuple(base + b for b in bounds) + right[:2]))
+    return left[:6], right
+
+
 def column_domains(spec: InputSpec, keys: Collection[str], not_null: Collection[str],
-                   delay: int | None) -> list[tuple]:
+                   delay: int | None, times: tuple[int, ...] | None = None) -> list[tuple]:
     domains = []
     for name, _ in spec.columns:
         if name == spec.time_column and delay is not None:
-            dom = time_domain(delay)
+            dom = times if times is not None else time_domain(delay)
         else:
             dom = domain_for(spec, name, tuple(keys), KEY_DOMAIN)
         if name in not_null:
@@ -108,20 +125,28 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
     keys = condition_columns(join)
     delays = dict(watermark_delays or {})
     nn = not_null or {}
-    domains = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]
+    plain = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]
+    aimed = plain  # an event-time interval join: half the streams draw times around its bounds
+    iv = join.interval
+    if iv is not None and iv.time == "event" and len(chain) == 2 and all(s.name in delays for s in chain):
+        times = bound_times(iv, max(delays[s.name] for s in chain))
+        aimed = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name), t)
+                 for s, t in zip(chain, times)]
     appends_only = all(s.changelog_mode == "insert_only" for s in chain)
     actions = (INSERT,) if appends_only else (INSERT, UPDATE, DELETE)
     widths = [len(s.columns) for s in chain]
     cfg = config or Config()
 
-    def assemble(packed: tuple[bytes, list]) -> Scenario:
-        events = build_events(chain, [sorted(keys.get(s.name, ())) for s in chain], packed[1], domains=domains)
+    def assemble(drawn: tuple[bool, tuple[bytes, list]]) -> Scenario:
+        at_bounds, packed = drawn
+        events = build_events(chain, [sorted(keys.get(s.name, ())) for s in chain], packed[1],
+                              domains=aimed if at_bounds else plain)
         if delays:
             events = add_watermarks(events, chain, delays, late)
         return Scenario(name=name, inputs=tuple(chain), join=join, config=cfg, events=tuple(events))
 
-    return packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl,
-                      actions=actions).map(assemble)
+    ops = packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl, actions=actions)
+    return st.tuples(st.booleans() if aimed is not plain else st.just(False), ops).map(assemble)
 
 
 # ---------------------------------------------------------------- random schemas

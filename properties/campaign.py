@@ -11,13 +11,19 @@ from typing import Callable
 from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed
 
-from converge.engine.model.errors import ApiMisuseError
+from converge.engine.model.errors import ApiMisuseError, SystemUnderTestError
 from converge.generators.profile import PROFILE
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.spec import PropertySpec
+
+
+class _SystemFailed(BaseException):
+    """Raised through Hypothesis when the system under test failed: a BaseException, so Hypothesis neither
+    shrinks nor replays the example on a system that is no longer there (it would read a second, different
+    error as a flaky test). run_property puts the system's SystemUnderTestError in the result."""
 
 
 @dataclass
@@ -70,6 +76,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         seed = random.SystemRandom().getrandbits(32)
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
+    system_failed: list[SystemUnderTestError] = []
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
     @settings(PROFILE, max_examples=max_examples or spec.examples, database=None, phases=phases, print_blob=False)
@@ -83,6 +90,10 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.coverage.update(cases)
         try:
             spec.check(*args)
+        except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
+            exc.converge_args = args  # type: ignore[attr-defined]
+            system_failed.append(exc)
+            raise _SystemFailed from None
         except Exception as exc:
             exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
             raise
@@ -92,6 +103,9 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     try:
         with process_independent_generation():  # the seed finds the same examples in any process
             test()
+    except _SystemFailed:
+        result.error = system_failed[0]
+        result.failures = 1
     except PropertyFailure as exc:
         result.failure = exc
         result.failures = 1

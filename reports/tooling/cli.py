@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from converge import __version__
 from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
 from converge.reports.tooling.commands import COMMANDS
+from converge.reports.tooling.interrupts import Interrupted, ending_on_signals
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -31,7 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
     args = build_parser().parse_args(argv)
     try:
-        return args.handler(args)
+        with ending_on_signals():
+            return args.handler(args)
+    except Interrupted as exc:  # SIGTERM/SIGINT: every adapter it started is already killed
+        print(f"converge: interrupted by {exc}; every adapter process it started was stopped", file=sys.stderr)
+        return exc.exit_code
     except ConvergeError as exc:  # bad input, usage, an oracle failure, an internal error: one line, no traceback
         print(f"converge: {label(exc)}: {exc}", file=sys.stderr)
         return exit_code(exc)

@@ -109,7 +109,7 @@ def main() -> None:
     for line in sys.stdin:
         message = json.loads(line)
         if message["type"] == "hello":
-            if at == 0 and fault not in ("unsupported", "ignore-shutdown"):
+            if at == 0 and fault not in ("unsupported", "ignore-shutdown", "deaf"):
                 commit(fault, 0, [], tag)
                 continue
             send({"type": "hello", "protocol": "converge-adapter", "version": 1,
@@ -132,4 +132,5 @@ def main() -> None:
             return
 
 
-main()
+if __name__ == "__main__":
+    main()

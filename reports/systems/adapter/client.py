@@ -215,19 +215,19 @@ class AdapterProcess:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
-                raise self.fail(f"no answer within {limit or timeout:g} s (timed out)", during=during)
             try:
-                line = self._lines.get(timeout=min(left, 0.25))
+                line = self._lines.get(timeout=max(0.0, min(left, 0.25)))
                 break
             except queue.Empty:
                 pass
             code = self.proc.poll()
             if code is not None:  # it exited, yet its output is still open (a descendant holds it)
                 self._exited_at = self._exited_at or time.monotonic()
-                if time.monotonic() - self._exited_at > EXIT_GRACE:
+                if time.monotonic() - self._exited_at > EXIT_GRACE or left <= 0:
                     raise self.fail(f"it exited (exit status {code}) without answering; a process it started "
                                     f"still held its output", during=during)
+            if left <= 0:
+                raise self.fail(f"no answer within {limit or timeout:g} s (timed out)", during=during)
         if line is _EOF:
             code = self.wait_exit(2)
             raise self.fail(f"it closed its output (exit status {code})", during=during)

@@ -1,0 +1,163 @@
+"""Hostile adapters: every fault of a system is one "system error" (exit 3) that names the adapter, the request,
+the offending line and stderr's tail, within the stated time limit, and leaves no process of the adapter alive.
+
+Each fault of tests/adapters/hostile.py is committed at a run request (or at the handshake) of a whole
+campaign (`converge run --system cmd:...`) or check (`converge check --system cmd:...`); tests/fuzz/adapters.py
+runs it and collects the outcome. Never Hypothesis's "Inconsistent results from replaying a test case!": the
+first fault stops the property (no shrinking, no replay on a dead adapter), and the campaign's later
+properties are "not checked". The short runs are part of the default suite; `--run-slow` runs the 100 MB and
+300 MB lines, the check of every fault and a longer Hypothesis draw of faults, places and surfaces.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.adapters import hostile
+from tests.conftest import examples
+from tests.fuzz.adapters import HOSTILE, NOT_CHECKED_FAULTS, Outcome, run_fault, survivors
+
+LINE_FAULTS = {  # fault -> what the message must show of the offending line
+    "garbage": "offending line: Exception in thread main: not a protocol line {",
+    "nan": "offending line: {\"type\": \"results\"",
+    "wrong-id": "results[0].id: expected 'c0'",
+    "duplicate-id": "results.results: ",
+    "missing-result": "results.results: ",
+    "wrong-request": "results.request: expected",
+    "request-error": "hostile: cannot read this request",
+    "exit-mid-line": "offending line: {\"type\": \"results\", \"request\": ",
+}
+WHAT = {  # fault -> what the message must say went wrong
+    "garbage": "a line that is not JSON", "nan": "a line that is not JSON", "huge": "a line that is not JSON",
+    "endless": "a line longer than", "exit-mid-line": "a line without its end", "crash": "closed its output (exit "
+    "status 9)", "hang": "no answer within", "deaf": "no answer within", "grandchild-exit": "it exited (exit status "
+    "5) without answering", "grandchild-hang": "no answer within",
+}
+QUICK_FAULTS = ("garbage", "nan", "wrong-id", "duplicate-id", "missing-result", "wrong-request", "request-error",
+                "exit-mid-line", "crash", "hang", "deaf", "grandchild-exit", "grandchild-hang")
+
+
+def assert_one_system_error(outcome: Outcome, fault: str, at: int, surface: str) -> None:
+    """The claims of the module docstring for one faulty run."""
+    text = outcome.text
+    assert "Inconsistent results" not in text and "Flaky" not in text, text
+    assert (outcome.label, outcome.exit_code) == ("system error", 3), text
+    assert text.count("system error") <= 2, text  # the row and the tally, or the command's one line
+    assert f"adapter {outcome.command}" in text, text
+    where = "the handshake" if at == 0 and fault != "deaf" else "run request"
+    assert where in text, text
+    if fault in LINE_FAULTS:
+        assert LINE_FAULTS[fault] in text, text
+    if fault in WHAT:
+        assert WHAT[fault] in text, text
+    for line in text.splitlines():
+        if "offending line:" in line:
+            assert len(line) < 420, line  # cut to a few hundred characters
+    if fault != "deaf":  # deaf says nothing until the request it never reads
+        assert f": {fault} at request" in text, text  # stderr's tail
+    assert outcome.seconds < outcome.limit(surface, fault, at), (outcome.seconds, text)
+    assert outcome.survivors == [], f"processes of the adapter still alive: {outcome.survivors}"
+
+
+@pytest.mark.parametrize("fault", QUICK_FAULTS)
+def test_a_fault_in_a_campaign_is_one_system_error(fault: str) -> None:
+    at = 0 if fault == "deaf" else 2
+    outcome = run_fault(fault, at)
+    assert_one_system_error(outcome, fault, at, "run")
+    if outcome.label == "system error" and at > 0:
+        assert "not checked" in outcome.text  # reference/system_equals_reference, after the system died
+
+
+@pytest.mark.parametrize("fault", ["garbage", "crash", "hang"])
+def test_a_fault_at_the_handshake_is_one_system_error(fault: str) -> None:
+    assert_one_system_error(run_fault(fault, 0), fault, 0, "run")
+
+
+@pytest.mark.parametrize("fault", ["grandchild-exit"])
+def test_a_fault_in_a_check_is_one_system_error(fault: str, tmp_path: Path) -> None:
+    outcome = run_fault(fault, 1, surface="check", examples=3, tmp=tmp_path)
+    assert_one_system_error(outcome, fault, 1, "check")
+
+
+def test_a_result_list_in_another_order_is_one_system_error() -> None:
+    outcome = run_fault("reordered", 1, examples=12, seed=3)
+    assert_one_system_error(outcome, "reordered", 1, "run")
+    assert "results[0].id: expected 'c0'" in outcome.text
+
+
+def test_an_adapter_that_will_not_shut_down_is_killed_within_the_shutdown_limit() -> None:
+    outcome = run_fault("ignore-shutdown", 1, examples=2)
+    assert outcome.survivors == [] and outcome.seconds < outcome.limit("run", "ignore-shutdown", 1), outcome.text
+
+
+@pytest.mark.xfail(reason="needs the lead's NotCheckedError core: a property whose every case was unsupported",
+                   strict=True)
+def test_an_adapter_that_supports_nothing_is_not_checked() -> None:
+    outcome = run_fault("unsupported", 1, examples=4)
+    assert (outcome.label, outcome.exit_code) == ("not checked", 2), outcome.text
+    assert outcome.survivors == []
+
+
+def test_sigterm_ends_converge_and_every_process_of_its_adapter(tmp_path: Path) -> None:
+    """SIGTERM to `converge run` while its adapter (and the adapter's grandchild, in its own session) hang."""
+    tag = f"hostile-sigterm-{os.getpid()}"
+    command = f"cmd:{sys.executable} {HOSTILE} grandchild-hang 1 {tag}"
+    converge = subprocess.Popen([sys.executable, "-m", "converge.reports.tooling.cli", "run", "--system", command,
+                                 "--examples", "2", "--reports-dir", str(tmp_path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(survivors(tag, besides=converge.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # until the adapter and its grandchild run
+        assert len(survivors(tag, besides=converge.pid)) == 2, "the hostile adapter never started its grandchild"
+        started = time.monotonic()
+        converge.send_signal(signal.SIGTERM)
+        _, err = converge.communicate(timeout=15)
+        assert time.monotonic() - started < 10
+    finally:
+        converge.kill()
+    assert converge.returncode == 128 + signal.SIGTERM, err
+    assert b"interrupted by SIGTERM" in err
+    assert survivors(tag) == []
+
+
+def test_the_hostile_adapter_knows_each_fault_the_suite_names() -> None:
+    assert set(QUICK_FAULTS) | set(LINE_FAULTS) | set(WHAT) | set(NOT_CHECKED_FAULTS) <= set(hostile.FAULTS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault, size", [("huge", 100_000_000), ("endless", 300_000_000)])
+def test_a_huge_line_is_one_system_error_cut_short(fault: str, size: int) -> None:
+    outcome = run_fault(fault, 1, env={"HOSTILE_SIZE": str(size)})
+    assert_one_system_error(outcome, fault, 1, "run")
+    assert "offending line: xxxx" in outcome.text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", QUICK_FAULTS)
+def test_every_fault_in_a_check_is_one_system_error(fault: str, tmp_path: Path) -> None:
+    at = 0 if fault == "deaf" else 1
+    outcome = run_fault(fault, at, surface="check", examples=3, tmp=tmp_path)
+    assert_one_system_error(outcome, fault, at, "check")
+
+
+FAULT_DRAWS = st.tuples(st.sampled_from(QUICK_FAULTS), st.integers(0, 3), st.integers(0, 2**16))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(FAULT_DRAWS)
+def test_drawn_faults_long_run(draw: tuple[str, int, int]) -> None:
+    fault, at, seed = draw
+    at = 0 if fault == "deaf" else at
+    outcome = run_fault(fault, at, seed=seed)
+    assert_one_system_error(outcome, fault, at, "run")

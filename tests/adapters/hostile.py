@@ -64,7 +64,7 @@ def results_of(fault: str, request: int, cases: list) -> dict | None:
 
 def commit(fault: str, request: int, cases: list, tag: str) -> None:
     print(f"hostile {tag}: {fault} at request {request}", file=sys.stderr, flush=True)
-    size = int(os.environ.get("HOSTILE_SIZE", 100_000_000 if fault == "huge" else 300_000_000))
+    size = int(os.environ.get("HOSTILE_SIZE") or (100_000_000 if fault == "huge" else 300_000_000))
     message = results_of(fault, request, cases)
     if message is not None:
         send(message)
@@ -84,7 +84,7 @@ def commit(fault: str, request: int, cases: list, tag: str) -> None:
     elif fault == "request-error":
         send({"type": "error", "request": request, "message": "hostile: cannot read this request"})
     elif fault == "exit-mid-line":
-        send_raw('{"type": "results", "request": %d, "results": [{"id": "c0", "sta' % request)
+        send_raw(f'{{"type": "results", "request": {request}, "results": [{{"id": "c0", "sta')
         os._exit(7)
     elif fault == "crash":
         print("Traceback (most recent call last):\nhostile.EngineExploded: the engine exploded", file=sys.stderr,

@@ -18,6 +18,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from hypothesis import strategies as st
+
 from converge.engine.model.errors import ConvergeError, exit_code, label
 from converge.reports.options import RunOptions
 from converge.reports.systems.adapter.client import KILL_WAIT, Timeouts
@@ -126,3 +128,56 @@ def run_fault(fault: str, at: int, *, surface: str = "run", examples: int = 6, s
     seconds = time.perf_counter() - started
     text = out.getvalue()
     return Outcome(_label_of(text, surface, code), code, text, seconds, survivors(tag), command)
+
+
+LINE_FAULTS = {  # fault -> what the message must show of the offending line
+    "garbage": "offending line: Exception in thread main: not a protocol line {",
+    "nan": "offending line: {\"type\": \"results\"",
+    "wrong-id": "results[0].id: expected 'c0'",
+    "duplicate-id": "results.results: ",
+    "missing-result": "results.results: ",
+    "wrong-request": "results.request: expected",
+    "request-error": "hostile: cannot read this request",
+    "exit-mid-line": "offending line: {\"type\": \"results\", \"request\": ",
+}
+WHAT = {  # fault -> what the message must say went wrong
+    "garbage": "a line that is not JSON", "nan": "a line that is not JSON", "huge": "a line that is not JSON",
+    "endless": "a line longer than", "exit-mid-line": "a line without its end", "crash": "closed its output (exit "
+    "status 9)", "hang": "no answer within", "deaf": "no answer within", "grandchild-exit": "it exited (exit status "
+    "5) without answering", "grandchild-hang": "no answer within",
+}
+QUICK_FAULTS = ("garbage", "nan", "wrong-id", "duplicate-id", "missing-result", "wrong-request", "request-error",
+                "exit-mid-line", "crash", "hang", "deaf", "grandchild-exit", "grandchild-hang")
+
+
+def assert_one_system_error(outcome: Outcome, fault: str, at: int, surface: str) -> None:
+    """The claims of the module docstring for one faulty run."""
+    text = outcome.text
+    assert "Inconsistent results" not in text and "Flaky" not in text, text
+    assert (outcome.label, outcome.exit_code) == ("system error", 3), text
+    assert text.count("system error") <= 2, text  # the row and the tally, or the command's one line
+    assert f"adapter {outcome.command}" in text, text
+    where = "the handshake" if at == 0 and fault != "deaf" else "run request"
+    assert where in text, text
+    if fault in LINE_FAULTS:
+        assert LINE_FAULTS[fault] in text, text
+    if fault in WHAT:
+        assert WHAT[fault] in text, text
+    for line in text.splitlines():
+        if "offending line:" in line:
+            assert len(line) < 420, line  # cut to a few hundred characters
+    if fault != "deaf":  # deaf says nothing until the request it never reads
+        assert f": {fault} at request" in text, text  # stderr's tail
+    assert outcome.seconds < outcome.limit(surface, fault, at), (outcome.seconds, text)
+    assert outcome.survivors == [], f"processes of the adapter still alive: {outcome.survivors}"
+
+
+FAULT_DRAWS = st.tuples(st.sampled_from(QUICK_FAULTS), st.integers(0, 3), st.integers(0, 2**16))
+
+
+def judge(fault: str, at: int, seed: int) -> str:
+    """One drawn fault in a campaign, its claims checked; its outcome label."""
+    at = 0 if fault == "deaf" else at
+    outcome = run_fault(fault, at, seed=seed)
+    assert_one_system_error(outcome, fault, at, "run")
+    return outcome.label

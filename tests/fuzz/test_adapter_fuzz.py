@@ -20,52 +20,21 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from tests.adapters import hostile
 from tests.conftest import examples
-from tests.fuzz.adapters import HOSTILE, NOT_CHECKED_FAULTS, Outcome, run_fault, survivors
-
-LINE_FAULTS = {  # fault -> what the message must show of the offending line
-    "garbage": "offending line: Exception in thread main: not a protocol line {",
-    "nan": "offending line: {\"type\": \"results\"",
-    "wrong-id": "results[0].id: expected 'c0'",
-    "duplicate-id": "results.results: ",
-    "missing-result": "results.results: ",
-    "wrong-request": "results.request: expected",
-    "request-error": "hostile: cannot read this request",
-    "exit-mid-line": "offending line: {\"type\": \"results\", \"request\": ",
-}
-WHAT = {  # fault -> what the message must say went wrong
-    "garbage": "a line that is not JSON", "nan": "a line that is not JSON", "huge": "a line that is not JSON",
-    "endless": "a line longer than", "exit-mid-line": "a line without its end", "crash": "closed its output (exit "
-    "status 9)", "hang": "no answer within", "deaf": "no answer within", "grandchild-exit": "it exited (exit status "
-    "5) without answering", "grandchild-hang": "no answer within",
-}
-QUICK_FAULTS = ("garbage", "nan", "wrong-id", "duplicate-id", "missing-result", "wrong-request", "request-error",
-                "exit-mid-line", "crash", "hang", "deaf", "grandchild-exit", "grandchild-hang")
-
-
-def assert_one_system_error(outcome: Outcome, fault: str, at: int, surface: str) -> None:
-    """The claims of the module docstring for one faulty run."""
-    text = outcome.text
-    assert "Inconsistent results" not in text and "Flaky" not in text, text
-    assert (outcome.label, outcome.exit_code) == ("system error", 3), text
-    assert text.count("system error") <= 2, text  # the row and the tally, or the command's one line
-    assert f"adapter {outcome.command}" in text, text
-    where = "the handshake" if at == 0 and fault != "deaf" else "run request"
-    assert where in text, text
-    if fault in LINE_FAULTS:
-        assert LINE_FAULTS[fault] in text, text
-    if fault in WHAT:
-        assert WHAT[fault] in text, text
-    for line in text.splitlines():
-        if "offending line:" in line:
-            assert len(line) < 420, line  # cut to a few hundred characters
-    if fault != "deaf":  # deaf says nothing until the request it never reads
-        assert f": {fault} at request" in text, text  # stderr's tail
-    assert outcome.seconds < outcome.limit(surface, fault, at), (outcome.seconds, text)
-    assert outcome.survivors == [], f"processes of the adapter still alive: {outcome.survivors}"
+from tests.fuzz.adapters import (
+    FAULT_DRAWS,
+    HOSTILE,
+    LINE_FAULTS,
+    NOT_CHECKED_FAULTS,
+    QUICK_FAULTS,
+    WHAT,
+    assert_one_system_error,
+    judge,
+    run_fault,
+    survivors,
+)
 
 
 @pytest.mark.parametrize("fault", QUICK_FAULTS)
@@ -150,14 +119,8 @@ def test_every_fault_in_a_check_is_one_system_error(fault: str, tmp_path: Path) 
     assert_one_system_error(outcome, fault, at, "check")
 
 
-FAULT_DRAWS = st.tuples(st.sampled_from(QUICK_FAULTS), st.integers(0, 3), st.integers(0, 2**16))
-
-
 @pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(FAULT_DRAWS)
 def test_drawn_faults_long_run(draw: tuple[str, int, int]) -> None:
-    fault, at, seed = draw
-    at = 0 if fault == "deaf" else at
-    outcome = run_fault(fault, at, seed=seed)
-    assert_one_system_error(outcome, fault, at, "run")
+    judge(*draw)

@@ -279,7 +279,7 @@ class AdapterProcess:
         return code
 
 
-_LIVE: "weakref.WeakSet[AdapterProcess]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[AdapterProcess] = weakref.WeakSet()
 
 
 def shown_line(line: bytes) -> str:
@@ -296,7 +296,7 @@ def kill_live_adapters() -> int:
     for process in live:
         try:
             process.kill()
-        except Exception:  # noqa: BLE001 - at exit or in a signal handler: kill what can be killed, go on
+        except Exception:  # noqa: BLE001, S110 - at exit or in a signal handler: kill what can be killed, go on
             pass
     return len(live)
 

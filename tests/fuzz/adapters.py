@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import sys
 import time
 import uuid
@@ -127,7 +128,17 @@ def run_fault(fault: str, at: int, *, surface: str = "run", examples: int = 6, s
                 os.environ[key] = value
     seconds = time.perf_counter() - started
     text = out.getvalue()
-    return Outcome(_label_of(text, surface, code), code, text, seconds, survivors(tag), command)
+    left = survivors(tag)
+    kill(left)  # a failing test leaves nothing behind either
+    return Outcome(_label_of(text, surface, code), code, text, seconds, left, command)
+
+
+def kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 LINE_FAULTS = {  # fault -> what the message must show of the offending line

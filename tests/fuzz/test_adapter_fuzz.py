@@ -11,11 +11,11 @@ properties are "not checked". The short runs are part of the default suite; `--r
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,6 +32,7 @@ from tests.fuzz.adapters import (
     WHAT,
     assert_one_system_error,
     judge,
+    kill,
     run_fault,
     survivors,
 )
@@ -76,9 +77,11 @@ def test_an_adapter_that_supports_nothing_is_not_checked() -> None:
     assert outcome.survivors == []
 
 
-def test_sigterm_ends_converge_and_every_process_of_its_adapter(tmp_path: Path) -> None:
-    """SIGTERM to `converge run` while its adapter (and the adapter's grandchild, in its own session) hang."""
-    tag = f"hostile-sigterm-{os.getpid()}"
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_ends_converge_and_every_process_of_its_adapter(tmp_path: Path, signum: signal.Signals) -> None:
+    """SIGTERM or SIGINT to `converge run` while its adapter (and the adapter's grandchild, in its own session)
+    hang: converge exits with 128 + the signal's number within seconds, and no process of the adapter is left."""
+    tag = f"hostile-{signum.name}-{uuid.uuid4().hex[:8]}"
     command = f"cmd:{sys.executable} {HOSTILE} grandchild-hang 1 {tag}"
     converge = subprocess.Popen([sys.executable, "-m", "converge.reports.tooling.cli", "run", "--system", command,
                                  "--examples", "2", "--reports-dir", str(tmp_path)],
@@ -89,14 +92,16 @@ def test_sigterm_ends_converge_and_every_process_of_its_adapter(tmp_path: Path) 
             time.sleep(0.1)  # until the adapter and its grandchild run
         assert len(survivors(tag, besides=converge.pid)) == 2, "the hostile adapter never started its grandchild"
         started = time.monotonic()
-        converge.send_signal(signal.SIGTERM)
+        converge.send_signal(signum)
         _, err = converge.communicate(timeout=15)
         assert time.monotonic() - started < 10
     finally:
         converge.kill()
-    assert converge.returncode == 128 + signal.SIGTERM, err
-    assert b"interrupted by SIGTERM" in err
-    assert survivors(tag) == []
+        left = survivors(tag, besides=converge.pid)
+        kill(left)
+    assert not left, f"processes of the adapter still alive: {left}"
+    assert converge.returncode == 128 + signum, err
+    assert f"interrupted by {signum.name}".encode() in err
 
 
 def test_the_hostile_adapter_knows_each_fault_the_suite_names() -> None:

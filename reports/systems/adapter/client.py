@@ -71,16 +71,25 @@ class _Reader:
         self._streams = {stdout.fileno(): stdout, stderr.fileno(): stderr}
         self._stdout, self._stderr = stdout.fileno(), stderr.fileno()
         self._lines, self._tail = lines, tail
-        self._wake_r, self._wake_w = os.pipe()
+        self._wake_r, wake_w = os.pipe()
+        self._wake_w: int | None = wake_w
+        self._wake_lock = threading.Lock()
         self.stderr_ended = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True, name="converge-adapter-reader")
         self.thread.start()
 
     def stop(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:
-            pass
+        """Wake the thread to end (it closes the pipes); harmless once it has ended."""
+        with self._wake_lock:
+            if self._wake_w is not None:
+                os.write(self._wake_w, b"x")  # one byte into an empty pipe of our own: never blocks
+
+    def _close_wake(self) -> None:
+        with self._wake_lock:  # never a write into a descriptor number that was closed and reused since
+            for fd in (self._wake_r, self._wake_w):
+                if fd is not None:
+                    os.close(fd)
+            self._wake_w = None
 
     def _run(self) -> None:
         poller = select.poll()
@@ -124,11 +133,7 @@ class _Reader:
                     stream.close()
                 except OSError:
                     pass
-            for fd in (self._wake_r, self._wake_w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            self._close_wake()
 
     def _take_lines(self, line: bytearray, data: bytes) -> bool:
         """Add `data` to the line being read and put each complete line; True once a line grew too long."""

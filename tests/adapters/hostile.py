@@ -1,6 +1,8 @@
 """A hostile adapter for the fault suite: `python hostile.py FAULT AT TAG`, standard library only.
 
-It greets like a good adapter and answers every run request before request AT with "unsupported"
+"daemon" is no fault of the protocol: at the hello it starts a process in its own session that keeps its
+stdout open and outlives it (a daemonized engine), then answers every case "unsupported" and exits when told.
+Every other FAULT greets like a good adapter and answers every run request before request AT with "unsupported"
 for each case (so nothing diverges first); at request AT (0: the handshake itself) it commits FAULT.
 Just before the fault it writes `hostile TAG: FAULT at request N` to stderr, which the error must show.
 TAG is on the command line of every process it starts, so a test finds them all in /proc.
@@ -16,7 +18,7 @@ import time
 
 FAULTS = ("garbage", "huge", "endless", "nan", "wrong-id", "duplicate-id", "missing-result", "reordered",
           "wrong-request", "request-error", "exit-mid-line", "crash", "hang", "deaf", "grandchild-exit",
-          "grandchild-hang", "ignore-shutdown", "unsupported")
+          "grandchild-hang", "ignore-shutdown", "unsupported", "daemon")
 CAPS = {"families": ["regular"], "join_types": ["inner", "left"], "changelog_modes": ["insert_only", "retract"],
         "column_types": ["BIGINT", "VARCHAR"], "time_domains": [], "state_ttl": False, "output": "final",
         "deterministic_order": False, "max_batch": 4}
@@ -109,16 +111,18 @@ def main() -> None:
     for line in sys.stdin:
         message = json.loads(line)
         if message["type"] == "hello":
-            if at == 0 and fault not in ("unsupported", "ignore-shutdown", "deaf"):
+            if at == 0 and fault not in ("unsupported", "ignore-shutdown", "deaf", "daemon"):
                 commit(fault, 0, [], tag)
                 continue
+            if fault == "daemon":  # a daemonized engine: it outlives the adapter, holding its output
+                grandchild(tag)
             send({"type": "hello", "protocol": "converge-adapter", "version": 1,
                   "system": {"name": "hostile", "version": fault}, "capabilities": CAPS})
             if fault == "deaf":
                 commit(fault, 0, [], tag)
         elif message["type"] == "run":
             request, cases = message["request"], message["cases"]
-            if request >= at and fault not in ("unsupported", "ignore-shutdown") \
+            if request >= at and fault not in ("unsupported", "ignore-shutdown", "daemon") \
                     and (fault != "reordered" or len(cases) > 1):
                 commit(fault, request, cases, tag)
                 continue

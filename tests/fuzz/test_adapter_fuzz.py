@@ -16,11 +16,14 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.reports.systems.adapter.client import KILL_WAIT, AdapterSystem
 from tests.adapters import hostile
 from tests.conftest import examples
 from tests.fuzz.adapters import (
@@ -28,6 +31,7 @@ from tests.fuzz.adapters import (
     HOSTILE,
     LINE_FAULTS,
     NOT_CHECKED_FAULTS,
+    QUICK,
     QUICK_FAULTS,
     WHAT,
     assert_one_system_error,
@@ -102,6 +106,30 @@ def test_a_signal_ends_converge_and_every_process_of_its_adapter(tmp_path: Path,
     assert not left, f"processes of the adapter still alive: {left}"
     assert converge.returncode == 128 + signum, err
     assert f"interrupted by {signum.name}".encode() in err
+
+
+def test_closing_an_adapter_whose_daemon_holds_its_output_ends_both_within_the_shutdown_limit() -> None:
+    """The adapter exits when told; the process it daemonized (own session, re-parented to PID 1) keeps its
+    stdout open. Closing once waited on that pipe for minutes and left the daemon running."""
+    tag = f"hostile-daemon-{uuid.uuid4().hex[:8]}"
+    system = AdapterSystem([sys.executable, str(HOSTILE), "daemon", "1", tag], label="daemon", timeouts=QUICK)
+    try:
+        assert [r.status for r in system.run_cases([_case()])] == ["unsupported"]
+        assert len(survivors(tag)) == 2
+        started = time.monotonic()
+        system.close()
+        assert time.monotonic() - started < QUICK.shutdown + KILL_WAIT + 1
+        assert system.process.proc.returncode == 0
+    finally:
+        left = survivors(tag)
+        kill(left)
+    assert left == []
+
+
+def _case() -> Scenario:
+    a = InputSpec("a", (("k", "BIGINT"),), None, "insert_only")
+    return Scenario("c", (a, replace(a, name="b")), JoinSpec(("a", "b"), ("inner",), ("a.k = b.k",)),
+                    events=(ChangeEvent("a", "+I", (1,)),))
 
 
 def test_the_hostile_adapter_knows_each_fault_the_suite_names() -> None:

@@ -151,6 +151,7 @@ LINE_FAULTS = {  # fault -> what the message must show of the offending line
     "request-error": "hostile: cannot read this request",
     "exit-mid-line": "offending line: {\"type\": \"results\", \"request\": ",
 }
+RESULTS_FAULTS = ("wrong-id", "duplicate-id", "missing-result", "reordered", "wrong-request")
 WHAT = {  # fault -> what the message must say went wrong
     "garbage": "a line that is not JSON", "nan": "a line that is not JSON", "huge": "a line that is not JSON",
     "endless": "a line longer than", "exit-mid-line": "a line without its end", "crash": "closed its output (exit "
@@ -170,7 +171,9 @@ def assert_one_system_error(outcome: Outcome, fault: str, at: int, surface: str)
     assert f"adapter {outcome.command}" in text, text
     where = "the handshake" if at == 0 and fault != "deaf" else "run request"
     assert where in text, text
-    if fault in LINE_FAULTS:
+    if at == 0 and fault in RESULTS_FAULTS:  # results in place of the hello
+        assert "expected a hello, got a 'results' message" in text and "offending line: {" in text, text
+    elif fault in LINE_FAULTS:
         assert LINE_FAULTS[fault] in text, text
     if fault in WHAT:
         assert WHAT[fault] in text, text

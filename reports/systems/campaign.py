@@ -173,7 +173,8 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         res = r.result
         if res is None or res.ok:
             continue
-        print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title}" + (f" (seed {res.seed})" if res.seed else ""))
+        seed = f" (seed {res.seed})" if res.seed is not None else ""  # a property not run has none
+        print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title}{seed}")
         if r.known is not None:
             print(f"  known: {r.known.reason} ({r.known.link})")
         whole = isinstance(res.error, SystemUnderTestError)  # its stderr tail is the end of the message

@@ -73,7 +73,7 @@ class _Reader:
         self._lines, self._tail = lines, tail
         self._wake_r, wake_w = os.pipe()
         self._wake_w: int | None = wake_w
-        self._wake_lock = threading.Lock()
+        self._wake_lock = threading.RLock()  # stop() may run again inside itself, from a signal handler
         self.stderr_ended = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True, name="converge-adapter-reader")
         self.thread.start()

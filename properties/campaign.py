@@ -17,6 +17,7 @@ from converge.engine.model.errors import (
     BadInputError,
     InternalError,
     NotCheckedError,
+    SystemUnderTestError,
     UnsupportedError,
 )
 from converge.generators.profile import PROFILE
@@ -26,6 +27,12 @@ from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
 from converge.properties.spec import PropertySpec
+
+
+class _SystemFailed(BaseException):
+    """Raised through Hypothesis when the system under test failed: a BaseException, so Hypothesis neither
+    shrinks nor replays the example on a system that is no longer there (it would read a second, different
+    error as a flaky test). run_property puts the system's SystemUnderTestError in the result."""
 
 
 @dataclass
@@ -90,6 +97,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         seed = random.SystemRandom().getrandbits(32)
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
+    system_failed: list[SystemUnderTestError] = []
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
     @settings(PROFILE, max_examples=max_examples or spec.examples, database=None, phases=phases, print_blob=False)
@@ -107,6 +115,13 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             except UnsatisfiedAssumption:  # Hypothesis draws another; what it recorded still counts
                 result.exercised.merge(recording.exercised)
                 raise
+            except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
+                exc.converge_args = args  # type: ignore[attr-defined]
+                sent = len(args[0]) if args and isinstance(args[0], list) else 1
+                result.exercised.skipped += sent  # the batch's cases were not checked
+                result.exercised.reasons["skipped: the system failed on their request"] += sent
+                system_failed.append(exc)
+                raise _SystemFailed from None
             except (BadInputError, UnsupportedError) as exc:
                 error = InternalError(f"converge generated an input that it rejects itself ({type(exc).__name__}: "
                                       f"{exc})")
@@ -127,6 +142,9 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     try:
         with process_independent_generation():  # the seed finds the same examples in any process
             test()
+    except _SystemFailed:
+        result.error = system_failed[0]
+        result.failures = 1
     except PropertyFailure as exc:
         result.failure = exc
         result.failures = 1

@@ -68,7 +68,7 @@ def test_a_hanging_adapter_times_out_and_its_process_group_is_killed() -> None:
         system.run_cases([case()])
     assert time.perf_counter() - started < 10
     text = str(info.value)
-    assert "run request 1 (1 cases): no answer within 2 s (timed out)" in text
+    assert "run request 1 (its 1 cases not checked): no answer within 2 s (timed out)" in text
     assert "request 1: 1 cases" in text  # stderr's tail
     assert _gone(pid)
 
@@ -95,3 +95,28 @@ def test_a_result_that_breaks_the_contract_says_where(mode: str, message: str) -
 def test_a_command_that_does_not_exist_is_a_system_error() -> None:
     with pytest.raises(SystemUnderTestError, match="cannot start it"):
         AdapterSystem(["/nonexistent/adapter"], timeouts=QUICK)
+
+
+def test_an_adapter_that_stops_reading_its_input_times_out_while_converge_sends() -> None:
+    """A request larger than the pipe's buffer to an adapter that reads no more: the send itself keeps the
+    request's time limit, where it used to block for ever."""
+    hostile = str(Path(__file__).parent / "adapters" / "hostile.py")
+    system = AdapterSystem([sys.executable, hostile, "deaf", "0", "deaf-send"], label="deaf", timeouts=QUICK)
+    big = case()
+    big = Scenario(big.name, big.inputs, big.join, events=tuple(ChangeEvent("a", "+I", (i, "x" * 40))
+                                                                for i in range(5000)))
+    started = time.perf_counter()
+    with pytest.raises(SystemUnderTestError) as info:
+        system.run_cases([big])
+    assert time.perf_counter() - started < QUICK.run(1) + 4
+    text = str(info.value)
+    assert "run request 1 (its 1 cases not checked): it did not read its input within 2 s (timed out)" in text
+    assert _gone(system.process.proc.pid)
+
+
+def test_an_offending_line_is_shown_cut_with_its_length() -> None:
+    from converge.reports.systems.adapter.client import SHOWN_CHARS, shown_line
+
+    assert shown_line(b'{"type": "x"}\n') == '{"type": "x"}'
+    long = shown_line(b"y" * 5000 + b"\n")
+    assert long == "y" * SHOWN_CHARS + " ... (5001 bytes)"

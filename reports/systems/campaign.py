@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from converge.engine.model.errors import EXIT_BAD_INPUT, UsageError, exit_code, label
+from converge.engine.model.errors import (
+    EXIT_BAD_INPUT,
+    NotCheckedError,
+    SystemUnderTestError,
+    UsageError,
+    exit_code,
+    label,
+)
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.properties.campaign import PropertyResult, run_property
@@ -92,6 +99,15 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
     return run
 
 
+def not_run_after(prop: SystemProperty, system: System, failed: SystemRun) -> SystemRun:
+    """A property left after the system failed: not applicable as ever, otherwise not checked (never passed)."""
+    reason = not_applicable(prop, system)
+    if reason is not None:
+        return SystemRun(prop, reason=reason)
+    error = NotCheckedError(f"{system.title} failed in an earlier property ({failed.prop.key}); not run")
+    return SystemRun(prop, result=PropertyResult(prop.family, prop.name, error=error))
+
+
 class ConvergeCaseKind(SystemKind):
     """A kind of system that runs converge scenarios: this module's campaign and replay are its own."""
 
@@ -113,10 +129,16 @@ def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
     startup = time.perf_counter() - started
     reports = RunReports.open(options.reports, "run")
     runs: list[SystemRun] = []
+    failed: SystemRun | None = None  # the property during which the system failed: it is dead from then on
     try:
         for i, prop in enumerate(props):
             progress(i, len(props), f"{system.name}: {prop.key}")
+            if failed is not None:
+                runs.append(not_run_after(prop, system, failed))
+                continue
             runs.append(run_one(prop, system, kind.spec, options, known, reports))
+            if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
+                failed = runs[-1]
         progress(len(props), len(props), "done")
     finally:
         system.close()
@@ -160,10 +182,13 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         res = r.result
         if res is None or res.ok:
             continue
-        print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title} (seed {res.seed})")
+        seed = f" (seed {res.seed})" if res.seed is not None else ""  # a property not run has none
+        print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title}{seed}")
         if r.known is not None:
             print(f"  known: {r.known.reason} ({r.known.link})")
-        print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports))
+        whole = isinstance(res.error, SystemUnderTestError)  # its stderr tail is the end of the message
+        print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports,
+                              lines=60 if whole else 12))
     outcomes = (NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs)
     print("\n" + outcome_counts(outcomes) + f" ({cases} cases)")
 

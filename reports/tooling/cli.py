@@ -11,6 +11,7 @@ from converge import __version__
 from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
 from converge.generators.storage import keep_hypothesis_out_of_the_working_directory
 from converge.reports.tooling.commands import COMMANDS
+from converge.reports.tooling.interrupts import Interrupted, ending_on_signals
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -33,7 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     try:
-        return args.handler(args)
+        with ending_on_signals():
+            return args.handler(args)
+    except Interrupted as exc:  # SIGTERM/SIGINT: every adapter it started is already killed
+        print(f"converge: interrupted by {exc}; every adapter process it started was stopped", file=sys.stderr)
+        return exc.exit_code
     except ConvergeError as exc:  # bad input, usage, an oracle failure, an internal error: one line, no traceback
         print(f"converge: {label(exc)}: {exc}", file=sys.stderr)
         return exit_code(exc)

@@ -10,24 +10,31 @@ request, the offending line and the tail of the adapter's stderr.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import os
 import queue
-import signal
+import select
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import CaseResult, System
-from converge.reports.systems.adapter import protocol
+from converge.reports.systems.adapter import processes, protocol
 
 STDERR_TAIL_LINES = 40
 MAX_LINE_BYTES = 256 * 1024 * 1024   # a batch of results is one line; a line without an end is a broken adapter
+SHOWN_CHARS = 300                    # of an offending line, in a message
+SHOWN_BYTES = 4 * SHOWN_CHARS
+SEND_TIMEOUT = 30.0                  # for a message to be taken by an adapter that does not say how long
+KILL_WAIT = 2.0                      # for a killed adapter to end (SIGKILL: it cannot refuse)
+EXIT_GRACE = 1.0                     # an exited adapter's last line may still be in the pipe
 
 
 @dataclass(frozen=True)
@@ -46,44 +53,133 @@ class Timeouts:
 _EOF = object()
 
 
+@dataclass(frozen=True)
+class _Oversized:
+    """What the reader puts for a line past MAX_LINE_BYTES: its head only (the rest is dropped unread)."""
+
+    head: bytes
+
+
+class _Reader:
+    """One thread reads the adapter's stdout into lines and its stderr into a tail, until both end or stop().
+
+    It reads the raw descriptors (poll + os.read) and closes them itself, so nothing converge does ever
+    waits on a pipe that a stray descendant of the adapter keeps open: stop() only wakes the thread.
+    """
+
+    def __init__(self, stdout: IO[bytes], stderr: IO[bytes], lines: queue.Queue, tail: collections.deque[str]) -> None:
+        self._streams = {stdout.fileno(): stdout, stderr.fileno(): stderr}
+        self._stdout, self._stderr = stdout.fileno(), stderr.fileno()
+        self._lines, self._tail = lines, tail
+        self._wake_r, wake_w = os.pipe()
+        self._wake_w: int | None = wake_w
+        self._wake_lock = threading.RLock()  # stop() may run again inside itself, from a signal handler
+        self.stderr_ended = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="converge-adapter-reader")
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Wake the thread to end (it closes the pipes); harmless once it has ended."""
+        with self._wake_lock:
+            if self._wake_w is not None:
+                os.write(self._wake_w, b"x")  # one byte into an empty pipe of our own: never blocks
+
+    def _close_wake(self) -> None:
+        with self._wake_lock:  # never a write into a descriptor number that was closed and reused since
+            for fd in (self._wake_r, self._wake_w):
+                if fd is not None:
+                    os.close(fd)
+            self._wake_w = None
+
+    def _run(self) -> None:
+        poller = select.poll()
+        for fd in (*self._streams, self._wake_r):
+            poller.register(fd, select.POLLIN)
+        line, err = bytearray(), bytearray()
+        dropping = False  # past an oversized line: stdout is drained, not kept
+        open_fds = set(self._streams)
+        try:
+            while open_fds:
+                for fd, _ in poller.poll():
+                    if fd == self._wake_r:
+                        return
+                    try:
+                        data = os.read(fd, 1 << 16)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+                        if fd == self._stdout:
+                            if line and not dropping:
+                                self._lines.put(bytes(line))  # a last line without its end
+                            self._lines.put(_EOF)
+                        else:
+                            if err:
+                                self._tail.append(err.decode("utf-8", "replace"))
+                            self.stderr_ended.set()
+                    elif fd == self._stdout:
+                        if not dropping:
+                            dropping = self._take_lines(line, data)
+                    else:
+                        err += data
+                        *done, rest = err.split(b"\n")
+                        self._tail.extend(d.decode("utf-8", "replace") for d in done[-STDERR_TAIL_LINES:])
+                        err[:] = rest[-64 * 1024:]
+        finally:
+            self.stderr_ended.set()
+            for stream in self._streams.values():
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            self._close_wake()
+
+    def _take_lines(self, line: bytearray, data: bytes) -> bool:
+        """Add `data` to the line being read and put each complete line; True once a line grew too long."""
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                line += data[start:]
+                if len(line) > MAX_LINE_BYTES:
+                    self._lines.put(_Oversized(bytes(line[:SHOWN_BYTES])))
+                    line.clear()
+                    return True
+                return False
+            line += data[start:end + 1]
+            self._lines.put(bytes(line))
+            line.clear()
+            start = end + 1
+
+
 class AdapterProcess:
-    """The adapter command as a process: send a message, receive one within a time limit, stop it."""
+    """The adapter command as a process: send a message, receive one within a time limit, stop it.
+
+    Every wait has a limit: a send (the adapter may stop reading), a receive, the shutdown and the kill.
+    """
 
     def __init__(self, argv: Sequence[str], *, label: str | None = None) -> None:
         self.argv = list(argv)
         self.label = label or " ".join(self.argv)
+        self.mark = processes.new_mark()
         self._lines: queue.Queue = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._exited_at: float | None = None
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, start_new_session=True)
+                                         stderr=subprocess.PIPE, start_new_session=True,
+                                         env=processes.marked_environment(self.mark))
         except OSError as exc:
             raise SystemUnderTestError(f"adapter {self.label}: cannot start it: {exc.strerror or exc}") from None
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read_stdout(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            while True:
-                line = self.proc.stdout.readline(MAX_LINE_BYTES)
-                if not line:
-                    break
-                self._lines.put(line)
-        except (OSError, ValueError):
-            pass
-        self._lines.put(_EOF)
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        try:
-            for raw in self.proc.stderr:
-                self._stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
-        except (OSError, ValueError):
-            pass
+        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._reader = _Reader(self.proc.stdout, self.proc.stderr, self._lines, self._stderr)
+        _LIVE.add(self)
 
     def stderr_tail(self) -> str:
-        time.sleep(0.05)  # let the reader thread take what the adapter printed last
+        """The last lines the adapter wrote to stderr (after a short wait for the last of them)."""
+        self._reader.stderr_ended.wait(0.05 if self.proc.poll() is None else 0.5)
         return "\n".join(self._stderr)
 
     def fail(self, what: str, *, during: str, line: bytes | None = None) -> SystemUnderTestError:
@@ -91,38 +187,61 @@ class AdapterProcess:
         self.kill()
         text = f"adapter {self.label}, {during}: {what}"
         if line is not None:
-            shown = line.decode("utf-8", "replace").rstrip("\n")
-            text += f"\n  offending line: {shown[:200]}" + (" ..." if len(shown) > 200 else "")
+            text += "\n  offending line: " + shown_line(line)
         tail = self.stderr_tail()
         if tail:
             text += "\n  stderr (last lines):\n    " + tail.replace("\n", "\n    ")
         return SystemUnderTestError(text)
 
-    def send(self, message: dict[str, Any] | bytes, *, during: str) -> None:
-        data = message if isinstance(message, bytes) else protocol.encode(message)
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            code = self.proc.poll()
-            raise self.fail(f"it stopped reading its input (exit status {code})", during=during) from None
-
-    def receive(self, timeout: float, *, during: str) -> dict[str, Any]:
-        """The next message, checked to be a JSON object with a type; a timeout, an exit or garbage raises."""
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise self.fail(f"no answer within {timeout:g} s (timed out)", during=during) from None
-        if line is _EOF:
+    def send(self, message: dict[str, Any] | bytes, *, during: str, timeout: float = SEND_TIMEOUT) -> None:
+        """Write one message within `timeout` seconds (an adapter that stops reading fills the pipe)."""
+        data = memoryview(message if isinstance(message, bytes) else protocol.encode(message))
+        assert self.proc.stdin is not None
+        fd = self.proc.stdin.fileno()
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self.fail(f"it did not read its input within {timeout:g} s (timed out)", during=during)
+            poller.poll(max(1, int(left * 1000)))
             try:
-                code = self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                code = self.proc.poll()
+                raise self.fail(f"it stopped reading its input (exit status {code})", during=during) from None
+
+    def receive(self, timeout: float, *, during: str, limit: float | None = None) -> dict[str, Any]:
+        """The next message within `timeout` seconds (the rest of a `limit` the message states), checked to be a
+        JSON object with a type; a timeout, an exit or garbage raises."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                line = self._lines.get(timeout=max(0.0, min(left, 0.25)))
+                break
+            except queue.Empty:
+                pass
+            code = self.proc.poll()
+            if code is not None:  # it exited, yet its output is still open (a descendant holds it)
+                self._exited_at = self._exited_at or time.monotonic()
+                if time.monotonic() - self._exited_at > EXIT_GRACE or left <= 0:
+                    raise self.fail(f"it exited (exit status {code}) without answering; a process it started "
+                                    f"still held its output", during=during)
+            if left <= 0:
+                raise self.fail(f"no answer within {limit or timeout:g} s (timed out)", during=during)
+        if line is _EOF:
+            code = self.wait_exit(2)
             raise self.fail(f"it closed its output (exit status {code})", during=during)
+        if isinstance(line, _Oversized):
+            raise self.fail(f"a line longer than {MAX_LINE_BYTES} bytes", during=during, line=line.head)
         if not line.endswith(b"\n"):
-            raise self.fail(f"a line longer than {MAX_LINE_BYTES} bytes or without its end", during=during,
-                            line=line)
+            code = self.wait_exit(2)
+            raise self.fail(f"a line without its end, then it closed its output (exit status {code})",
+                            during=during, line=line)
         try:
             return protocol.decode(line)
         except SystemUnderTestError as exc:
@@ -135,30 +254,28 @@ class AdapterProcess:
             return None
 
     def kill(self) -> None:
-        """Kill the adapter's whole process group (its own children too)."""
-        if self.proc.poll() is None or _group_alive(self.proc.pid):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        """Kill the adapter's whole process group and every process it started (processes.kill_tree); waits at most
+        KILL_WAIT seconds for the adapter itself to end, and never for its pipes."""
+        _LIVE.discard(self)
+        processes.kill_tree(self.proc.pid, self.mark)
+        self.wait_exit(KILL_WAIT)
+        self._reader.stderr_ended.wait(0.2)  # the last stderr lines, once every holder of the pipe is gone
+        self._reader.stop()
         try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # nothing is buffered in it: send() writes the descriptor directly
+        except OSError:
             pass
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
 
     def shutdown(self, timeout: float) -> int | None:
-        """Ask the adapter to exit; its exit status (None when it had to be killed)."""
+        """Ask the adapter to exit within `timeout` seconds, then kill what is left; its exit status (None when it
+        had to be killed). The whole shutdown takes at most `timeout` + KILL_WAIT + a fraction of a second."""
+        deadline = time.monotonic() + timeout
         code: int | None = None
         if self.proc.poll() is None:
             try:
-                self.send({"type": "shutdown"}, during="shutdown")
-                code = self.wait_exit(timeout)
+                self.send({"type": "shutdown"}, during="shutdown", timeout=timeout)
+                code = self.wait_exit(max(0.0, deadline - time.monotonic()))
             except SystemUnderTestError:
                 code = self.proc.poll()
         else:
@@ -167,27 +284,51 @@ class AdapterProcess:
         return code
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+_LIVE: weakref.WeakSet[AdapterProcess] = weakref.WeakSet()
+
+
+def shown_line(line: bytes) -> str:
+    """An offending line as a message shows it: at most SHOWN_CHARS characters, and its length when cut."""
+    text = line[:SHOWN_BYTES].decode("utf-8", "replace").rstrip("\n")
+    if len(text) > SHOWN_CHARS or len(line) > SHOWN_BYTES:
+        return f"{text[:SHOWN_CHARS]} ... ({len(line)} bytes)"
+    return text
+
+
+def kill_live_adapters() -> int:
+    """Kill every adapter this process started and has not stopped (at exit, on SIGTERM/SIGINT); how many."""
+    live = list(_LIVE)
+    for process in live:
+        try:
+            process.kill()
+        except Exception:  # noqa: BLE001, S110 - at exit or in a signal handler: kill what can be killed, go on
+            pass
+    return len(live)
+
+
+atexit.register(kill_live_adapters)
 
 
 class AdapterSystem(System):
-    """A system behind an adapter command: started and greeted at construction, stopped by close()."""
+    """A system behind an adapter command: started and greeted at construction, stopped by close().
+
+    After a failure the adapter is dead: every later request raises the same failure at once, never a
+    second, different one from the dead process.
+    """
 
     def __init__(self, argv: Sequence[str], *, label: str | None = None, timeouts: Timeouts = Timeouts()) -> None:
         self.timeouts = timeouts
         self.process = AdapterProcess(argv, label=label)
         self.requests = 0
-        self.process.send(protocol.hello_request(), during="the handshake")
-        reply = self.process.receive(timeouts.hello, during="the handshake")
+        self.failure: SystemUnderTestError | None = None
+        deadline = time.monotonic() + timeouts.hello
+        during = "the handshake"
+        self.process.send(protocol.hello_request(), during=during, timeout=timeouts.hello)
+        reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=timeouts.hello)
         try:
             self.name, self.version, self.capabilities = protocol.read_hello(reply)
         except SystemUnderTestError as exc:
-            raise self.process.fail(str(exc), during="the handshake") from None
+            raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
 
     def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
         out: list[CaseResult] = []
@@ -197,16 +338,25 @@ class AdapterSystem(System):
         return out
 
     def _run_batch(self, scenarios: Sequence[Scenario]) -> list[CaseResult]:
+        if self.failure is not None:
+            first = str(self.failure).splitlines()[0]
+            raise SystemUnderTestError(f"adapter {self.process.label} failed earlier and was stopped ({first})")
         self.requests += 1
         request = self.requests
         cases = [(f"c{i}", s) for i, s in enumerate(scenarios)]
-        during = f"run request {request} ({len(cases)} cases)"
-        self.process.send(protocol.run_request(request, cases), during=during)
-        reply = self.process.receive(self.timeouts.run(len(cases)), during=during)
+        during = f"run request {request} (its {len(cases)} cases not checked)"
+        limit = self.timeouts.run(len(cases))
+        deadline = time.monotonic() + limit
         try:
-            return protocol.read_results(reply, request, cases, self.capabilities.output)
+            self.process.send(protocol.run_request(request, cases), during=during, timeout=limit)
+            reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=limit)
+            try:
+                return protocol.read_results(reply, request, cases, self.capabilities.output)
+            except SystemUnderTestError as exc:
+                raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
         except SystemUnderTestError as exc:
-            raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
+            self.failure = exc
+            raise
 
     def close(self) -> None:
         self.process.shutdown(self.timeouts.shutdown)

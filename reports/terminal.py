@@ -24,13 +24,23 @@ def progress(done: int, total: int, label: str, stream: TextIO | None = None) ->
         stream.write("\r" + " " * (width + 60) + "\r")
 
 
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Columns padded to their widest cell; the first two left-aligned, the rest (numbers) right-aligned."""
+    """Columns padded to their widest cell; numbers right-aligned, text (names, outcomes, reasons) left-aligned."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    numbers = [i >= 2 and all(_numeric(r[i]) or r[i] in ("", "...") for r in cells[1:]) for i in range(len(headers))]
     lines = []
     for n, r in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        lines.append("  ".join(c.rjust(w) if numbers[i] else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -90,9 +90,11 @@ def _label_of(text: str, surface: str, code: int) -> str:
             return line.split(": ")[1]
         cells = line.split()
         if surface == "check" and cells[:1] == ["check/system_final_answer"]:
-            return " ".join(cells[1:3]) if cells[2] in ("error", "checked", "run") else cells[1]
+            return " ".join(cells[1:3]).rstrip(":") if cells[2].rstrip(":") in ("error", "checked", "run") \
+                else cells[1]
         if surface == "run" and cells[:1] == ["hostile"] and "not applicable:" not in line and len(cells) > 4:
-            return " ".join(cells[4:6]) if cells[5] in ("error", "checked", "input") else cells[4]
+            return " ".join(cells[4:6]).rstrip(":") if cells[5].rstrip(":") in ("error", "checked", "input") \
+                else cells[4]
     return f"exit {code}"
 
 

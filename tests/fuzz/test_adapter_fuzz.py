@@ -73,8 +73,6 @@ def test_an_adapter_that_will_not_shut_down_is_killed_within_the_shutdown_limit(
     assert outcome.survivors == [] and outcome.seconds < outcome.limit("run", "ignore-shutdown", 1), outcome.text
 
 
-@pytest.mark.xfail(reason="needs the lead's NotCheckedError core: a property whose every case was unsupported",
-                   strict=True)
 def test_an_adapter_that_supports_nothing_is_not_checked() -> None:
     outcome = run_fault("unsupported", 1, examples=4)
     assert (outcome.label, outcome.exit_code) == ("not checked", 2), outcome.text

@@ -33,7 +33,6 @@ from converge.properties.divergence import fail
 from converge.properties.query_reading import oracle_final, reading_equals_query
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.answers import answer_of, system_diverged
-from converge.properties.systems.checks import Tally
 
 CaseRunner = Callable[[Scenario], RunResult]
 FinalAnswer = Callable[[Scenario], Counter]   # a system's materialized final answer for one case
@@ -83,18 +82,17 @@ def system_final_answer(scenario: Scenario, final: FinalAnswer | None = None) ->
              event_index=len(scenario.events) - 1, engine=got, expected=want)
 
 
-def system_final(system: System, spec: str, tally: Tally) -> FinalAnswer:
+def system_final(system: System, spec: str) -> FinalAnswer:
     """The final answer of a system under test (`check --system SPEC`) for one case. A case the system
-    cannot express is rejected (Hypothesis draws another; the tally counts it); a system error is the
-    system's divergence, shown beside the oracle's and the reference engine's answers."""
+    cannot express is rejected (Hypothesis draws another; the run counts it as not applicable or unsupported,
+    properties/exercise.py); a system error is the system's divergence, shown beside the oracle's and the
+    reference engine's answers."""
     def final(scenario: Scenario) -> Counter:
         why_not = system.why_not(scenario)
         if why_not is not None:  # outside its declared capabilities: never sent
-            tally.count(1, True)
             exercise.not_applicable(why_not)
             reject()
         [result] = system.run_cases([scenario])
-        tally.count(1, result.status == "unsupported")
         if result.status == "unsupported":
             exercise.unsupported(result.message or f"{system.name} gave no reason")
             reject()

@@ -3,14 +3,14 @@
 A batch is sent in one run request (one job on a real engine); the first
 case whose answer is wrong raises the divergence, so Hypothesis shrinks the
 batch and that case against the live system. Cases the system answers
-"unsupported" are counted, never passed.
+"unsupported" are counted (properties/exercise.py), never passed.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
@@ -27,24 +27,10 @@ from converge.properties.systems.answers import (
 )
 
 
-@dataclass
-class Tally:
-    """Cases a property sent and cases the system could not express (shrinking's retries included)."""
-
-    cases: int = 0
-    unsupported: int = 0
-
-    def count(self, sent: int, unsupported: int) -> None:
-        self.cases += sent
-        self.unsupported += unsupported
-
-
-def _run(prop: str, system: System, cases: Sequence[Scenario], tally: Tally | None) -> list:
+def _run(prop: str, system: System, cases: Sequence[Scenario]) -> list:
     for scenario in cases:
         require_applicable(prop, system, scenario)
     results = system.run_cases(list(cases))
-    if tally is not None:
-        tally.count(len(cases), sum(r.status == "unsupported" for r in results))
     for r in results:
         if r.status == "unsupported":
             exercise.unsupported(r.message or f"{system.name} gave no reason")
@@ -52,12 +38,12 @@ def _run(prop: str, system: System, cases: Sequence[Scenario], tally: Tally | No
 
 
 def final_equals_oracle(system: System, cases: Sequence[Scenario], *, prop: str = "final_equals_oracle",
-                        tally: Tally | None = None, system_spec: str | None = None) -> None:
+                        system_spec: str | None = None) -> None:
     """Every case's folded final answer on the system equals the batch answer."""
     for scenario in cases:
         reason = oracle_decides(scenario)
         require(reason is None, prop, reason or "")
-    for scenario, result in zip(cases, _run(prop, system, cases, tally)):
+    for scenario, result in zip(cases, _run(prop, system, cases)):
         want = oracle_final(scenario)
         got = answer_of(prop, system, scenario, result, want, system_spec)
         if got is not None:
@@ -68,13 +54,12 @@ def final_equals_oracle(system: System, cases: Sequence[Scenario], *, prop: str 
 
 
 def multiway_equals_binary_chain(system: System, cases: Sequence[Scenario], *,
-                                 prop: str = "multiway_equals_binary_chain", tally: Tally | None = None,
-                                 system_spec: str | None = None) -> None:
+                                 prop: str = "multiway_equals_binary_chain",                                  system_spec: str | None = None) -> None:
     """Planned as one multi-way join (config.multi_join=on) or as the binary chain (off): the same final answer."""
     on = [replace(s, config=replace(s.config, multi_join="on")) for s in cases]
     off = [replace(s, config=replace(s.config, multi_join="off")) for s in cases]
-    multi = _run(prop, system, on, tally)
-    binary = _run(prop, system, off, tally)
+    multi = _run(prop, system, on)
+    binary = _run(prop, system, off)
     for scenario, off_case, m, b in zip(on, off, multi, binary):
         decided = oracle_decides(scenario) is None
         want = oracle_final(scenario) if decided else None
@@ -91,9 +76,9 @@ def multiway_equals_binary_chain(system: System, cases: Sequence[Scenario], *,
 
 
 def system_equals_reference(system: System, cases: Sequence[Scenario], *, prop: str = "system_equals_reference",
-                            tally: Tally | None = None, system_spec: str | None = None) -> None:
+                            system_spec: str | None = None) -> None:
     """The system's folded final answer equals converge's reference engine's on the same case."""
-    for scenario, result in zip(cases, _run(prop, system, cases, tally)):
+    for scenario, result in zip(cases, _run(prop, system, cases)):
         decided = oracle_decides(scenario) is None
         want = oracle_final(scenario) if decided else None
         got = answer_of(prop, system, scenario, result, want, system_spec)

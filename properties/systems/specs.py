@@ -26,7 +26,6 @@ from converge.properties.divergence import require
 from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks
 from converge.properties.systems.answers import engine_model_reason
-from converge.properties.systems.checks import Tally
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
@@ -203,7 +202,7 @@ def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrat
     return draw()
 
 
-def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH, tally: Tally | None = None,
+def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
          system_spec: str | None = None) -> PropertySpec:
     """The property as a PropertySpec for run_property, checking `system`; it must be applicable."""
     factory, reason = prop.draws(system.capabilities, system.name)
@@ -215,7 +214,7 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH, ta
         for scenario in cases:  # the generators draw none; a case that sets one would check converge, not the system
             reason = engine_model_reason(scenario)
             require(reason is None, prop.name, reason or "")
-        prop.check(system, cases, prop=prop.name, tally=tally, system_spec=system_spec)
+        prop.check(system, cases, prop=prop.name, system_spec=system_spec)
 
     return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size), check, prop.examples,
                         prop.description)

@@ -13,8 +13,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hypothesis.errors import FailedHealthCheck, Unsatisfiable
-
 from converge.engine.model.errors import MisreadQueryError, exit_code, label
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
@@ -105,9 +103,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
                under_test: "System | None", echo) -> int:
     from converge.properties.findings import all_findings, state_views  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
-    from converge.properties.systems.checks import Tally  # lazy: as above
-    tally = Tally()
-    final = system_final(under_test, spec or "", tally) if under_test is not None else None
+    final = system_final(under_test, spec or "") if under_test is not None else None
     if under_test is not None:
         echo(f"system under test: {under_test.title} (system_final_answer); the other properties and the "
              f"findings check converge's model of Flink")
@@ -128,32 +124,29 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     misread = None
     for spec in check_properties(query, options, final):
         if misread is not None:
-            rows.append((f"{spec.family}/{spec.name}", "not run", 0, f"not applicable: {misread}"))
+            rows.append((f"{spec.family}/{spec.name}", "not run", 0, 0, f"not applicable: {misread}"))
             continue
         if spec.name == "system_final_answer" and refused is not None:
-            rows.append((f"{spec.family}/{spec.name}", "not run", 0, f"not applicable: {refused}"))
+            rows.append((f"{spec.family}/{spec.name}", "not run", 0, 0, f"not applicable: {refused}"))
             continue
-        tally.cases = tally.unsupported = 0
         result = run_property(spec, max_examples=options.examples, seed=options.seed, on_failure=reporter)
         error = result.failure or result.error
-        if isinstance(error, (Unsatisfiable, FailedHealthCheck)) and tally.cases and tally.cases == tally.unsupported:
-            rows.append((f"{spec.family}/{spec.name}", "not run", 0,
-                         f"{under_test.title if under_test else 'the system'} could express none of "
-                         f"{tally.cases} cases"))
-            continue
         what = spec.description
         if spec.name == "system_final_answer" and under_test is not None:
-            what = f"on {under_test.title}: {what}" + (f" ({tally.unsupported} of {tally.cases} cases "
-                                                       f"unsupported)" if tally.unsupported else "")
-        rows.append((f"{spec.family}/{spec.name}", label(error), result.examples, what))
+            what = f"on {under_test.title}: {what}"
+        if result.exercised.not_compared:
+            what += f" ({result.exercised.describe(compared=False)})"
+        if result.not_checked:
+            what = f"{result.error}; {what}"
+        rows.append((f"{spec.family}/{spec.name}", label(error), result.examples, result.exercised.compared, what))
         worst = max(worst, exit_code(error))
         if error is not None:
             failed.append((spec, result))
         if isinstance(error, MisreadQueryError):  # the other properties would check a query the user did not write
             misread = f"converge misread the query ({spec.family}/{spec.name})"
     for name, why in skipped_properties(query, options):
-        rows.append((name, "not run", 0, why))
-    echo(format_table(("property", "verdict", "examples", "what it checks"), rows))
+        rows.append((name, "not run", 0, 0, why))
+    echo(format_table(("property", "verdict", "examples", "compared", "what it checks"), rows))
     for spec, result in failed:
         echo(f"\n{label(result.failure or result.error).upper()} {spec.family}/{spec.name} (seed {result.seed})")
         echo("\n".join(str(result.failure or result.error).splitlines()[:15]))

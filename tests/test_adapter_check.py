@@ -26,6 +26,9 @@ def adapters(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "no_padding": EXAMPLE.replace(PADDING, 'keyword = "JOIN"'),
         # writes a log line on stdout before the hello
         "banner": EXAMPLE.replace("def main():\n", "def main():\n    print('engine starting')\n"),
+        # declares only inner joins over INTEGER columns: no fixed case lies inside its capabilities
+        "covers_nothing": EXAMPLE.replace('"join_types": ["inner", "left"]', '"join_types": ["inner"]').replace(
+            '"column_types": ["BIGINT", "INTEGER", "VARCHAR"]', '"column_types": ["INTEGER"]'),
     }
     out = {}
     for name, code in sources.items():
@@ -109,3 +112,11 @@ def test_known_and_batch_need_a_system(capsys) -> None:
     assert main(["run", "--batch", "3", "--no-reports"]) == 2
     assert "--system" in capsys.readouterr().err
 
+
+
+def test_an_adapter_whose_capabilities_cover_no_fixed_case_is_not_checked(adapters, capsys) -> None:
+    assert main(["adapter", "check", adapters["covers_nothing"]]) == 2
+    out = capsys.readouterr().out
+    assert "PASS  case" not in out and "FAIL" not in out
+    assert out.rstrip().endswith("no answer of the adapter was compared; the protocol checks alone do not pass the "
+                                 "kit")

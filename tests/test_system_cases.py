@@ -127,6 +127,9 @@ def test_replay_on_a_system_skips_the_reference_comparison_of_a_file_that_models
     dump_scenario(replace(scenario, config=replace(scenario.config, semantics="flink")), path)
     with ReferenceSystem() as system:
         outcome = replay_on_system(path, system, "reference")
-    assert outcome.problems == [] and outcome.divergences == []
+    # nothing decides the file on a system (no oracle for semantics=flink, no reference comparison): not checked
+    assert outcome.problems == [f"NotCheckedError: {system.title} compared nothing: no check applies to this file "
+                                f"on a system"] and outcome.divergences == []
+    assert outcome.label == "not checked" and outcome.exit_code == 2
     assert any(c.startswith("system_equals_reference (not checked: semantics='flink'") for c in outcome.checked)
     assert "system_equals_reference" not in outcome.checked

@@ -161,3 +161,25 @@ def test_replaying_a_file_that_nothing_checks_is_not_checked(tmp_path: Path) -> 
     assert not plain.has_expectations()
     outcome = replay_scenario(plain, tmp_path / "x.json")
     assert [label(p) for p in outcome.errors] == ["not checked"] and outcome.exit_code == 2
+
+
+def test_replaying_on_a_system_that_answers_unsupported_is_not_checked(tmp_path: Path) -> None:
+    from converge.engine.model.scenario_json import dump_scenario
+    from converge.properties.systems.replay import replay_on_system
+
+    drawn: list[Scenario] = []
+
+    @seed(3)
+    @settings(max_examples=1, database=None)
+    @given(regular_join_scenarios(join_types=("inner",), modes=("insert_only",)))
+    def one(scenario: Scenario) -> None:
+        drawn.append(scenario)
+
+    one()
+    path = tmp_path / "case.json"
+    dump_scenario(drawn[0], path)
+    outcome = replay_on_system(path, _Unsupporting())
+    assert outcome.label == "not checked" and outcome.exit_code == 2, outcome.problems
+    assert outcome.problems[-1] == ("NotCheckedError: nothing 0 compared nothing: none of 2 cases compared (2 "
+                                   "unsupported): unsupported: not today (2)")  # final_equals_oracle, reference
+    assert replay_on_system(path, ReferenceSystem()).label == "passed"

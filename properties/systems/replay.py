@@ -12,20 +12,21 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from converge.engine.model.errors import BadInputError, DivergenceError, label
+from converge.engine.model.errors import DivergenceError, NotCheckedError, label
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
+from converge.properties import exercise
 from converge.properties.divergence import PropertyFailure
 from converge.properties.replay import ReplayOutcome, load_scenario_file
 from converge.properties.systems import checks
 from converge.properties.systems.answers import answer_of, engine_model_reason, oracle_decides
 
 
-def _checks(scenario: Scenario) -> list[tuple[str, object]]:
+def _checks(scenario: Scenario, system: System) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     if oracle_decides(scenario) is None:
         out.append(("final_equals_oracle", checks.final_equals_oracle))
-    if len(scenario.join.inputs) > 2 and scenario.join.interval is None:
+    if len(scenario.join.inputs) > 2 and scenario.join.interval is None and system.capabilities.honours("multi_join"):
         out.append(("multiway_equals_binary_chain", checks.multiway_equals_binary_chain))
     if engine_model_reason(scenario) is None:
         out.append(("system_equals_reference", checks.system_equals_reference))
@@ -38,7 +39,9 @@ def _expect_final(outcome: ReplayOutcome, system: System, scenario: Scenario, ba
     got = answer_of("expect_final", system, base, system.run_cases([base])[0], want, spec)
     if got is None:
         outcome.checked[-1] = "expect_final (unsupported by the system: not checked)"
-    elif got != want:
+        return
+    exercise.compared()
+    if got != want:
         extra, missing = got - want, want - got
         problem = (f"{system.name}'s final table differs from the file's expect_final: missing "
                    f"{[list(r) for r in missing.elements()]}, unexpected {[list(r) for r in extra.elements()]}")
@@ -57,12 +60,23 @@ def replay_on_system(path: Path, system: System, spec: str | None = None) -> Rep
     base = replace(scenario, expect_final=None, expect_changelog=None, meta={})
     reason = system.why_not(base)
     if reason is not None:
-        outcome.add(BadInputError(f"not applicable to {system.title}: {reason}"))
+        outcome.add(NotCheckedError(f"not applicable to {system.title}: {reason}"))
         return outcome
+    with exercise.Recording() as recording:
+        _replay_checks(outcome, system, scenario, base, spec)
+    seen = recording.exercised
+    if seen.compared == 0 and outcome.ok:  # no check applied, or every answer was "unsupported": nothing passed
+        why = seen.why_nothing_compared() if not seen.empty else "no check applies to this file on a system"
+        outcome.add(NotCheckedError(f"{system.title} compared nothing: {why}"))
+    return outcome
+
+
+def _replay_checks(outcome: ReplayOutcome, system: System, scenario: Scenario, base: Scenario,
+                   spec: str | None) -> None:
     model = engine_model_reason(base)
     if model is not None:
         outcome.checked.append(f"system_equals_reference (not checked: {model})")
-    for name, check in _checks(base):
+    for name, check in _checks(base, system):
         outcome.checked.append(name)
         try:
             check(system, [base], prop=name, system_spec=spec)  # type: ignore[operator]
@@ -76,4 +90,3 @@ def replay_on_system(path: Path, system: System, spec: str | None = None) -> Rep
             _expect_final(outcome, system, scenario, base, spec)
         except Exception as exc:  # noqa: BLE001
             outcome.add(exc, f"expect_final: {label(exc)}: {type(exc).__name__}: {exc}")
-    return outcome

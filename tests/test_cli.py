@@ -216,7 +216,7 @@ def test_an_unwritable_reports_folder_warns_and_still_prints_the_table(tmp_path:
     args = ["run", "--family", "regular", "--property", "prefix_consistency", "--examples", "3", "--seed", "1"]
     assert main(args + ["--reports-dir", str(blocker)]) == 2
     out, err = capsys.readouterr()
-    assert "prefix_consistency   passed" in out and "summary:" not in out
+    assert "prefix_consistency  passed" in out and "summary:" not in out
     assert err.count("\n") == 1 and err.startswith(f"converge: warning: reports folder {blocker}: cannot write")
 
 

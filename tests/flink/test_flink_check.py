@@ -54,5 +54,5 @@ def test_check_on_flink_with_a_where_clause_passes(flink_system: AdapterSystem, 
     assert opened == ["flink"]
     assert "Inconsistent results" not in out
     rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith("check/")}
-    assert rows == {"check/system_final_answer": "passed"}, out
+    assert rows == {"check/reading_equals_query": "passed", "check/system_final_answer": "passed"}, out
     assert code == 0, out

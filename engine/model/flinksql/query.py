@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.dialect import Flink
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
-from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.files import not_a_file
+from converge.engine.model.flinksql.positions import SourceText, byte_line_col
+from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
 _SIDES = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}
 
@@ -84,39 +83,41 @@ def load_query(path: str | Path) -> MappedQuery:
     """Read and map a query file; a missing file or a wrong query is bad input, a clause converge cannot model
     yet unsupported."""
     p = Path(path)
-    if not p.is_file():
-        raise BadInputError(f"{p}: no such file")
+    problem = not_a_file(p)
+    if problem is not None:
+        raise BadInputError(f"{p}: {problem}")
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        data = p.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise BadInputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+        line, col = byte_line_col(data, exc.start)
+        raise BadInputError(f"{p}:{line}:{col}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
     return parse_query(text, str(p))
 
 
 def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     source = SourceText(text, path)
-    try:
-        statements = [s for s in sqlglot.parse(text, read=Flink) if s is not None]
-    except (ParseError, TokenError) as exc:
-        errors = getattr(exc, "errors", None) or [{}]
-        first = errors[0]
-        where = f"{path}:{first.get('line', '?')}:{first.get('col', '?')}"
-        raise BadInputError(f"{where}: cannot parse: {first.get('description', str(exc).splitlines()[0])}"
-                            + (f" near `{first.get('highlight')}`" if first.get("highlight") else "")) from None
+    statements = read_statements(source)
     tables: dict[str, SourceTable] = {}
     selects = []
     for stmt in statements:
         if isinstance(stmt, exp.Create):
             table = read_table(stmt, source)
             if table.name.casefold() in {t.casefold() for t in tables}:
-                raise source.error(stmt, f"table {table.name!r} is declared twice")
+                raise source.error(stmt, f"table {short_repr(table.name)} is declared twice")
             tables[table.name] = table
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
             raise source.error(stmt, "only CREATE TABLE statements and one SELECT are supported")
-    if len(selects) != 1:
-        raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
+    if not selects:
+        raise source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE statements, found "
+                                                  "none")
+    if len(selects) > 1:
+        raise source.error(selects[1], f"expected exactly one SELECT, found {len(selects)} (this is the second)")
     return _Mapper(tables, source).select(selects[0])
 
 

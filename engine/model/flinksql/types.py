@@ -124,7 +124,12 @@ def unscaled(value: Any, scale: int, what: str = "DECIMAL") -> int:
         raise BadInputError(f"expected {what}, got {short_repr(value)}") from None
     if not d.is_finite():
         raise BadInputError(f"expected {what}, got {short_repr(value)}")
-    return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+    if d and d.adjusted() + scale > 38:  # before any arithmetic: 28 significant digits is decimal's default
+        raise BadInputError(f"{short_repr(value)} does not fit {what}")
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80  # exact for anything up to 38 integer digits and a fraction rounded away
+        ctx.Emin, ctx.Emax = decimal.MIN_EMIN, decimal.MAX_EMAX
+        return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
 
 
 def _decimal(t: FlinkType, v: Any) -> int:

@@ -97,5 +97,5 @@ def _check_depth(stmt: exp.Expr, source: SourceText) -> None:
         node, depth = stack.pop()
         if depth > MAX_TREE_DEPTH:
             raise BadInputError(f"{source.where(node)}: the expression here is nested more than {MAX_TREE_DEPTH} "
-                                f"levels deep (a chain of thousands of AND/OR or operators); converge refuses it")
+                                f"levels deep (a chain of thousands of AND, OR, + or -); converge refuses it")
         stack.extend((child, depth + 1) for child in node.iter_expressions())

@@ -82,7 +82,7 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
             events.append(ChangeEvent(alias, rec.kind, rec.row))
             positions.append(rec.position)
-            origins.append(f"{path}:{rec.line}")
+            origins.append(f"{path}:{rec.line}:1")
     return events, positions, origins
 
 
@@ -118,6 +118,19 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
         events = [events[i] for i in order]
         origins = [origins[i] for i in order]
         positions = [positions[i] for i in order]
+    try:
+        return _verify(query, events, positions, origins, aligned, output, out_records, out_cols, fmt, output_format,
+                       start)
+    except BadInputError as exc:  # the model and the oracle name an event by its index: name its capture line
+        i = exc.event_index
+        if i is None or not 0 <= i < len(origins):
+            raise
+        raise BadInputError(f"{origins[i]}: {exc.detail}") from None
+
+
+def _verify(query: MappedQuery, events: list[Event], positions: list[int | None], origins: list[str], aligned: bool,
+            output: Path, out_records: Iterator[Record], out_cols: list, fmt: str, output_format: str | None,
+            start: float) -> VerifyResult:
     scenario = query.scenario(events, name=f"capture of {query.path}")
     shape = _shaper(query)
     result = VerifyResult("prefix" if aligned else "final", input_events=len(events))

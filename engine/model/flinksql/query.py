@@ -29,6 +29,7 @@ from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
+MAX_QUERY_BYTES = 1 << 20
 _SIDES = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}
 
 
@@ -90,6 +91,9 @@ def load_query(path: str | Path) -> MappedQuery:
         data = p.read_bytes()
     except OSError as exc:
         raise BadInputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_QUERY_BYTES:  # sqlglot reads about 100 KB a second: a bigger file is not a query to wait on
+        raise BadInputError(f"{p}:1:1: the file has {len(data):,} bytes; converge reads query files of at most "
+                            f"{MAX_QUERY_BYTES:,}")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

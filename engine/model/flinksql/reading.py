@@ -13,6 +13,8 @@ refused where it starts, and a comment after the last `;` is not a statement.
 
 from __future__ import annotations
 
+import logging
+
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
@@ -30,21 +32,27 @@ def read_statements(source: SourceText) -> list[exp.Expr]:
     tokens = _tokens(source)
     _check_parentheses(tokens, source)
     parser = Flink().parser()
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # sqlglot warns on stderr where it falls back to a Command: refused below instead
     try:
         parsed = parser.parse(tokens, source.text)
     except ParseError as exc:
         first = (getattr(exc, "errors", None) or [{}])[0]
-        where = _token_where(parser, source)
-        if isinstance(first.get("line"), int) and isinstance(first.get("col"), int):
-            where = f"{source.path}:{first['line']}:{max(1, first['col'] - len(first.get('highlight') or '') + 1)}"
-        reason = first.get("description") or str(exc).splitlines()[0]
-        near = f" near `{clip(first['highlight'])}`" if first.get("highlight") else ""
+        where = _token_where(parser, source)  # the start of the token sqlglot stopped at
+        reason = " ".join(str(first.get("description") or str(exc)).split())
+        highlight = " ".join(str(first.get("highlight") or "").split())
+        near = f" near `{clip(highlight)}`" if highlight else ""
         raise BadInputError(f"{where}: cannot parse: {clip(reason, 200)}{near}") from None
     except RecursionError:
         raise BadInputError(f"{_token_where(parser, source)}: the expression here is nested too deeply to read "
                             f"(a long run of NOT, unary minus or nested calls); simplify it") from None
+    finally:
+        quiet.setLevel(level)
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     for stmt in statements:
+        if isinstance(stmt, exp.Command):
+            raise source.error(stmt, "cannot parse this statement (expected CREATE TABLE ... or SELECT ...)")
         _check_depth(stmt, source)
     return statements
 

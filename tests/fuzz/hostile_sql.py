@@ -6,9 +6,10 @@ that matters: cut the file, flip or insert bytes (invalid UTF-8 included),
 nest the join condition in parentheses, NOT or unary minus, chain it with
 thousands of ANDs, add a literal beyond every range, swap an identifier for a
 5,000-character one, duplicate or swap statements, add comments and stray
-tokens. The judge reads the file as `converge check` does and, when the
-reader accepts it, plans the query and asks the engine and DuckDB for one
-event's answer (the conditions reach DuckDB there). The outcome is a word; a
+tokens. The judge reads the file as `converge check` does (the reader, then
+the oracle's guard) and, when both accept it, plans the query and asks the
+engine and DuckDB for one event's answer: a refusal there, of a valid stream,
+is a refusal of the query that came too late to name its position. The outcome is a word; a
 refusal that is not one line naming `file:line:col`, an untyped exception, an
 OracleError or InternalError, or a hang escapes as a failure.
 """
@@ -29,6 +30,7 @@ from converge.engine.model.scenario import ChangeEvent
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.oracle import DuckDBOracle
+from converge.properties.query_guard import guard_query
 from converge.reports.tooling.cli import main
 from tests.fuzz.outcomes import no_hang
 
@@ -162,6 +164,7 @@ def judge_sql(data: bytes, path: Path) -> str:
     path.write_bytes(data)
     try:
         query = load_query(path)
+        guard_query(query)
     except (BadInputError, UnsupportedError) as exc:
         check_refusal(exc, path)
         err = io.StringIO()
@@ -178,8 +181,8 @@ def judge_sql(data: bytes, path: Path) -> str:
         DuckDBOracle().final(scenario)
     except UnsupportedError:
         return "read, then unsupported"
-    except BadInputError:
-        return "read, then its one-event stream refused"
+    except BadInputError as exc:  # a stream of zeros is valid: a refusal now is a refusal of the query, too late
+        raise BadRefusal(f"the query was read, then its one-event stream was refused: {exc}") from exc
     return "read and run"
 
 

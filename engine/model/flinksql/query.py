@@ -54,6 +54,9 @@ class MappedQuery:
     output: tuple[OutputColumn, ...]
     where_sql: str | None = None                  # a filter on the join's output (model SQL)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # (key path in the scenario, file:line:col): where each input and join condition is written, so that a later
+    # refusal naming `join.conditions[1]` or `inputs[0]` can name the clause in the file instead
+    positions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
@@ -133,6 +136,7 @@ class _Mapper:
         self.types: list[str] = []
         self.conditions: list[str] = []
         self.interval: IntervalSpec | None = None
+        self.positions: list[tuple[str, str]] = []
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -153,6 +157,7 @@ class _Mapper:
                 raise self.text.unsupported(node, f"table {table!r} appears twice (a self-join): converge generates "
                                                   f"one stream per input and does not model one source feeding two "
                                                   f"inputs")
+        self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
@@ -187,7 +192,8 @@ class _Mapper:
         except BadInputError as exc:
             raise self.text.error(node, str(exc)) from None
         output = self._projection(node, output_aliases)
-        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql)
+        return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
+                           positions=tuple(self.positions))
 
     def _join(self, join: exp.Join) -> None:
         side = (join.side or "").upper()
@@ -211,6 +217,7 @@ class _Mapper:
                                               "models binary interval joins only")
         renderer = Renderer(self._scope([a for a, _ in self.aliases]))
         self.types.append(_SIDES[side])
+        self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(on)))
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
 
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
@@ -278,6 +285,7 @@ class _Mapper:
         sub_where = sub.args.get("where")
         parts += [renderer.boolean(c) for c in (_conjuncts(sub_where.this) if sub_where is not None else [])]
         self.types.append(jtype)
+        self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
 

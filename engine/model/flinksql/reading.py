@@ -25,6 +25,7 @@ from converge.engine.model.flinksql.positions import SourceText, clip
 
 MAX_PARENS = 32       # sqlglot's parser uses about 20 stack frames per parenthesis
 MAX_TREE_DEPTH = 120  # converge's mapping recurses once or twice per level of a condition
+MAX_IDENTIFIER = 1000  # the oracle quotes names of at most 1,000 characters (oracle/guard.py)
 
 
 def read_statements(source: SourceText) -> list[exp.Expr]:
@@ -99,10 +100,14 @@ def _token_where(parser: object, source: SourceText) -> str:
 
 
 def _check_depth(stmt: exp.Expr, source: SourceText) -> None:
-    """Refuse a statement whose tree is deeper than MAX_TREE_DEPTH, at the first node that deep (no recursion)."""
+    """Refuse a statement whose tree is deeper than MAX_TREE_DEPTH, or with an identifier longer than MAX_IDENTIFIER,
+    at the first such node (no recursion)."""
     stack: list[tuple[exp.Expr, int]] = [(stmt, 1)]
     while stack:
         node, depth = stack.pop()
+        if isinstance(node, exp.Identifier) and len(node.name) > MAX_IDENTIFIER:
+            raise BadInputError(f"{source.where(node)}: an identifier of {len(node.name):,} characters `{clip(node.name)}`; "
+                                f"converge reads identifiers of at most {MAX_IDENTIFIER:,}")
         if depth > MAX_TREE_DEPTH:
             raise BadInputError(f"{source.where(node)}: the expression here is nested more than {MAX_TREE_DEPTH} "
                                 f"levels deep (a chain of thousands of AND, OR, + or -); converge refuses it")

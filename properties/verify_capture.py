@@ -262,10 +262,10 @@ def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, lis
     parts = [f"the output differs from the answer {where}:"]
     for row, d in sorted(diff.items(), key=repr)[:10]:
         what = f"{d} extra" if d > 0 else f"{-d} missing"
+        if unheld and row in unheld and d < 0:
+            what += f" (the output retracts it at line {unheld[row]} without holding it)"
         seen = lines.get(row)
-        parts.append(f"  {what}: {_show(query, row)}" + (f"  (output lines {seen[:5]})" if seen else "")
-                     + (f"  (retracted at output line {unheld[row]} without being held)" if unheld and row in unheld
-                        else ""))
+        parts.append(f"  {what}: {_show(query, row)}" + (f"  (output lines {seen[:5]})" if seen else ""))
     if len(diff) > 10:
         parts.append(f"  ... and {len(diff) - 10} more rows")
     raise DivergenceError("\n".join(parts))

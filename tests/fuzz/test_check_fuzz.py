@@ -43,7 +43,7 @@ def test_every_undamaged_seed_is_read_and_runs(query_file: Path, index: int) -> 
 
 
 @pytest.mark.parametrize("op", [SqlOp("nest", 0, 60), SqlOp("not_chain", 0, 299), SqlOp("and_chain", 0, 1499),
-                                SqlOp("literal", 0, 0), SqlOp("literal", 0, 2), SqlOp("identifier", 1, 0),
+                                SqlOp("literal", 0, 0), SqlOp("literal", 0, 2),
                                 SqlOp("bad_bytes", 300, 0), SqlOp("duplicate", 2, 0)], ids=repr)
 def test_the_damage_the_probes_found_is_refused_not_crashed(query_file: Path, op: SqlOp) -> None:
     """Each damage that crashed or misplaced a refusal on main, on every seed: a refusal at file:line:col."""

@@ -14,6 +14,7 @@ refused where it starts, and a comment after the last `;` is not a statement.
 from __future__ import annotations
 
 import logging
+import re
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -41,7 +42,7 @@ def read_statements(source: SourceText) -> list[exp.Expr]:
     except ParseError as exc:
         first = (getattr(exc, "errors", None) or [{}])[0]
         where = _token_where(parser, source)  # the start of the token sqlglot stopped at
-        reason = " ".join(str(first.get("description") or str(exc)).split())
+        reason = _plain_tokens(" ".join(str(first.get("description") or str(exc)).split()))
         highlight = " ".join(str(first.get("highlight") or "").split())
         near = f" near `{clip(highlight)}`" if highlight else ""
         raise BadInputError(f"{where}: cannot parse: {clip(reason, 200)}{near}") from None
@@ -91,12 +92,23 @@ def _check_parentheses(tokens: list[Token], source: SourceText) -> None:
 
 
 def _token_where(parser: object, source: SourceText) -> str:
-    """Where the parser stopped: its current token, else its previous one, else the end of the file."""
-    for attr in ("_curr", "_prev"):
-        token = getattr(parser, attr, None)
-        if isinstance(token, Token):
-            return source.at(token.start)
+    """Where the parser stopped: its current token, else just after its previous one, else the end of the file."""
+    token = getattr(parser, "_curr", None)
+    if isinstance(token, Token) and token.token_type != TokenType.SENTINEL:
+        return source.at(token.start)
+    token = getattr(parser, "_prev", None)
+    if isinstance(token, Token) and token.token_type != TokenType.SENTINEL:
+        return source.at(token.end + 1)
     return source.end()
+
+
+def _plain_tokens(text: str) -> str:
+    """sqlglot's `<Token token_type: ..., text: x, ...>` in a message as `x` (the end of the file for its sentinel)."""
+    return _TOKEN.sub(lambda m: "the end of the statement" if m.group(1) == "SENTINEL" else f"`{clip(m.group(2))}`",
+                      text)
+
+
+_TOKEN = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+.*?>")
 
 
 def _check_depth(stmt: exp.Expr, source: SourceText) -> None:

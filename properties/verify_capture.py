@@ -82,7 +82,7 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
             events.append(ChangeEvent(alias, rec.kind, rec.row))
             positions.append(rec.position)
-            origins.append(f"{path}:{rec.line}:1")
+            origins.append(f"{path}:{rec.line}")
     return events, positions, origins
 
 
@@ -125,7 +125,7 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
         i = exc.event_index
         if i is None or not 0 <= i < len(origins):
             raise
-        raise BadInputError(f"{origins[i]}: {exc.detail}") from None
+        raise BadInputError(f"{origins[i]}:1: {exc.detail}") from None
 
 
 def _verify(query: MappedQuery, events: list[Event], positions: list[int | None], origins: list[str], aligned: bool,

@@ -151,7 +151,7 @@ def test_bad_capture_lines_name_file_line_and_column(tmp_path: Path, text: str, 
 def test_verify_refuses_a_row_kind_the_source_cannot_produce(tmp_path: Path) -> None:
     orders, payments, out, _ = _capture(tmp_path)
     orders.write_text('{"op": "-U", "order_id": 1, "customer_id": 1, "amount": 1}\n')
-    with pytest.raises(BadInputError, match=r"orders.jsonl:1: row kind -U on 'orders'"):
+    with pytest.raises(BadInputError, match=r"orders.jsonl:1:1: row kind -U on 'orders'"):
         verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
 
 

@@ -52,8 +52,8 @@ OPS = ("cut", "flip", "bad_bytes", "drop_line", "repeat_line", "swap_lines", "hu
 
 
 def _events() -> list[ChangeEvent]:
-    o = lambda k, i, c, a: ChangeEvent("o", k, (i, c, a))  # noqa: E731
-    p = lambda k, i, oid, paid, m: ChangeEvent("p", k, (i, oid, paid, m))  # noqa: E731
+    o = lambda k, i, c, a: ChangeEvent("o", k, (i, c, a))
+    p = lambda k, i, oid, paid, m: ChangeEvent("p", k, (i, oid, paid, m))
     return [o("+I", 1, 10, 500), p("+I", 100, 1, 300, "card"), p("+I", 101, 1, 600, "cash"),
             o("+U", 1, 10, 200), p("-U", 101, 1, 600, "cash"), p("+U", 101, 1, 100, "cash"),
             p("-D", 100, 1, 300, "card"), o("+I", 2, 11, 100), p("+I", 102, 2, 100, "card")]

@@ -13,9 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import examples
-from tests.fuzz.hostile_captures import FORMATS, OUTPUT_FORMATS, UPSERT_FORMATS, CaptureOp, classify_capture, damaged_captures
+from tests.fuzz.hostile_captures import (
+    FORMATS,
+    OUTPUT_FORMATS,
+    UPSERT_FORMATS,
+    CaptureOp,
+    classify_capture,
+    damaged_captures,
+)
 
-FUZZ_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+FUZZ_SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
 
 
 @pytest.fixture(scope="module")

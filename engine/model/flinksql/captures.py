@@ -23,6 +23,7 @@ input record whose processing produced it, or of the input record itself);
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -185,7 +186,8 @@ def _jsonl(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Rec
         field = next((f for f in KIND_FIELDS if f in doc), None)
         if field is None:
             raise BadInputError(f"{line}: no row kind field ({', '.join(KIND_FIELDS)})")
-        yield Record(_kind(doc[field], lambda: line.key(field)), _row_from(doc, columns, line), _position(doc, line), n)
+        kind = _kind(doc[field], functools.partial(line.key, field))
+        yield Record(kind, _row_from(doc, columns, line), _position(doc, line), n)
 
 
 def _debezium(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
@@ -267,8 +269,7 @@ def _csv(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Recor
         if len(values) != len(header):
             raise BadInputError(f"{line}: {len(values)} fields, the header has {len(header)}")
 
-        def where_of(name: str, text: str = text, values: list[str] = values, line: _Line = line) -> str:
-            return line.at(_field_starts(text, values)[names.index(name)] if name in names else None)
+        where_of = functools.partial(_csv_where, line, values, names)
 
         obj: dict[str, Any] = {h: (v if v != "" else None) for h, v in zip(names, values)}
         pos = None
@@ -280,8 +281,14 @@ def _csv(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Recor
                                     f"{short_repr(values[pos_at])}") from None
             if pos < 0:
                 raise BadInputError(f"{where_of(names[pos_at])}: {POSITION_FIELD!r} must be non-negative, got {pos}")
-        yield Record(_kind(values[kind_at], lambda: where_of(names[kind_at])), _row_from(obj, columns, line, where_of),
+        kind = _kind(values[kind_at], functools.partial(where_of, names[kind_at]))
+        yield Record(kind, _row_from(obj, columns, line, where_of),
                      pos, n)
+
+
+def _csv_where(line: _Line, values: list[str], names: list[str], name: str) -> str:
+    """`file:line:col` of the field of column `name` (computed only for a refusal)."""
+    return line.at(_field_starts(line.text, values)[names.index(name)] if name in names else None)
 
 
 def _field_starts(text: str, values: list[str]) -> list[int]:

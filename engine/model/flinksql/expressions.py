@@ -197,10 +197,11 @@ class Renderer:
             if abs(value) > _DOUBLE_MAX:
                 raise self.text.error(node, "is beyond the range of DOUBLE (about 1.8e308)")
             return value
-        sign, digits, exponent = value.as_tuple()
+        _, digits, exponent = value.as_tuple()
         precision = max(len(digits) + int(exponent), 0) + max(-int(exponent), 0)
         if precision > 38:
-            raise self.text.error(node, f"has {precision} digits: Flink's numeric literals hold at most 38 (DECIMAL(38))")
+            raise self.text.error(node, f"has {precision} digits: Flink's numeric literals hold at most 38 "
+                                        f"(DECIMAL(38))")
         return value
 
     def _rescaled(self, node: exp.Expr, t: Typed, scale: int) -> Typed:

@@ -9,7 +9,7 @@ from sqlglot import exp
 from converge.engine.model.errors import BadInputError, UnsupportedError
 
 LONG_WORD = 80  # a run of text without spaces longer than this is cut when a message echoes it
-_LONG = re.compile(r"\S{%d,}" % (LONG_WORD + 1))
+_LONG = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 
 
 def clip(text: str, limit: int = LONG_WORD) -> str:

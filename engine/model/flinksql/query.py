@@ -21,15 +21,15 @@ from typing import Sequence
 from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError
+from converge.engine.model.files import not_a_file
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
-from converge.engine.model.files import not_a_file
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
-MAX_QUERY_BYTES = 1 << 20
+MAX_QUERY_BYTES = 256 << 10
 _SIDES = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}
 
 
@@ -94,7 +94,7 @@ def load_query(path: str | Path) -> MappedQuery:
         data = p.read_bytes()
     except OSError as exc:
         raise BadInputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_QUERY_BYTES:  # sqlglot reads about 100 KB a second: a bigger file is not a query to wait on
+    if len(data) > MAX_QUERY_BYTES:  # sqlglot tokenizes about 300 KB a second: a bigger file is no query to wait on
         raise BadInputError(f"{p}:1:1: the file has {len(data):,} bytes; converge reads query files of at most "
                             f"{MAX_QUERY_BYTES:,}")
     try:

@@ -118,8 +118,8 @@ def _check_depth(stmt: exp.Expr, source: SourceText) -> None:
     while stack:
         node, depth = stack.pop()
         if isinstance(node, exp.Identifier) and len(node.name) > MAX_IDENTIFIER:
-            raise BadInputError(f"{source.where(node)}: an identifier of {len(node.name):,} characters `{clip(node.name)}`; "
-                                f"converge reads identifiers of at most {MAX_IDENTIFIER:,}")
+            raise BadInputError(f"{source.where(node)}: an identifier of {len(node.name):,} characters "
+                                f"`{clip(node.name)}`; converge reads identifiers of at most {MAX_IDENTIFIER:,}")
         if depth > MAX_TREE_DEPTH:
             raise BadInputError(f"{source.where(node)}: the expression here is nested more than {MAX_TREE_DEPTH} "
                                 f"levels deep (a chain of thousands of AND, OR, + or -); converge refuses it")

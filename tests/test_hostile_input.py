@@ -272,3 +272,13 @@ def test_a_final_answer_that_agrees_only_by_a_dropped_row_and_a_kept_retraction_
     out.write_text(re.sub(r', "pos": \d+', "", out.read_text()))
     with pytest.raises(DivergenceError, match=r":\d+:1: a retraction of a row the output does not hold"):
         verify_capture(query, {"orders": orders, "payments": payments}, out)
+
+
+def test_a_line_break_inside_a_quoted_name_is_escaped_so_the_refusal_stays_one_line(tmp_path: Path) -> None:
+    text, _, _ = _refused(BASE.replace("FROM orders AS o", "FROM `or\u2028ders` AS o"))
+    assert "or\\u2028ders" in text
+    path = tmp_path / "out.csv"
+    path.write_text("op,pos,order_id,amount,p\x0byment_id,paid,method\n+I,0,1,5.00,,,\n")
+    with pytest.raises(BadInputError) as info:
+        list(read_capture(path, [(o.name, o.type) for o in load_query(LEFT_JOIN).output]))
+    assert "'p\\x0byment_id'" in str(info.value) and len(str(info.value).splitlines()) == 1

@@ -37,6 +37,7 @@ from tests.fuzz.outcomes import no_hang
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SEED_SQL: tuple[bytes, ...] = tuple(p.read_bytes() for p in sorted(EXAMPLES.glob("*.sql")))
 MESSAGE_LIMIT = 600  # a refusal echoes a clause, never a whole 5,000-character identifier
+SIZE_LIMIT = 1 << 20  # damage stops growing a file past this (the reader refuses files over 256 KiB anyway)
 
 LITERALS = ("1e999", "-1e999", "9" * 400, "9" * 40 + ".5", "0." + "0" * 60 + "1", "1e-999", "9223372036854775808",
             "INTERVAL '1e99' SECOND", "INTERVAL '99999999999999999999' DAY", "TIMESTAMP '99999-01-01 00:00:00'",
@@ -95,7 +96,7 @@ def apply_sql(op: SqlOp, data: bytes) -> bytes:
     if op.kind == "token":
         i = op.where % (len(text) + 1)
         text = text[:i] + " " + TOKENS[op.what % len(TOKENS)] + " " + text[i:]
-    elif op.kind in ("duplicate", "swap"):
+    elif op.kind in ("duplicate", "swap") and n <= SIZE_LIMIT:
         parts = _statements(text)
         if parts:
             i, j = op.where % len(parts), op.what % len(parts)
@@ -109,8 +110,8 @@ def apply_sql(op: SqlOp, data: bytes) -> bytes:
         if names:
             name = names[op.where % len(names)]
             new = IDENTIFIERS[op.what % len(IDENTIFIERS)]
-            text = re.sub(rf"\b{name}\b", lambda _: new, text) if op.where % 2 else \
-                re.sub(rf"\b{name}\b", lambda _: new, text, count=1)
+            every = op.where % 2 and len(text) + len(new) * text.count(name) <= SIZE_LIMIT
+            text = re.sub(rf"\b{name}\b", lambda _: new, text, count=0 if every else 1)
     else:
         span = _on_clause(text)
         if span is not None:
@@ -124,7 +125,7 @@ def apply_sql(op: SqlOp, data: bytes) -> bytes:
             elif op.kind == "minus_chain":
                 cond = cond + " AND 1 = " + "- " * depth * 3 + "1"
             elif op.kind == "and_chain":
-                cond = " AND ".join([cond] * (1 + op.what % 600))
+                cond = " AND ".join([cond] * min(1 + op.what % 600, max(1, SIZE_LIMIT // max(1, len(cond)))))
             elif op.kind == "literal":
                 cond = cond + " AND " + ("1 < " if op.where % 2 else "") + LITERALS[op.what % len(LITERALS)]
             text = text[:a] + cond + text[b:]

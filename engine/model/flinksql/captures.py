@@ -136,7 +136,7 @@ def _row_from(obj: dict, columns: Sequence[tuple[str, FlinkType]], line: _Line,
             folded = [k for k in obj if isinstance(k, str) and k.casefold() == name.casefold()]
             if len(folded) != 1:
                 raise BadInputError(f"{line}: column {short_repr(name)} is missing (the record has "
-                                    f"{clip(', '.join(map(str, obj)), 200)})")
+                                    f"{clip(', '.join(map(repr, obj)), 200)})")
             key = folded[0]
         try:
             out.append(ftype.parse(obj[key]))

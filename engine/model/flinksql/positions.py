@@ -18,8 +18,16 @@ def clip(text: str, limit: int = LONG_WORD) -> str:
 
 
 def clip_words(message: str) -> str:
-    """Every run of non-space text longer than LONG_WORD in `message` cut with an ellipsis."""
-    return _LONG.sub(lambda m: clip(m.group(0)), message)
+    """Every run of non-space text longer than LONG_WORD in `message` cut with an ellipsis, and every character
+    that is not printable (a line break, a vertical tab, U+2028 inside a quoted name) escaped: one line."""
+    return one_line(_LONG.sub(lambda m: clip(m.group(0)), message))
+
+
+def one_line(text: str) -> str:
+    """`text` with each non-printable character written as its escape (`\\x0b`), so it prints as one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

@@ -9,8 +9,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from converge.engine.materialize import clean, fold
-from converge.engine.model.errors import ApiMisuseError, BadInputError, DivergenceError, NotCheckedError, exit_code, label
-from converge.engine.model.scenario import RuntimeName, Scenario
+from converge.engine.model.errors import (
+    ApiMisuseError,
+    BadInputError,
+    DivergenceError,
+    NotCheckedError,
+    exit_code,
+    label,
+)
+from converge.engine.model.scenario import RuntimeName, Scenario, short_repr
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
@@ -116,18 +123,39 @@ def _find_spec(family: str | None, name: str):
     return (found or select(None, name) or [None])[0]
 
 
-def _decode_args(encoded: list | None, base: Scenario, check: Callable) -> tuple | None:
-    """The recorded call arguments; without a record, a one-argument property takes the scenario itself."""
+def _decode_args(encoded: Any, base: Scenario, check: Callable) -> tuple | None:
+    """The recorded call arguments; without a record, a one-argument property takes the scenario itself.
+
+    The record is the file's (a user may have edited or damaged it): anything but a list of JSON values and
+    `{"$scenario": "self" | scenario}` objects that fit the property's parameters is bad input naming its key."""
+    where = "meta.converge_failure.args"
     if encoded is None:
         params = [p for p in inspect.signature(check).parameters.values()
                   if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         return (base,) if len(params) == 1 else None
+    if not isinstance(encoded, list):
+        raise BadInputError(f"expected a list of the recorded arguments, got {short_repr(encoded)}", path=where)
     out: list[Any] = []
-    for a in encoded:
+    for i, a in enumerate(encoded):
         if isinstance(a, dict) and "$scenario" in a:
-            out.append(base if a["$scenario"] == "self" else scenario_from_dict(a["$scenario"]))
+            inner = a["$scenario"]
+            if inner == "self":
+                out.append(base)
+                continue
+            if not isinstance(inner, dict):
+                raise BadInputError(f"expected \"self\" or a scenario object, got {short_repr(inner)}",
+                                    path=f"{where}[{i}].$scenario")
+            try:
+                out.append(scenario_from_dict(inner))
+            except BadInputError as exc:
+                raise BadInputError(exc.detail, path=f"{where}[{i}].$scenario" + (f".{exc.path}" if exc.path else
+                                                                                  "")) from None
         else:
             out.append(a)
+    try:
+        inspect.signature(check).bind(*out)
+    except TypeError as exc:
+        raise BadInputError(f"{len(out)} recorded arguments do not fit the property ({exc})", path=where) from None
     return tuple(out)
 
 
@@ -136,6 +164,9 @@ def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
     info = failure_info(scenario)
     if info is None:
         return False
+    for key in ("spec", "family"):
+        if info.get(key) is not None and not isinstance(info[key], str):
+            raise BadInputError(f"expected a string, got {short_repr(info[key])}", path=f"meta.converge_failure.{key}")
     name = info.get("spec") or info["property"]  # the registered property that ran (it names its check)
     spec = _find_spec(info.get("family"), name)
     if spec is None:

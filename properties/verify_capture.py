@@ -19,6 +19,7 @@ differing rows.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
         path = sources[table]
         for rec in read_capture(path, query.table_of(alias).columns, fmt):
             if rec.kind not in kinds:
-                raise BadInputError(f"{path}:{rec.line}: row kind {rec.kind} on {table!r}, whose changelog mode "
+                raise BadInputError(f"{path}:{rec.line}:1: row kind {rec.kind} on {table!r}, whose changelog mode "
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
             events.append(ChangeEvent(alias, rec.kind, rec.row))
             positions.append(rec.position)
@@ -109,23 +110,54 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
     events, positions, origins = _source_events(query, sources, fmt)
     out_cols = [(o.name, o.type) for o in query.output]
     out_records = read_capture(output, out_cols, output_format or fmt)
-    aligned = bool(events) and all(p is not None for p in positions)
+    first = next(out_records, None)  # an output without positions (print, CSV without `pos`): the final answer
+    out_records = itertools.chain([first] if first is not None else [], out_records)
+    aligned = bool(events) and all(p is not None for p in positions) and (first is None or first.position is not None)
     if aligned:
         order = sorted(range(len(events)), key=lambda i: positions[i])  # type: ignore[arg-type,return-value]
         events = [events[i] for i in order]
         origins = [origins[i] for i in order]
         positions = [positions[i] for i in order]
+    try:
+        return _verify(query, events, positions, origins, aligned, output, out_records, out_cols, fmt, output_format,
+                       start)
+    except BadInputError as exc:  # the model and the oracle name an event by its index: name its capture line
+        i = exc.event_index
+        if i is None or not 0 <= i < len(origins):
+            raise
+        raise BadInputError(f"{origins[i]}:1: {exc.detail}") from None
+
+
+def _verify(query: MappedQuery, events: list[Event], positions: list[int | None], origins: list[str], aligned: bool,
+            output: Path, out_records: Iterator[Record], out_cols: list, fmt: str, output_format: str | None,
+            start: float) -> VerifyResult:
     scenario = query.scenario(events, name=f"capture of {query.path}")
     shape = _shaper(query)
     result = VerifyResult("prefix" if aligned else "final", input_events=len(events))
     if query.join.interval is not None:
         result.mode = "final"
         _compare_final_interval(query, scenario, out_records, shape, result, output)
+    elif not aligned:
+        _compare_history(query, scenario, out_records, shape, result, output, None, origins)
     else:
-        _compare_history(query, scenario, out_records, shape, result, output, positions if aligned else None,
-                         origins)
+        try:
+            _compare_history(query, scenario, out_records, shape, result, output, positions, origins)
+        except _Unpositioned as exc:  # docs/check-your-query.md: not every record has `pos`, so the final answer
+            result = VerifyResult("final", input_events=len(events))
+            result.notes.append(f"{output}:{exc.line}:1 is the first output record without 'pos': only the final "
+                                f"answer was checked")
+            _compare_history(query, scenario, read_capture(output, out_cols, output_format or fmt), shape, result,
+                             output, None, origins)
     result.seconds = time.perf_counter() - start
     return result
+
+
+class _Unpositioned(Exception):
+    """An output record without a position after positioned ones: the comparison starts again on the final answer."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
 
 
 def _oracle_changes(scenario: Scenario, shape: Callable[[tuple], tuple | None]) -> Iterator[tuple[int, int, tuple]]:
@@ -146,12 +178,13 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
     diff: Counter = Counter()      # output minus answer, nonzero entries only
     bag: Counter = Counter()       # the output so far (multiplicities must stay >= 0)
     lines: dict[tuple, list[int]] = {}
+    unheld: dict[tuple, int] = {}  # rows retracted below zero, and the output line that did it
 
     def index_of(pos: int, line: int) -> int:
         # the last input event whose position is <= pos (the output of processing it)
         lo, hi = 0, n - 1
         if positions is None or pos < positions[0]:  # type: ignore[operator]
-            raise BadInputError(f"{output}:{line}: position {pos} is before the first input record")
+            raise BadInputError(f"{output}:{line}:1: position {pos} is before the first input record")
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if positions[mid] <= pos:  # type: ignore[operator]
@@ -175,11 +208,10 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
                 yield last, rec
                 continue
             if rec.position is None:
-                raise BadInputError(f"{output}:{rec.line}: no position; either every record carries "
-                                    f"'pos' or none does")
+                raise _Unpositioned(rec.line)
             at = index_of(rec.position, rec.line)
             if at < prev:
-                raise BadInputError(f"{output}:{rec.line}: positions go backwards")
+                raise BadInputError(f"{output}:{rec.line}:1: positions go backwards")
             prev = at
             yield at, rec
 
@@ -198,9 +230,8 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
             rec = pending_out[1]
             delta = _SIGN[rec.kind]
             bag[rec.row] += delta
-            if bag[rec.row] < 0:
-                raise DivergenceError(f"{output}:{rec.line}: {rec.kind} of a row the output does not hold: "
-                                      f"{_show(query, rec.row)}")
+            if bag[rec.row] < 0:  # reported where the output first differs from the answer (at this checkpoint
+                unheld.setdefault(rec.row, rec.line)  # or earlier), not at the retraction
             bump(rec.row, delta)
             lines.setdefault(rec.row, []).append(rec.line)
             pending_out = next(outs, None)
@@ -208,11 +239,16 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
         if touched or at == last:
             result.checkpoints += 1
             if diff:
-                _diverged(query, at, diff, lines, origins, output, positions)
+                _diverged(query, at, diff, lines, origins, output, positions, unheld)
+            if unheld:  # the final answer agrees, but the changelog retracted rows it never held
+                row, line = next(iter(unheld.items()))
+                raise DivergenceError(f"{output}:{line}:1: a retraction of a row the output does not hold: "
+                                      f"{_show(query, row)} (the final answer agrees only because a row was "
+                                      f"dropped and its retraction kept)")
             if positions is not None:
                 lines.clear()
     if pending_out is not None:
-        raise BadInputError(f"{output}:{pending_out[1].line}: output after the last input record")
+        raise BadInputError(f"{output}:{pending_out[1].line}:1: output after the last input record")
 
 
 def _show(query: MappedQuery, row: tuple) -> str:
@@ -220,12 +256,14 @@ def _show(query: MappedQuery, row: tuple) -> str:
 
 
 def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, list[int]], origins: list[str],
-              output: Path, positions: list[int | None] | None) -> None:
+              output: Path, positions: list[int | None] | None, unheld: Mapping[tuple, int] | None = None) -> None:
     where = (f"after input record {at} (pos {positions[at]}, {origins[at]})" if positions is not None
              else f"at the end of the capture ({len(origins)} input records)")
     parts = [f"the output differs from the answer {where}:"]
     for row, d in sorted(diff.items(), key=repr)[:10]:
         what = f"{d} extra" if d > 0 else f"{-d} missing"
+        if unheld and row in unheld and d < 0:
+            what += f" (the output retracts it at line {unheld[row]} without holding it)"
         seen = lines.get(row)
         parts.append(f"  {what}: {_show(query, row)}" + (f"  (output lines {seen[:5]})" if seen else ""))
     if len(diff) > 10:

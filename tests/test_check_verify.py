@@ -135,14 +135,14 @@ def test_print_and_csv_captures(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, fmt, where", [
-    ('{"op": "+I", "payment_id": 1}\n', "jsonl", ":1: column 'order_id' is missing"),
+    ('{"op": "+I", "payment_id": 1}\n', "jsonl", ":1:1: column 'order_id' is missing"),
     ('{"op": "+I", "payment_id": 1, "order_id": 1, "paid": 1, "method": "a"}\n{"op": "X"}\n', "jsonl",
-     ":2: row kind 'X'"),
-    ('{"op": "u", "after": {}}\n', "debezium", ":1: op 'u' needs a 'before' object"),
-    ("+I[1, 2]\n", "print", ":1: 2 values for 4 columns"),
-    ('{"op": "+I", "payment_id": "x", "order_id": 1, "paid": 1, "method": "a"}\n', "jsonl", ":1: column 'payment_id'"),
+     ":2:2: row kind 'X'"),
+    ('{"op": "u", "after": {}}\n', "debezium", ":1:1: op 'u' needs a 'before' object"),
+    ("+I[1, 2]\n", "print", ":1:1: 2 values for 4 columns"),
+    ('{"op": "+I", "payment_id": "x", "order_id": 1, "paid": 1, "method": "a"}\n', "jsonl", ":1:14: column 'payment_id'"),
 ])
-def test_bad_capture_lines_name_file_and_line(tmp_path: Path, text: str, fmt: str, where: str) -> None:
+def test_bad_capture_lines_name_file_line_and_column(tmp_path: Path, text: str, fmt: str, where: str) -> None:
     path = tmp_path / "cap.jsonl"
     path.write_text(text)
     with pytest.raises(BadInputError) as info:
@@ -153,7 +153,7 @@ def test_bad_capture_lines_name_file_and_line(tmp_path: Path, text: str, fmt: st
 def test_verify_refuses_a_row_kind_the_source_cannot_produce(tmp_path: Path) -> None:
     orders, payments, out, _ = _capture(tmp_path)
     orders.write_text('{"op": "-U", "order_id": 1, "customer_id": 1, "amount": 1}\n')
-    with pytest.raises(BadInputError, match=r"orders.jsonl:1: row kind -U on 'orders'"):
+    with pytest.raises(BadInputError, match=r"orders.jsonl:1:1: row kind -U on 'orders'"):
         verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
 
 

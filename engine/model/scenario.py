@@ -131,8 +131,10 @@ class InputSpec:
             folded = cname.casefold()
             if folded in seen:
                 # SQL folds unquoted names: `k` and `K` would be one column to the oracle and two to the engine
-                raise BadInputError(f"columns {seen[folded]!r} and {cname!r} differ only in case; SQL "
-                                    f"identifiers are case-insensitive", path=f"columns[{j}]")
+                if seen[folded] == cname:
+                    raise BadInputError(f"column {short_repr(cname)} is declared twice", path=f"columns[{j}]")
+                raise BadInputError(f"columns {short_repr(seen[folded])} and {short_repr(cname)} differ only in "
+                                    f"case; SQL identifiers are case-insensitive", path=f"columns[{j}]")
             seen[folded] = cname
         names = self.column_names
         if self.unique_key is not None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from converge.engine.model.errors import UsageError
+from converge.engine.model.paths import not_a_file
 from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
@@ -59,8 +60,9 @@ def existing_path(path: str | Path, flag: str = "", *, missing: str = "no such f
 def existing_file(path: str | Path, flag: str = "") -> Path:
     """As existing_path, for a file to read (a query, a capture, a known-divergences list)."""
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{flag + ' ' if flag else ''}{p}: no such file")
+    problem = not_a_file(p)  # a folder, FIFO or device is named as what it is (a FIFO is never opened)
+    if problem is not None:
+        raise UsageError(f"{flag + ' ' if flag else ''}{p}: {problem}")
     return p
 
 

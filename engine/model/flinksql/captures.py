@@ -23,6 +23,7 @@ input record whose processing produced it, or of the input record itself);
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
+from converge.engine.model.paths import not_a_file
+from converge.engine.model.flinksql.positions import byte_line_col, clip
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import short_repr
 
@@ -62,21 +65,23 @@ def detect_format(path: Path) -> str:
     if first.startswith("{"):
         try:
             doc = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # the reader refuses the line itself, with its position
             return "jsonl"
         body = doc.get("payload", doc) if isinstance(doc, dict) else doc
         if isinstance(body, dict) and ("before" in body or "after" in body) and "op" in body:
             return "debezium"
         return "jsonl"
-    raise BadInputError(f"{path}:1: cannot tell the capture's format; pass --format jsonl|debezium|print|csv")
+    raise BadInputError(f"{path}:1:1: cannot tell the capture's format from its first line "
+                        f"{short_repr(first)}; pass --format jsonl|debezium|print|csv")
 
 
 def read_capture(path: str | Path, columns: Sequence[tuple[str, FlinkType]], fmt: str = "auto"
                  ) -> Iterator[Record]:
     """The records of one capture file, in file order."""
     p = Path(path)
-    if not p.is_file():
-        raise BadInputError(f"{p}: no such file")
+    problem = not_a_file(p)  # a folder, FIFO or device is named as what it is (a FIFO is never opened)
+    if problem is not None:
+        raise BadInputError(f"{p}: {problem}")
     if fmt == "auto":
         fmt = detect_format(p)
     readers: dict[str, Callable[[Path, Sequence[tuple[str, FlinkType]]], Iterator[Record]]] = {
@@ -92,108 +97,157 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8-sig" if n == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise BadInputError(f"{path}:{n}: not UTF-8 (byte {exc.start})") from None
+                _, col = byte_line_col(raw, exc.start)
+                raise BadInputError(f"{path}:{n}:{col}: not UTF-8 text (byte {raw[exc.start]:#04x})") from None
             if text.strip():
                 yield n, text
 
 
-def _row_from(obj: dict, columns: Sequence[tuple[str, FlinkType]], where: str) -> tuple:
+class _Line:
+    """One line of a capture, to name `file:line:col` of the record or of one of its fields."""
+
+    def __init__(self, path: Path, number: int, text: str) -> None:
+        self.path, self.number, self.text = path, number, text
+
+    def col(self, offset: int | None = None) -> int:
+        """1-based column of character `offset` (default: the record's first non-blank character)."""
+        if offset is None or offset < 0:
+            offset = len(self.text) - len(self.text.lstrip())
+        return offset + 1
+
+    def at(self, offset: int | None = None) -> str:
+        return f"{self.path}:{self.number}:{self.col(offset)}"
+
+    def key(self, name: str) -> str:
+        """Where the JSON key `name` is written on the line (the record's start when it is not found)."""
+        return self.at(self.text.find(json.dumps(name)))
+
+    def __str__(self) -> str:
+        return self.at()
+
+
+def _row_from(obj: dict, columns: Sequence[tuple[str, FlinkType]], line: _Line,
+              where_of: Callable[[str], str] | None = None) -> tuple:
+    where_of = where_of or line.key
     out = []
     for name, ftype in columns:
-        if name in obj:
-            value = obj[name]
-        else:
+        key = name
+        if name not in obj:
             folded = [k for k in obj if isinstance(k, str) and k.casefold() == name.casefold()]
             if len(folded) != 1:
-                raise BadInputError(f"{where}: column {name!r} is missing (the record has "
-                                    f"{', '.join(map(str, obj))})")
-            value = obj[folded[0]]
+                raise BadInputError(f"{line}: column {short_repr(name)} is missing (the record has "
+                                    f"{clip(', '.join(map(repr, obj)), 200)})")
+            key = folded[0]
         try:
-            out.append(ftype.parse(value))
+            out.append(ftype.parse(obj[key]))
         except BadInputError as exc:
-            raise BadInputError(f"{where}: column {name!r}: {exc}") from None
+            raise BadInputError(f"{where_of(key)}: column {short_repr(name)}: {exc}") from None
     return tuple(out)
 
 
-def _position(obj: dict, where: str) -> int | None:
+def _position(obj: dict, line: _Line) -> int | None:
     pos = obj.get(POSITION_FIELD)
     if pos is None:
         return None
     if isinstance(pos, bool) or not isinstance(pos, int) or pos < 0:
-        raise BadInputError(f"{where}: {POSITION_FIELD!r} must be a non-negative integer, got {short_repr(pos)}")
+        raise BadInputError(f"{line.key(POSITION_FIELD)}: {POSITION_FIELD!r} must be a non-negative integer, got "
+                            f"{short_repr(pos)}")
     return pos
 
 
-def _kind(value: Any, where: str) -> str:
-    kind = _KINDS.get(str(value).strip().upper()) if value is not None else None
+def _kind(value: Any, where: object) -> str:
+    """The row kind `value` names; `where` (or what it returns, when called) places a refusal."""
+    kind = _KINDS.get(str(value).strip().upper()) if value is not None and not isinstance(value, (dict, list)) else None
     if kind is None:
+        where = where() if callable(where) else where
         raise BadInputError(f"{where}: row kind {short_repr(value)} is not one of +I, -U, +U, -D (or INSERT, "
                             f"UPDATE_BEFORE, UPDATE_AFTER, DELETE)")
     return kind
 
 
-def _json(text: str, where: str) -> dict:
+def _json(line: _Line) -> dict:
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise BadInputError(f"{where}: not JSON: {exc}") from None
+        doc = json.loads(line.text)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{line.path}:{line.number}:{exc.colno}: not JSON: {exc.msg}") from None
+    except ValueError as exc:  # a number too long for int(), ...
+        raise BadInputError(f"{line}: not JSON: {clip(str(exc), 120)}") from None
+    except RecursionError:
+        raise BadInputError(f"{line}: the JSON is nested too deeply to read (a record is one flat object)") from None
     if not isinstance(doc, dict):
-        raise BadInputError(f"{where}: expected a JSON object, got {short_repr(doc)}")
+        raise BadInputError(f"{line}: expected a JSON object, got {short_repr(doc)}")
     return doc
 
 
 def _jsonl(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
     for n, text in _lines(path):
-        where = f"{path}:{n}"
-        doc = _json(text, where)
+        line = _Line(path, n, text)
+        doc = _json(line)
         field = next((f for f in KIND_FIELDS if f in doc), None)
         if field is None:
-            raise BadInputError(f"{where}: no row kind field ({', '.join(KIND_FIELDS)})")
-        yield Record(_kind(doc[field], where), _row_from(doc, columns, where), _position(doc, where), n)
+            raise BadInputError(f"{line}: no row kind field ({', '.join(KIND_FIELDS)})")
+        kind = _kind(doc[field], functools.partial(line.key, field))
+        yield Record(kind, _row_from(doc, columns, line), _position(doc, line), n)
 
 
 def _debezium(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
     for n, text in _lines(path):
-        where = f"{path}:{n}"
-        doc = _json(text, where)
+        line = _Line(path, n, text)
+        doc = _json(line)
         body = doc.get("payload", doc)
         if not isinstance(body, dict):
-            raise BadInputError(f"{where}: 'payload' must be an object")
-        op, pos = body.get("op"), _position(doc, where) if POSITION_FIELD in doc else _position(body, where)
+            raise BadInputError(f"{line.key('payload')}: 'payload' must be an object")
+        op, pos = body.get("op"), _position(doc, line) if POSITION_FIELD in doc else _position(body, line)
         before, after = body.get("before"), body.get("after")
-        need = {"c": ("after",), "r": ("after",), "u": ("before", "after"), "d": ("before",)}.get(op)
+        need = {"c": ("after",), "r": ("after",), "u": ("before", "after"), "d": ("before",)}.get(op) \
+            if isinstance(op, str) else None
         if need is None:
-            raise BadInputError(f"{where}: Debezium 'op' must be c, r, u or d, got {short_repr(op)}")
+            raise BadInputError(f"{line.key('op')}: Debezium 'op' must be c, r, u or d, got {short_repr(op)}")
         for key in need:
             if not isinstance(body.get(key), dict):
-                raise BadInputError(f"{where}: op {op!r} needs a '{key}' object")
+                raise BadInputError(f"{line.key(key) if key in body else line}: op {op!r} needs a '{key}' object")
         if op in ("c", "r"):
-            yield Record("+I", _row_from(after, columns, where), pos, n)
+            yield Record("+I", _row_from(after, columns, line), pos, n)
         elif op == "u":
-            yield Record("-U", _row_from(before, columns, where), pos, n)
-            yield Record("+U", _row_from(after, columns, where), pos, n)
+            yield Record("-U", _row_from(before, columns, line), pos, n)
+            yield Record("+U", _row_from(after, columns, line), pos, n)
         else:
-            yield Record("-D", _row_from(before, columns, where), pos, n)
+            yield Record("-D", _row_from(before, columns, line), pos, n)
 
 
 def _print(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
     for n, text in _lines(path):
-        where = f"{path}:{n}"
+        line = _Line(path, n, text)
         m = _PRINT.match(text.strip())
         if m is None:
-            raise BadInputError(f"{where}: expected Flink's print format, e.g. +I[1, foo], got "
+            raise BadInputError(f"{line}: expected Flink's print format, e.g. +I[1, foo], got "
                                 f"{short_repr(text.strip())}")
         parts = m.group(2).split(", ") if m.group(2) else [""]
         if len(parts) != len(columns):
-            raise BadInputError(f"{where}: {len(parts)} values for {len(columns)} columns (a STRING holding ', ' "
+            raise BadInputError(f"{line}: {len(parts)} values for {len(columns)} columns (a STRING holding ', ' "
                                 f"cannot be split in the print format; capture as JSON lines instead)")
+        offset = line.col() - 1 + m.start(2)
         row = []
         for (name, ftype), part in zip(columns, parts):
             try:
                 row.append(None if part == "null" else ftype.parse(part))
             except BadInputError as exc:
-                raise BadInputError(f"{where}: column {name!r}: {exc}") from None
-        yield Record(_kind(m.group(1), where), tuple(row), None, n)
+                raise BadInputError(f"{line.at(offset)}: column {short_repr(name)}: {exc}") from None
+            offset += len(part) + 2
+        yield Record(_kind(m.group(1), line), tuple(row), None, n)
+
+
+def _csv_fields(line: _Line) -> list[str]:
+    """The fields of one CSV line; a field longer than the csv module's default limit is read (the line is
+    in memory already), a line the csv module cannot read is refused where it is."""
+    previous = csv.field_size_limit()
+    csv.field_size_limit(max(previous, len(line.text) + 1))
+    try:
+        return next(csv.reader(io.StringIO(line.text)), [])
+    except csv.Error as exc:
+        raise BadInputError(f"{line}: not CSV: {exc}") from None
+    finally:
+        csv.field_size_limit(previous)
 
 
 def _csv(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
@@ -201,23 +255,47 @@ def _csv(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Recor
     try:
         n, head = next(lines)
     except StopIteration:
-        return
-    header = next(csv.reader(io.StringIO(head)))
+        raise BadInputError(f"{path}:1:1: the CSV capture is empty: it needs a header naming the columns and a "
+                            f"row kind column ({', '.join(KIND_FIELDS)})") from None
+    header = _csv_fields(_Line(path, n, head))
     kind_at = next((i for i, h in enumerate(header) if h.strip().lower() in KIND_FIELDS), None)
     if kind_at is None:
-        raise BadInputError(f"{path}:{n}: the header names no row kind column ({', '.join(KIND_FIELDS)})")
+        raise BadInputError(f"{path}:{n}:1: the header names no row kind column ({', '.join(KIND_FIELDS)})")
     pos_at = next((i for i, h in enumerate(header) if h.strip().lower() == POSITION_FIELD), None)
     names = [h.strip() for h in header]
     for n, text in lines:
-        where = f"{path}:{n}"
-        values = next(csv.reader(io.StringIO(text)))
+        line = _Line(path, n, text)
+        values = _csv_fields(line)
         if len(values) != len(header):
-            raise BadInputError(f"{where}: {len(values)} fields, the header has {len(header)}")
+            raise BadInputError(f"{line}: {len(values)} fields, the header has {len(header)}")
+
+        where_of = functools.partial(_csv_where, line, values, names)
+
         obj: dict[str, Any] = {h: (v if v != "" else None) for h, v in zip(names, values)}
         pos = None
         if pos_at is not None:
             try:
                 pos = int(values[pos_at])
             except ValueError:
-                raise BadInputError(f"{where}: {POSITION_FIELD!r} must be an integer") from None
-        yield Record(_kind(values[kind_at], where), _row_from(obj, columns, where), pos, n)
+                raise BadInputError(f"{where_of(names[pos_at])}: {POSITION_FIELD!r} must be an integer, got "
+                                    f"{short_repr(values[pos_at])}") from None
+            if pos < 0:
+                raise BadInputError(f"{where_of(names[pos_at])}: {POSITION_FIELD!r} must be non-negative, got {pos}")
+        kind = _kind(values[kind_at], functools.partial(where_of, names[kind_at]))
+        yield Record(kind, _row_from(obj, columns, line, where_of),
+                     pos, n)
+
+
+def _csv_where(line: _Line, values: list[str], names: list[str], name: str) -> str:
+    """`file:line:col` of the field of column `name` (computed only for a refusal)."""
+    return line.at(_field_starts(line.text, values)[names.index(name)] if name in names else None)
+
+
+def _field_starts(text: str, values: list[str]) -> list[int]:
+    """The offset where each CSV field starts (exact for unquoted fields; quoted ones are found by search)."""
+    starts, at = [], 0
+    for value in values:
+        found = text.find(value, at) if value else at
+        starts.append(found if found >= 0 else at)
+        at = (found if found >= 0 else at) + len(value) + 1
+    return starts

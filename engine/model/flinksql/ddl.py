@@ -11,15 +11,16 @@ filesystem, datagen) is append-only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
-from converge.engine.model.errors import UnsupportedError
+from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.expressions import interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, flink_type
-from converge.engine.model.scenario import ChangelogMode, InputSpec
+from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
 CDC_FORMATS = frozenset({"debezium-json", "canal-json", "maxwell-json", "ogg-json", "debezium-avro-confluent",
                          "debezium-protobuf"})
@@ -110,6 +111,13 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                 ftype = flink_type(item.args["kind"], nullable=not not_null)
             except UnsupportedError as exc:
                 raise text.unsupported(item, str(exc)) from None
+            except BadInputError as exc:
+                raise text.error(item, str(exc)) from None
+            twin = next((c for c, _ in columns if c.casefold() == item.name.casefold()), None)
+            if twin is not None:
+                raise text.error(item, f"column {short_repr(item.name)} is declared twice" if twin == item.name else
+                                 f"columns {short_repr(twin)} and {short_repr(item.name)} differ only in case; Flink "
+                                 f"SQL identifiers are case-insensitive")
             columns.append((item.name, ftype))
             if any(isinstance(k, exp.PrimaryKeyColumnConstraint) for k in kinds):
                 key = (item.name,)
@@ -133,8 +141,23 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     if watermark is not None:
         time_column, delay = _watermark(watermark, names, dict(columns), text)
     mode = changelog_mode(_options(node, text), key is not None, node, text)
-    return SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
-                       time_column, delay)
+    table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
+                        time_column, delay)
+    _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef)], schema, text)
+    return table
+
+
+def _check_model(table: SourceTable, defs: list[exp.ColumnDef], schema: exp.Schema, text: SourceText) -> None:
+    """The model's own checks of the table as an input, refused here at the column they name (the model names
+    a key path such as columns[1][0], which means nothing in a SQL file)."""
+    try:
+        table.input_spec("t")  # the input's name is the query's alias, checked where the query names it
+    except BadInputError as exc:
+        at = re.match(r"columns\[(\d+)\]", exc.path or "")
+        node = defs[int(at.group(1))] if at and int(at.group(1)) < len(defs) else schema
+        what = f"column {short_repr(table.columns[int(at.group(1))][0])}" if node is not schema else \
+            f"table {short_repr(table.name)}"
+        raise text.error(node, f"{what}: {exc.detail}") from None
 
 
 def _watermark(node: exp.WatermarkColumnConstraint, names: list[str], types: dict[str, FlinkType],

@@ -28,6 +28,8 @@ _CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp
         exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM"}
 _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 _NUMERIC = ("int", "bigint", "double")
+_MAX_MS = 2**63 - 1
+_DOUBLE_MAX = decimal.Decimal("1.7976931348623157e308")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,11 @@ def interval_ms(node: exp.Interval, text: SourceText) -> int:
         amount = decimal.Decimal(node.this.name.strip())
     except decimal.InvalidOperation:
         raise text.error(node, "the interval's amount is not a number") from None
+    if not amount.is_finite() or abs(amount) > _MAX_MS:  # before any arithmetic: 1e999999 would overflow it
+        raise text.error(node, "the interval is beyond the range of a BIGINT of milliseconds")
     ms = amount * _UNIT_MS[unit]
+    if abs(ms) > _MAX_MS:
+        raise text.error(node, "the interval is beyond the range of a BIGINT of milliseconds")
     if ms != ms.to_integral_value():
         raise text.error(node, "the interval is not a whole number of milliseconds")
     return int(ms)
@@ -166,11 +172,37 @@ class Renderer:
     def _literal(self, node: exp.Literal) -> Typed:
         if node.is_string:
             return Typed("'" + node.name.replace("'", "''") + "'", "string")
-        value = decimal.Decimal(node.name)
+        value = self._checked_number(node)
         if "." in node.name or "e" in node.name.lower():
-            return Typed(node.name, "double" if "e" in node.name.lower() else "decimal",
+            # `1.` and `.5` written out in full: DuckDB regenerates them so, and the oracle's guard compares
+            text = node.name if "e" in node.name.lower() else format(value, "f") + ("" if value.as_tuple().exponent
+                                                                                   else ".0")
+            return Typed(text, "double" if "e" in node.name.lower() else "decimal",
                          max(0, -value.as_tuple().exponent), value)  # type: ignore[operator]
+        if abs(value) >= 2**63:
+            raise self.text.unsupported(node, "an integer literal beyond BIGINT is a DECIMAL(p, 0) in Flink; converge "
+                                              "holds integer literals up to BIGINT")
         return Typed(node.name, "bigint" if abs(value) >= 2**31 else "int", 0, value)
+
+    def _checked_number(self, node: exp.Literal) -> decimal.Decimal:
+        """A numeric literal's value, refused (before DuckDB or decimal arithmetic sees it) where Flink refuses it:
+        a DOUBLE beyond its range, an exact number of more than 38 digits (Flink's largest DECIMAL)."""
+        try:
+            value = decimal.Decimal(node.name)
+        except decimal.InvalidOperation:
+            raise self.text.error(node, "is not a number") from None
+        if not value.is_finite():
+            raise self.text.error(node, "is not a finite number")
+        if "e" in node.name.lower():
+            if abs(value) > _DOUBLE_MAX:
+                raise self.text.error(node, "is beyond the range of DOUBLE (about 1.8e308)")
+            return value
+        _, digits, exponent = value.as_tuple()
+        precision = max(len(digits) + int(exponent), 0) + max(-int(exponent), 0)
+        if precision > 38:
+            raise self.text.error(node, f"has {precision} digits: Flink's numeric literals hold at most 38 "
+                                        f"(DECIMAL(38))")
+        return value
 
     def _rescaled(self, node: exp.Expr, t: Typed, scale: int) -> Typed:
         """A numeric value as an unscaled DECIMAL of `scale` (literals exactly, integer columns multiplied)."""

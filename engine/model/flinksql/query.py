@@ -18,19 +18,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.dialect import Flink
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
-from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.positions import SourceText, byte_line_col
+from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario
+from converge.engine.model.paths import not_a_file
+from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
+MAX_QUERY_BYTES = 256 << 10
 _SIDES = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full"}
 
 
@@ -56,6 +56,9 @@ class MappedQuery:
     where_sql: str | None = None                  # a filter on the join's output (model SQL)
     notes: tuple[str, ...] = field(default_factory=tuple)
     text: str = ""                                # the file's text, for the query-as-written path
+    # (key path in the scenario, file:line:col): where each input and join condition is written, so that a later
+    # refusal naming `join.conditions[1]` or `inputs[0]` can name the clause in the file instead
+    positions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
@@ -86,25 +89,27 @@ def load_query(path: str | Path) -> MappedQuery:
     """Read and map a query file; a missing file or a wrong query is bad input, a clause converge cannot model
     yet unsupported."""
     p = Path(path)
-    if not p.is_file():
-        raise BadInputError(f"{p}: no such file")
+    problem = not_a_file(p)
+    if problem is not None:
+        raise BadInputError(f"{p}: {problem}")
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        data = p.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"{p}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_QUERY_BYTES:  # sqlglot tokenizes about 300 KB a second: a bigger file is no query to wait on
+        raise BadInputError(f"{p}:1:1: the file has {len(data):,} bytes; converge reads query files of at most "
+                            f"{MAX_QUERY_BYTES:,}")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise BadInputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+        line, col = byte_line_col(data, exc.start)
+        raise BadInputError(f"{p}:{line}:{col}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
     return parse_query(text, str(p))
 
 
 def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     source = SourceText(text, path)
-    try:
-        statements = [s for s in sqlglot.parse(text, read=Flink) if s is not None]
-    except (ParseError, TokenError) as exc:
-        errors = getattr(exc, "errors", None) or [{}]
-        first = errors[0]
-        where = f"{path}:{first.get('line', '?')}:{first.get('col', '?')}"
-        raise BadInputError(f"{where}: cannot parse: {first.get('description', str(exc).splitlines()[0])}"
-                            + (f" near `{first.get('highlight')}`" if first.get("highlight") else "")) from None
+    statements = read_statements(source)
     tables: dict[str, SourceTable] = {}
     selects = []
     refused: list[Refusal] = []   # every refusal of the file, reported together
@@ -119,16 +124,19 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                     skipped.add(stmt.this.this.name.casefold())
                 continue
             if table.name.casefold() in {t.casefold() for t in tables}:
-                refused.append(source.error(stmt, f"table {table.name!r} is declared twice"))
+                refused.append(source.error(stmt, f"table {short_repr(table.name)} is declared twice"))
                 continue
             tables[table.name] = table
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
             refused.append(source.error(stmt, "only CREATE TABLE statements and one SELECT are supported"))
-    if len(selects) != 1:
-        raise one_error(refused + [BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")],
-                        path)
+    if not selects:
+        raise one_error(refused + [source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE "
+                                                                      "statements, found none")], path)
+    if len(selects) > 1:
+        raise one_error(refused + [source.error(selects[1], f"expected exactly one SELECT, found {len(selects)} "
+                                                            f"(this is the second)")], path)
     mapper = _Mapper(tables, source, skipped)
     mapped = mapper.select(selects[0])
     denied = refusals(selects[0], source)  # deny by default: a node the translation does not map is refused
@@ -153,6 +161,7 @@ class _Mapper:
         self.types: list[str] = []
         self.conditions: list[str] = []
         self.interval: IntervalSpec | None = None
+        self.positions: list[tuple[str, str]] = []
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -175,6 +184,7 @@ class _Mapper:
                 raise self.text.unsupported(node, f"table {table!r} appears twice (a self-join): converge generates "
                                                   f"one stream per input and does not model one source feeding two "
                                                   f"inputs")
+        self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
@@ -242,7 +252,7 @@ class _Mapper:
             self.refused.append(self.text.error(node, str(exc)))
             return None
         return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
-                           text=self.text.text)
+                           text=self.text.text, positions=tuple(self.positions))
 
     def _join(self, join: exp.Join) -> None:
         alias, table = self._table(join.this)
@@ -266,6 +276,7 @@ class _Mapper:
                                               "models binary interval joins only")
         renderer = Renderer(self._scope([a for a, _ in self.aliases]))
         self.types.append(_SIDES[side])
+        self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(on)))
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
 
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
@@ -333,6 +344,7 @@ class _Mapper:
         sub_where = sub.args.get("where")
         parts += [renderer.boolean(c) for c in (_conjuncts(sub_where.this) if sub_where is not None else [])]
         self.types.append(jtype)
+        self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
 

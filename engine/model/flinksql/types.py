@@ -124,7 +124,12 @@ def unscaled(value: Any, scale: int, what: str = "DECIMAL") -> int:
         raise BadInputError(f"expected {what}, got {short_repr(value)}") from None
     if not d.is_finite():
         raise BadInputError(f"expected {what}, got {short_repr(value)}")
-    return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+    if d and d.adjusted() + scale > 38:  # before any arithmetic: 28 significant digits is decimal's default
+        raise BadInputError(f"{short_repr(value)} does not fit {what}")
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80  # exact for anything up to 38 integer digits and a fraction rounded away
+        ctx.Emin, ctx.Emax = decimal.MIN_EMIN, decimal.MAX_EMAX
+        return int(d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
 
 
 def _decimal(t: FlinkType, v: Any) -> int:
@@ -184,23 +189,31 @@ _SIMPLE = {
 }
 
 
+def _param(text: str, node: exp.DataType) -> int:
+    """A type's precision or scale: a whole number, or BadInputError (the caller adds the position)."""
+    if not text.strip().isdigit() or len(text.strip()) > 9:
+        raise BadInputError(f"{short_repr(text)} in {short_repr(node.sql())} is not a precision or scale (a whole "
+                            f"number of at most 9 digits)")
+    return int(text)
+
+
 def flink_type(node: exp.DataType, nullable: bool = True) -> FlinkType:
     """The FlinkType of a parsed column type; UnsupportedError (the caller adds the position) when converge
     does not hold that type."""
-    params = [p.this.name if isinstance(p, exp.DataTypeParam) else p.name for p in node.expressions]
+    params = [_param(p.this.name if isinstance(p, exp.DataTypeParam) else p.name, node) for p in node.expressions]
     t = node.this
     if t in _SIMPLE:
         name, kind, model = _SIMPLE[t]
         return FlinkType(name, kind, model, nullable=nullable)
     if t == exp.DataType.Type.DECIMAL:
-        precision = int(params[0]) if params else 10
-        scale = int(params[1]) if len(params) > 1 else 0
+        precision = params[0] if params else 10
+        scale = params[1] if len(params) > 1 else 0
         if not 1 <= precision <= 18 or not 0 <= scale <= precision:
             raise UnsupportedError(f"DECIMAL({precision}, {scale}): converge supports precisions up to 18 (Flink's "
                                    f"compact decimals) and 0 <= scale <= precision")
         return FlinkType(f"DECIMAL({precision}, {scale})", "decimal", "BIGINT", scale, nullable)
     if t in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.DATETIME):
-        precision = int(params[0]) if params else 6
+        precision = params[0] if params else 6
         if precision > 3:
             raise UnsupportedError(f"TIMESTAMP({precision}): converge holds timestamps as epoch milliseconds; declare "
                                    f"TIMESTAMP(3) (or less)")

@@ -167,7 +167,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Read the query, then run_check with the command line's options."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_check import CheckOptions  # lazy: as above
+    from converge.properties.query_guard import guard_query  # lazy: as above
     query = load_query(existing_file(args.query))
+    guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
     return run_check(query, options, reports=reports_of(args), system=args.system)

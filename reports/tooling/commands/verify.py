@@ -38,8 +38,10 @@ def source_capture(text: str) -> tuple[str, Path]:
 def cmd_verify(args: argparse.Namespace) -> int:
     """0 when the captures agree with the batch answer; verify_capture raises on a divergence or bad input."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
+    from converge.properties.query_guard import guard_query  # lazy: as above
     from converge.properties.verify_capture import source_problem, verify_capture  # lazy: as above
     query = load_query(existing_file(args.query))
+    guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     sources = dict(args.source or [])
     if len(sources) != len(args.source or []):
         raise UsageError("a table is named twice in --source")

@@ -146,10 +146,20 @@ class BadRefusal(AssertionError):
 
 
 def check_refusal(exc: ConvergeError, path: Path) -> None:
-    """One line, at most MESSAGE_LIMIT characters, starting with `file:line:col: `."""
+    """One line, at most MESSAGE_LIMIT characters, starting with `file:line:col: `; or, for several refusals of
+    one query (reported together), a header naming the file and their count, then one such line each."""
     text = str(exc)
-    if "\n" in text or len(text) > MESSAGE_LIMIT or not re.match(rf"{re.escape(str(path))}:\d+:\d+: ", text):
-        raise BadRefusal(f"{type(exc).__name__} does not name file:line:col in one short line: {text[:800]!r}")
+    where = re.escape(str(path))
+    lines = text.split("\n")
+    header = re.fullmatch(rf"{where}: (\d+) problems in the query \(each with its file:line:column\):", lines[0])
+    if header is not None and int(header.group(1)) == len(lines) - 1 >= 2:
+        items = [re.sub(r"^  \[(bad input|unsupported)\] ", "", line, count=1) for line in lines[1:]]
+        if all(item != line for item, line in zip(items, lines[1:])):
+            lines = items
+    if any(len(line) > MESSAGE_LIMIT or not re.match(rf"{where}:\d+:\d+: ", line) for line in lines) or (
+            header is None and len(lines) > 1):
+        raise BadRefusal(f"{type(exc).__name__} does not name file:line:col in one short line per refusal: "
+                         f"{text[:800]!r}")
 
 
 def _zero(model: str) -> object:
@@ -171,12 +181,13 @@ def judge_sql(data: bytes, path: Path) -> str:
         refused: ConvergeError | None = exc
     else:
         refused = None
-    if refused is not None:  # the command line says the same, on one line of stderr, exit 2
+    if refused is not None:  # the command line says the same on stderr (one line per refusal), exit 2
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             code = main(["check", str(path), "--no-reports", "--examples", "1"])
         lines = err.getvalue().strip().splitlines()
-        if code != 2 or len(lines) != 1:
+        expected = str(refused).count("\n") + 1  # several refusals of one query: a header and one line each
+        if code != 2 or len(lines) != expected:
             raise BadRefusal(f"converge check exited {code} with {len(lines)} lines on stderr: {err.getvalue()[-1500:]}")
         return "refused: unsupported" if isinstance(refused, UnsupportedError) else "refused: bad input"
     try:

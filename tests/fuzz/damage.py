@@ -39,20 +39,42 @@ BAD_BYTES: tuple[bytes, ...] = (b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf", 
 
 @dataclass(frozen=True)
 class Op:
-    """One damage: `kind`, and numbers that pick where and what (taken modulo what is there)."""
+    """One damage: `kind`, and numbers that pick where and what (taken modulo what is there). Each fuzz surface
+    has its own subclass, so a shrunk example names the surface it damages."""
 
     kind: str
     where: int
     what: int
 
     def __repr__(self) -> str:
-        return f"Op({self.kind!r}, {self.where}, {self.what})"
+        return f"{type(self).__name__}({self.kind!r}, {self.where}, {self.what})"
+
+
+def byte_damage(op: Op, data: bytes, bad: tuple[bytes, ...] | None = None) -> bytes | None:
+    """The damages every surface shares, done to the bytes: `cut` (a prefix), `flip` (one byte replaced) and
+    `bad_bytes` (one of the surface's `bad` byte sequences inserted); None for any other kind."""
+    bad = bad or BAD_BYTES
+    n = len(data)
+    if op.kind == "cut":
+        return data[: op.where % (n + 1)]
+    if op.kind == "flip" and n:
+        i = op.where % n
+        return data[:i] + bytes([op.what % 256]) + data[i + 1:]
+    if op.kind == "bad_bytes":
+        i = op.where % (n + 1)
+        return data[:i] + bad[op.what % len(bad)] + data[i:]
+    return None
+
+
+def damage_ops(op: type[Op], kinds: tuple[str, ...]) -> st.SearchStrategy[Op]:
+    """Damages of one surface: a kind, and where and what to damage."""
+    return st.builds(op, st.sampled_from(kinds), st.integers(0, 10**6), st.integers(0, 10**6))
 
 
 TREE_OPS = ("delete_key", "add_key", "retype", "swap", "drop_item", "repeat_item", "rename_key")
 TEXT_OPS = ("flip_byte", "cut", "token", "bad_bytes", "repeat_key")
 
-ops = st.builds(Op, st.sampled_from(TREE_OPS + TEXT_OPS), st.integers(0, 10**6), st.integers(0, 10**6))
+ops = damage_ops(Op, TREE_OPS + TEXT_OPS)
 
 
 def _nodes(tree: Any) -> list[tuple[Any, Any]]:

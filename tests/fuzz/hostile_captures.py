@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -34,6 +33,7 @@ from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
 from converge.reports.tooling.cli import main
+from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.hostile_sql import MESSAGE_LIMIT, BadRefusal
 from tests.fuzz.outcomes import no_hang
 
@@ -110,19 +110,11 @@ def _seeds() -> tuple[MappedQuery, dict[str, list[tuple[int, str, tuple]]], list
 QUERY, SOURCE_RECORDS, OUTPUT_RECORDS = _seeds()
 
 
-@dataclass(frozen=True)
-class CaptureOp:
-    """One damage to one of the three files: `kind`, and numbers that pick where and what."""
-
-    kind: str
-    where: int
-    what: int
-
-    def __repr__(self) -> str:
-        return f"CaptureOp({self.kind!r}, {self.where}, {self.what})"
+class CaptureOp(Op):
+    """One damage to one of the three files."""
 
 
-capture_ops = st.builds(CaptureOp, st.sampled_from(OPS), st.integers(0, 10**6), st.integers(0, 10**6))
+capture_ops = damage_ops(CaptureOp, OPS)
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -131,15 +123,10 @@ def _lines(data: bytes) -> list[bytes]:
 
 def apply_capture(op: CaptureOp, data: bytes) -> bytes | str:
     """`data` damaged, or a word naming what the path becomes instead of a file (directory, fifo, devnull)."""
-    n, lines = len(data), _lines(data)
-    if op.kind == "cut":
-        return data[: op.where % (n + 1)]
-    if op.kind == "flip" and n:
-        i = op.where % n
-        return data[:i] + bytes([op.what % 256]) + data[i + 1:]
-    if op.kind == "bad_bytes":
-        i = op.where % (n + 1)
-        return data[:i] + BAD_BYTES[op.what % len(BAD_BYTES)] + data[i:]
+    lines = _lines(data)
+    damaged = byte_damage(op, data, BAD_BYTES)
+    if damaged is not None:
+        return damaged
     if op.kind == "empty":
         return b"" if op.what % 2 else b"\n\n"
     if op.kind == "not_a_file":

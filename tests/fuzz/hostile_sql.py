@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -32,6 +31,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.query_guard import guard_query
 from converge.reports.tooling.cli import main
+from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.outcomes import no_hang
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -51,19 +51,11 @@ OPS = ("cut", "flip", "bad_bytes", "nest", "not_chain", "minus_chain", "and_chai
        "duplicate", "swap", "trailing", "token")
 
 
-@dataclass(frozen=True)
-class SqlOp:
-    """One damage: `kind`, and numbers that pick where and what (taken modulo what is there)."""
-
-    kind: str
-    where: int
-    what: int
-
-    def __repr__(self) -> str:
-        return f"SqlOp({self.kind!r}, {self.where}, {self.what})"
+class SqlOp(Op):
+    """One damage to a query file."""
 
 
-sql_ops = st.builds(SqlOp, st.sampled_from(OPS), st.integers(0, 10**6), st.integers(0, 10**6))
+sql_ops = damage_ops(SqlOp, OPS)
 
 
 def _on_clause(text: str) -> tuple[int, int] | None:
@@ -83,14 +75,9 @@ def apply_sql(op: SqlOp, data: bytes) -> bytes:
     """`data` with one damage applied (unchanged when the damage finds nothing to act on)."""
     text = data.decode("utf-8", errors="surrogateescape")
     n = len(data)
-    if op.kind == "cut":
-        return data[: op.where % (n + 1)]
-    if op.kind == "flip" and n:
-        i = op.where % n
-        return data[:i] + bytes([op.what % 256]) + data[i + 1:]
-    if op.kind == "bad_bytes":
-        i = op.where % (n + 1)
-        return data[:i] + BAD_BYTES[op.what % len(BAD_BYTES)] + data[i:]
+    damaged = byte_damage(op, data, BAD_BYTES)
+    if damaged is not None:
+        return damaged
     if op.kind == "trailing":
         return data + TRAILING[op.what % len(TRAILING)].encode()
     if op.kind == "token":
@@ -188,7 +175,8 @@ def judge_sql(data: bytes, path: Path) -> str:
         lines = err.getvalue().strip().splitlines()
         expected = str(refused).count("\n") + 1  # several refusals of one query: a header and one line each
         if code != 2 or len(lines) != expected:
-            raise BadRefusal(f"converge check exited {code} with {len(lines)} lines on stderr: {err.getvalue()[-1500:]}")
+            raise BadRefusal(f"converge check exited {code} with {len(lines)} lines on stderr: "
+                             f"{err.getvalue()[-1500:]}")
         return "refused: unsupported" if isinstance(refused, UnsupportedError) else "refused: bad input"
     try:
         scenario = query.scenario(_one_event_each(query))

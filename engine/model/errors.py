@@ -128,38 +128,34 @@ class NonTerminationError(InternalError):
     """An engine kept working on one event past its step budget (e.g. timers that re-fire without progress)."""
 
 
+# Each class's label and exit code, most specific first (a subclass before its base): the table above, as data.
+_MEANINGS: tuple[tuple[type[ConvergeError], str, int], ...] = (
+    (DivergenceError, "diverged", EXIT_DIVERGENCE),
+    (BadInputError, "bad input", EXIT_BAD_INPUT),
+    (ApiMisuseError, "bad input", EXIT_BAD_INPUT),
+    (UsageError, "usage", EXIT_BAD_INPUT),
+    (UnsupportedError, "unsupported", EXIT_BAD_INPUT),
+    (NotCheckedError, "not checked", EXIT_BAD_INPUT),
+    (OracleError, "oracle error", EXIT_INTERNAL),
+    (SystemUnderTestError, "system error", EXIT_INTERNAL),
+    (MisreadQueryError, "misread query", EXIT_INTERNAL),
+    (InternalError, "internal error", EXIT_INTERNAL),
+)
+
+
+def _meaning(exc: BaseException) -> tuple[str, int]:
+    for cls, word, code in _MEANINGS:
+        if isinstance(exc, cls):
+            return word, code
+    return "crashed", EXIT_INTERNAL
+
+
 def exit_code(exc: BaseException | None) -> int:
     """The process exit code that `exc` stands for (None: success)."""
-    if exc is None:
-        return EXIT_OK
-    if isinstance(exc, DivergenceError):
-        return EXIT_DIVERGENCE
-    if isinstance(exc, (BadInputError, UsageError, ApiMisuseError, UnsupportedError, NotCheckedError)):
-        return EXIT_BAD_INPUT
-    return EXIT_INTERNAL
+    return EXIT_OK if exc is None else _meaning(exc)[1]
 
 
 def label(exc: BaseException | None) -> str:
     """The one word `converge` prints for an outcome: passed, diverged, bad input, usage, unsupported, not checked,
     oracle error, system error, misread query, internal error, crashed."""
-    if exc is None:
-        return "passed"
-    if isinstance(exc, DivergenceError):
-        return "diverged"
-    if isinstance(exc, (BadInputError, ApiMisuseError)):
-        return "bad input"
-    if isinstance(exc, UsageError):
-        return "usage"
-    if isinstance(exc, UnsupportedError):
-        return "unsupported"
-    if isinstance(exc, NotCheckedError):
-        return "not checked"
-    if isinstance(exc, OracleError):
-        return "oracle error"
-    if isinstance(exc, SystemUnderTestError):
-        return "system error"
-    if isinstance(exc, MisreadQueryError):
-        return "misread query"
-    if isinstance(exc, InternalError):
-        return "internal error"
-    return "crashed"
+    return "passed" if exc is None else _meaning(exc)[0]

@@ -118,8 +118,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
                 exc.converge_args = args  # type: ignore[attr-defined]
                 sent = len(args[0]) if args and isinstance(args[0], list) else 1
-                result.exercised.skipped += sent  # the batch's cases were not checked
-                result.exercised.reasons["skipped: the system failed on their request"] += sent
+                result.exercised.add("skipped", sent, "the system failed on their request")  # not checked
                 system_failed.append(exc)
                 raise _SystemFailed from None
             except (BadInputError, UnsupportedError) as exc:

@@ -33,7 +33,7 @@ class Exercised:
 
     def add(self, kind: Kind, n: int = 1, reason: str | None = None) -> None:
         setattr(self, kind, getattr(self, kind) + n)
-        if kind != "compared" and reason:
+        if kind != "compared" and reason and n:
             self.reasons[f"{kind.replace('_', ' ')}: {reason}"] += n
 
     def merge(self, other: Exercised) -> None:

@@ -24,6 +24,7 @@ class RunOptions:
     runtime: RuntimeName = "local"
     reports: Path | None = None        # where reports and the summary go; None: nowhere
     system: str | None = None          # `--system SPEC` (reports/systems/registry.py); None: the property campaign
+    system_timeout: float | None = None  # `--system-timeout`: the base of a run request's limit (adapter systems)
     known: Path | None = None          # known divergences of systems (docs/systems.md)
     batch: int = 20                    # cases per run request of a system campaign
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)

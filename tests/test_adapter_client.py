@@ -14,7 +14,7 @@ from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Sce
 from converge.reports.systems.adapter.client import AdapterSystem, Timeouts
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
-QUICK = Timeouts(hello=20, run_base=2, run_per_case=0, shutdown=5)
+QUICK = Timeouts(hello=20, run_base=2, run_per_case=0, run_per_event=0, shutdown=5)
 
 
 def fake(mode: str = "good", timeouts: Timeouts = QUICK) -> AdapterSystem:

@@ -41,6 +41,7 @@ SETTING_MEANING: dict[str, str] = {
 }
 
 MAX_BATCH_LIMIT = 1_000_000
+MAX_LACKS_CHARS = 300  # a `lacks` sentence is shown as a reason, on one line of a table
 
 
 def _vocabulary(value: Any, lit: Any, path: str) -> tuple[str, ...]:
@@ -68,11 +69,15 @@ class Capabilities:
     max_batch: int
     # the settings it honours; one it does not is ignored, so a property about it is not applicable
     settings: tuple[Setting, ...] = ()
+    # why it ignores a setting it does not honour, in its own words ("Flink 1.19.0 has no multi-way join operator
+    # (FLIP-516, from 2.1)"): (setting, sentence) pairs, read from the protocol's object {setting: sentence}
+    lacks: tuple[tuple[Setting, str], ...] = ()
 
     def __post_init__(self) -> None:
         for key, lit in (("families", Family), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
                          ("column_types", ColumnType), ("time_domains", TimeDomain), ("settings", Setting)):
             object.__setattr__(self, key, _vocabulary(getattr(self, key), lit, f"capabilities.{key}"))
+        object.__setattr__(self, "lacks", _lacks(self.lacks, self.settings))
         check_bool(self.state_ttl, "capabilities.state_ttl")
         check_literal(self.output, OutputForm, "capabilities.output")
         check_bool(self.deterministic_order, "capabilities.deterministic_order")
@@ -94,7 +99,7 @@ class Capabilities:
         unknown = [k for k in obj if k not in names]
         if unknown:
             raise BadInputError(f"unknown key {unknown[0]!r} (known: {', '.join(names)})", path=f"{path}.{unknown[0]}")
-        missing = [k for k in names if k not in obj and k != "settings"]
+        missing = [k for k in names if k not in obj and k not in ("settings", "lacks")]
         if missing:
             raise BadInputError(f"missing key {missing[0]!r}", path=path)
         return cls(**{k: obj[k] for k in names if k in obj})
@@ -102,8 +107,41 @@ class Capabilities:
     def honours(self, setting: Setting) -> bool:
         return setting in self.settings
 
+    def why_ignored(self, setting: Setting, system: str) -> str:
+        """Why `system` ignores a setting it does not honour: its own sentence when it gave one (`lacks`), else
+        what the setting asks for."""
+        own = dict(self.lacks).get(setting)
+        return own if own is not None else f"{system} does not honour {SETTING_MEANING[setting]}"
+
     def to_json(self) -> dict[str, Any]:
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        """The protocol's object; `lacks` only when the system gave sentences (it is optional, like `settings`)."""
+        out = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        out["lacks"] = dict(self.lacks)
+        if not self.lacks:
+            del out["lacks"]
+        return out
+
+
+def _lacks(value: Any, settings: tuple[Setting, ...]) -> tuple[tuple[Setting, str], ...]:
+    """`capabilities.lacks` checked: settings it does not honour, each with a sentence of one line."""
+    path = "capabilities.lacks"
+    pairs = list(value.items()) if isinstance(value, Mapping) else value
+    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+        raise BadInputError(f"expected an object from a setting to a sentence, got {short_repr(value)}", path=path)
+    out = []
+    for setting, sentence in pairs:
+        check_literal(setting, Setting, f"{path}.{setting}")
+        if setting in settings:
+            raise BadInputError(f"{setting!r} is in capabilities.settings: a setting it honours lacks nothing",
+                                path=f"{path}.{setting}")
+        if not isinstance(sentence, str) or not sentence.strip() or "\n" in sentence \
+                or len(sentence) > MAX_LACKS_CHARS:
+            raise BadInputError(f"expected one line of 1 to {MAX_LACKS_CHARS} characters, got {short_repr(sentence)}",
+                                path=f"{path}.{setting}")
+        out.append((setting, sentence.strip()))
+    if len({s for s, _ in out}) != len(out):
+        raise BadInputError("a setting is named twice", path=path)
+    return tuple(out)
 
 
 def family_of(scenario: Scenario) -> Family:
@@ -135,7 +173,7 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
                 return f"{system} does not take {ctype} columns"
     for setting in settings_used(scenario):
         if not caps.honours(setting):
-            return f"{system} does not honour {SETTING_MEANING[setting]}: it would ignore the setting"
+            return f"{caps.why_ignored(setting, system)}: it would ignore the setting"
     if scenario.config.state_ttl_ms is not None and scenario.config.state_ttl_ms != {} and not caps.state_ttl:
         return f"{system} cannot drive state TTL (its TTL is not driven by the scenario's clock)"
     if family == "interval":

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import SETTING_MEANING, Capabilities, Setting, System
+from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
@@ -51,10 +51,12 @@ def _pick(wanted: tuple[str, ...], declared: tuple[str, ...]) -> tuple[str, ...]
 
 
 def _ignored(caps: Capabilities, name: str, setting: Setting) -> str | None:
-    """Why a property about `setting` says nothing on this system (None: the system honours it)."""
+    """Why a property about `setting` says nothing on this system (None: the system honours it): the system's own
+    sentence when its hello gave one (`lacks`: "Flink 1.19.0 has no multi-way join operator ..."), else what the
+    setting asks for."""
     if caps.honours(setting):
         return None
-    return f"{name} does not honour {SETTING_MEANING[setting]}, so the property would not exercise it"
+    return f"{caps.why_ignored(setting, name)}, so the property would not exercise it"
 
 
 # ---------------------------------------------------------------- what each property draws, from the capabilities

@@ -26,14 +26,30 @@ BY_SCHEME: dict[str, type[SystemKind]] = {scheme: kind for kind in KINDS for sch
 SPEC_FORMS: tuple[str, ...] = tuple(form for kind in KINDS for form in kind.forms)
 
 
-def system_kind(spec: str) -> SystemKind:
-    """The kind of system `spec` names, bound to it; a usage error naming the known forms otherwise."""
+# The kinds that wait for an adapter process, so that `--system-timeout` means something to them.
+TIMED: tuple[type[SystemKind], ...] = (AdapterKind, FlinkKind)
+
+
+def system_kind(spec: str, *, timeout: float | None = None) -> SystemKind:
+    """The kind of system `spec` names, bound to it; a usage error naming the known forms otherwise.
+
+    `timeout` (`--system-timeout`) is the base of each run request's limit (adapter/client.py Timeouts); a kind
+    that starts no adapter refuses it rather than ignore it."""
     kind = BY_SCHEME.get(spec.partition(":")[0])
     if kind is None:
         raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")
-    return kind(spec)
+    bound = kind(spec)
+    if timeout is not None:
+        if not isinstance(bound, TIMED):
+            raise UsageError(f"--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), "
+                             f"not to --system {spec}")
+        bound.timeout = timeout
+    return bound
 
 
-def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts = Timeouts()) -> System:
-    """The system a spec names, started, for commands that send it converge scenarios."""
-    return system_kind(spec).open(timeouts=timeouts)
+def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts | None = None,
+                timeout: float | None = None) -> System:
+    """The system a spec names, started, for commands that send it converge scenarios; `timeouts` (all limits)
+    or `timeout` (`--system-timeout`; else $CONVERGE_SYSTEM_TIMEOUT) set how long an adapter gets."""
+    kind = system_kind(spec, timeout=timeout)
+    return kind.open() if timeouts is None else kind.open(timeouts=timeouts)

@@ -20,7 +20,7 @@ from converge.reports.options import ORACLES, RUNTIMES
 
 __all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
            "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets", "output_file",
-           "positive_int", "reports_of"]
+           "positive_int", "reports_of", "system_timeout_of"]
 
 # What each command's `register(subparsers)` receives: the top parser's `add_subparsers()`.
 Subparsers = argparse._SubParsersAction
@@ -104,8 +104,28 @@ def add_oracle(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def add_system(parser: argparse.ArgumentParser, help: str) -> None:
-    """`--system SPEC`: a system under test (reports/systems/registry.py reads the spec)."""
+    """`--system SPEC`: a system under test (reports/systems/registry.py reads the spec); with it
+    `--system-timeout SECONDS`, the base of each run request's time limit (system_timeout_of reads it)."""
     parser.add_argument("--system", metavar="SPEC", default=None, help=help)
+    parser.add_argument("--system-timeout", metavar="SECONDS", type=_seconds, default=None,
+                        help="with an adapter system: seconds each run request gets besides 1 s per case and 0.01 s "
+                             "per event (default: $CONVERGE_SYSTEM_TIMEOUT, else 30; docs/adapter-protocol.md)")
+
+
+def _seconds(text: str) -> float:
+    from converge.reports.systems.adapter.client import timeout_seconds  # lazy: the client starts processes
+
+    try:
+        return timeout_seconds(text, "--system-timeout")
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--system-timeout {text!r}: ")) from None
+
+
+def system_timeout_of(args: argparse.Namespace) -> float | None:
+    """`--system-timeout` as given (None: not given); refused without `--system`, which it would not change."""
+    if args.system_timeout is not None and args.system is None:
+        raise UsageError("--system-timeout applies to a system under test (--system SPEC)")
+    return args.system_timeout
 
 
 def add_reports_options(parser: argparse.ArgumentParser, dir_help: str, off_help: str) -> None:

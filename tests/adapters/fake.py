@@ -1,10 +1,17 @@
-"""A configurable fake adapter for the client's tests: `python fake.py MODE`; it misbehaves as MODE says."""
+"""A configurable fake adapter for the client's tests: `python fake.py MODE [MARK]`; it misbehaves as MODE says.
+
+`slow-first MARK`: the first run request of the first process (the one that finds no file MARK; it creates it)
+never gets an answer, as a cold engine's first job on a loaded machine; every other request is answered.
+`hang-later`: answers run request 1, never answers request 2.
+"""
 
 import json
+import os
 import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "good"
+MARK = sys.argv[2] if len(sys.argv) > 2 else None
 CAPS = {"families": ["regular"], "join_types": ["inner", "left"], "changelog_modes": ["insert_only", "retract"],
         "column_types": ["BIGINT", "VARCHAR"], "time_domains": [], "state_ttl": False, "output": "final",
         "deterministic_order": False, "max_batch": 2}
@@ -28,7 +35,11 @@ def main():
             send(hello)
         elif msg["type"] == "run":
             print(f"request {msg['request']}: {len(msg['cases'])} cases", file=sys.stderr, flush=True)
-            if MODE == "hang":
+            if MODE == "hang" or (MODE == "hang-later" and msg["request"] == 2):
+                time.sleep(600)
+            if MODE == "slow-first" and not os.path.exists(MARK):
+                with open(MARK, "w") as mark:
+                    mark.write(str(os.getpid()))
                 time.sleep(600)
             if MODE == "die":
                 print("engine exploded", file=sys.stderr, flush=True)

@@ -44,7 +44,7 @@ def test_check_on_flink_with_a_where_clause_passes(flink_system: AdapterSystem, 
                                                    tmp_path: Path, capsys, where: str, shipments: bool) -> None:
     opened: list[str | None] = []
 
-    def borrow(spec: str | None) -> Borrowed:
+    def borrow(spec: str | None, timeout: float | None = None) -> Borrowed:
         opened.append(spec)
         return Borrowed(flink_system)
 

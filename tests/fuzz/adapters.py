@@ -29,7 +29,7 @@ from converge.reports.systems.campaign import run_system_campaign
 from converge.reports.tooling import cli
 
 HOSTILE = Path(__file__).resolve().parent.parent / "adapters" / "hostile.py"
-QUICK = Timeouts(hello=2, run_base=1, run_per_case=0, shutdown=1)
+QUICK = Timeouts(hello=2, run_base=1, run_per_case=0, run_per_event=0, shutdown=1)
 QUERY = ("CREATE TABLE a (k BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json');\n"
          "CREATE TABLE b (k BIGINT, t STRING) WITH ('connector' = 'kafka', 'topic' = 'b', 'format' = 'json');\n"
          "SELECT a.k, a.s, b.t FROM a LEFT JOIN b ON a.k = b.k;\n")
@@ -61,7 +61,13 @@ class Outcome:
         shutdown = timeouts.shutdown if fault == "ignore-shutdown" else 0.0
         stated = 0.0
         if fault in TIMED_OUT:
-            stated = timeouts.hello if at == 0 and fault != "deaf" else timeouts.run_base + timeouts.run_per_case * 4
+            run = timeouts.run_base + timeouts.run_per_case * 4
+            if at == 0 and fault != "deaf":
+                stated = timeouts.hello
+            elif at == 1 or fault == "deaf":  # the first request: resent once to a restarted adapter, which greets
+                stated = 2 * run + timeouts.hello
+            else:
+                stated = run
         overhead = 25.0 if surface == "check" else 8.0  # the campaign itself, on a loaded two-core machine
         return stated + shutdown + KILL_WAIT + overhead
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import atexit
 import collections
+import math
 import os
 import queue
 import select
 import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -23,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.errors import SystemUnderTestError, UsageError
 from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import CaseResult, System
+from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.reports.systems.adapter import processes, protocol
 
 STDERR_TAIL_LINES = 40
@@ -37,17 +39,55 @@ KILL_WAIT = 2.0                      # for a killed adapter to end (SIGKILL: it 
 EXIT_GRACE = 1.0                     # an exited adapter's last line may still be in the pipe
 
 
+ENV_TIMEOUT = "CONVERGE_SYSTEM_TIMEOUT"   # seconds: the base of a run request's limit, as --system-timeout
+MAX_TIMEOUT = 7 * 24 * 3600.0             # a week: a larger limit is a typo, not a wish
+
+
 @dataclass(frozen=True)
 class Timeouts:
-    """Seconds converge waits (docs/adapter-protocol.md): hello (a JVM starts), run (base + per case), shutdown."""
+    """Seconds converge waits (docs/adapter-protocol.md): the hello (a JVM starts), a run request (a base, plus
+    each case and each event of its cases: a request's limit grows with what it asks), the shutdown."""
 
     hello: float = 120.0
     run_base: float = 30.0
     run_per_case: float = 1.0
+    run_per_event: float = 0.01
     shutdown: float = 10.0
 
-    def run(self, cases: int) -> float:
-        return self.run_base + self.run_per_case * cases
+    def run(self, cases: int, events: int = 0) -> float:
+        """The limit of a run request of `cases` cases holding `events` events in all."""
+        return self.run_base + self.run_per_case * cases + self.run_per_event * events
+
+    def explain(self, cases: int, events: int) -> str:
+        """How a run request's limit was reached, for a message that must say which limit was used."""
+        return (f"{self.run_base:g} s + {self.run_per_case:g} s per case + {self.run_per_event:g} s per event = "
+                f"{self.run(cases, events):g} s for {cases} cases of {events} events")
+
+    @classmethod
+    def configured(cls, seconds: float | None = None) -> Timeouts:
+        """The limits a command uses: `seconds` (from --system-timeout), else $CONVERGE_SYSTEM_TIMEOUT, else the
+        defaults. The value is the base of every run request; the hello waits as long when that is longer than its
+        own 120 s (a slow machine starts a JVM slowly too)."""
+        if seconds is None:
+            text = os.environ.get(ENV_TIMEOUT, "").strip()
+            if not text:
+                return cls()
+            seconds = timeout_seconds(text, ENV_TIMEOUT)
+        return cls(hello=max(cls.hello, seconds), run_base=seconds)
+
+
+def timeout_seconds(text: str, source: str = "--system-timeout") -> float:
+    """A time limit as written by a user: a number of seconds above 0 and at most a week; UsageError naming
+    `source` (the flag or the environment variable) and what was wrong."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{source} {text!r}: expected a number of seconds, such as 120") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{source} {text!r}: expected a number of seconds above 0")
+    if value > MAX_TIMEOUT:
+        raise UsageError(f"{source} {text!r}: at most {MAX_TIMEOUT:g} s (a week)")
+    return value
 
 
 _EOF = object()
@@ -166,6 +206,7 @@ class AdapterProcess:
         self._lines: queue.Queue = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._exited_at: float | None = None
+        self.timed_out = False  # its last failure was a time limit (a slow adapter, not a broken one)
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, start_new_session=True,
@@ -204,6 +245,7 @@ class AdapterProcess:
         while data:
             left = deadline - time.monotonic()
             if left <= 0:
+                self.timed_out = True
                 raise self.fail(f"it did not read its input within {timeout:g} s (timed out)", during=during)
             poller.poll(max(1, int(left * 1000)))
             try:
@@ -232,6 +274,7 @@ class AdapterProcess:
                     raise self.fail(f"it exited (exit status {code}) without answering; a process it started "
                                     f"still held its output", during=during)
             if left <= 0:
+                self.timed_out = True
                 raise self.fail(f"no answer within {limit or timeout:g} s (timed out)", during=during)
         if line is _EOF:
             code = self.wait_exit(2)
@@ -313,20 +356,27 @@ class AdapterSystem(System):
     """A system behind an adapter command: started and greeted at construction, stopped by close().
 
     After a failure the adapter is dead: every later request raises the same failure at once, never a
-    second, different one from the dead process.
+    second, different one from the dead process. One failure is forgiven: when the first run request of the
+    system times out (a cold engine's first job on a loaded machine), the adapter is restarted once and the
+    request resent; a second timeout is the failure, and its message says so.
     """
 
     def __init__(self, argv: Sequence[str], *, label: str | None = None, timeouts: Timeouts = Timeouts()) -> None:
         self.timeouts = timeouts
-        self.process = AdapterProcess(argv, label=label)
+        self.argv = list(argv)
         self.requests = 0
+        self.restarts = 0
         self.failure: SystemUnderTestError | None = None
-        deadline = time.monotonic() + timeouts.hello
-        during = "the handshake"
-        self.process.send(protocol.hello_request(), during=during, timeout=timeouts.hello)
-        reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=timeouts.hello)
+        self.process = AdapterProcess(self.argv, label=label)
+        self.name, self.version, self.capabilities = self._greet("the handshake")
+
+    def _greet(self, during: str) -> tuple[str, str, Capabilities]:
+        """Send the hello to the current process and read its answer within the hello's limit."""
+        deadline = time.monotonic() + self.timeouts.hello
+        self.process.send(protocol.hello_request(), during=during, timeout=self.timeouts.hello)
+        reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=self.timeouts.hello)
         try:
-            self.name, self.version, self.capabilities = protocol.read_hello(reply)
+            return protocol.read_hello(reply)
         except SystemUnderTestError as exc:
             raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
 
@@ -344,19 +394,61 @@ class AdapterSystem(System):
         self.requests += 1
         request = self.requests
         cases = [(f"c{i}", s) for i, s in enumerate(scenarios)]
-        during = f"run request {request} (its {len(cases)} cases not checked)"
-        limit = self.timeouts.run(len(cases))
-        deadline = time.monotonic() + limit
+        events = sum(len(s.events) for s in scenarios)
         try:
-            self.process.send(protocol.run_request(request, cases), during=during, timeout=limit)
-            reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=limit)
             try:
-                return protocol.read_results(reply, request, cases, self.capabilities.output)
+                return self._exchange(request, cases, events)
+            except SystemUnderTestError:
+                if request != 1 or not self.process.timed_out:
+                    raise
+            self._restart(request, cases, events)
+            try:
+                return self._exchange(request, cases, events)
             except SystemUnderTestError as exc:
-                raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
+                if not self.process.timed_out:
+                    raise
+                raise self._timed_out_twice(exc, cases, events) from None
         except SystemUnderTestError as exc:
             self.failure = exc
             raise
+
+    def _exchange(self, request: int, cases: list[tuple[str, Scenario]], events: int) -> list[CaseResult]:
+        """Send one run request and read its results, within the limit its size gives it."""
+        during = f"run request {request} (its {len(cases)} cases not checked)"
+        limit = self.timeouts.run(len(cases), events)
+        deadline = time.monotonic() + limit
+        self.process.send(protocol.run_request(request, cases), during=during, timeout=limit)
+        reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=limit)
+        try:
+            return protocol.read_results(reply, request, cases, self.capabilities.output)
+        except SystemUnderTestError as exc:
+            raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
+
+    def _restart(self, request: int, cases: list[tuple[str, Scenario]], events: int) -> None:
+        """A fresh adapter process in place of the one that timed out (already killed), greeted; it must be the
+        same system with the same capabilities, or the cases of one campaign would meet two systems."""
+        self.restarts += 1
+        limit = self.timeouts.run(len(cases), events)
+        label = self.process.label
+        print(f"converge: adapter {label}: run request {request} got no answer within {limit:g} s; the first request "
+              f"of a session may meet a cold engine, so the adapter is restarted once and the request resent",
+              file=sys.stderr, flush=True)
+        self.process = AdapterProcess(self.argv, label=label)
+        during = f"the handshake of the restart after run request {request} timed out"
+        again = self._greet(during)
+        if again != (self.name, self.version, self.capabilities):
+            raise self.process.fail(f"the restarted adapter is {again[0]} {again[1]} with other capabilities than "
+                                    f"{self.name} {self.version} before the restart", during=during)
+
+    def _timed_out_twice(self, exc: SystemUnderTestError, cases: list[tuple[str, Scenario]],
+                         events: int) -> SystemUnderTestError:
+        """The second timeout of the first request, as a message naming both attempts, the limit and its knobs."""
+        head, _, rest = str(exc).partition("\n")
+        text = (f"{head}, on the second attempt: the first had timed out too, then the adapter was restarted and "
+                f"the request resent; the limit was {self.timeouts.explain(len(cases), events)}; give the system "
+                f"more time with --system-timeout SECONDS or {ENV_TIMEOUT}=SECONDS (the base of every request's "
+                f"limit, {self.timeouts.run_base:g} s now)")
+        return SystemUnderTestError(text + ("\n" + rest if rest else ""))
 
     def close(self) -> None:
         self.process.shutdown(self.timeouts.shutdown)

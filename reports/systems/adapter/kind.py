@@ -30,5 +30,8 @@ class AdapterKind(ConvergeCaseKind):
     forms: ClassVar[tuple[str, ...]] = ("cmd:COMMAND",)
     summary: ClassVar[str] = "an adapter command: a path, or a command line split like a shell would"
 
-    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+
+    def open(self, *, timeouts: Timeouts | None = None) -> System:
+        timeouts = timeouts or Timeouts.configured(self.timeout)
         return AdapterSystem(adapter_argv(self.argument), label=self.argument, timeouts=timeouts)

@@ -15,5 +15,8 @@ class FlinkKind(ConvergeCaseKind):
     forms: ClassVar[tuple[str, ...]] = ("flink[:VERSION]",)
     summary: ClassVar[str] = "the Flink adapter, installed by `converge systems install flink`"
 
-    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+
+    def open(self, *, timeouts: Timeouts | None = None) -> System:
+        timeouts = timeouts or Timeouts.configured(self.timeout)
         return AdapterSystem(adapter_command(self.argument or None), label=self.spec, timeouts=timeouts)

@@ -17,6 +17,7 @@ from converge.engine.model.errors import MisreadQueryError, exit_code, label
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
+from converge.engine.model.errors import UsageError
 from converge.properties.campaign import run_property
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table
@@ -29,6 +30,7 @@ from converge.reports.tooling.arguments import (
     existing_file,
     positive_int,
     reports_of,
+    system_timeout_of,
 )
 
 if TYPE_CHECKING:
@@ -55,13 +57,17 @@ def register(subparsers: Subparsers) -> None:
     c.set_defaults(handler=cmd_check)
 
 
-def open_system_under_test(spec: str | None) -> "System | None":
-    """The system `check --system SPEC` judges (None: converge's own engine, which needs no process)."""
+def open_system_under_test(spec: str | None, timeout: float | None = None) -> "System | None":
+    """The system `check --system SPEC` judges (None: converge's own engine, which needs no process); `timeout`
+    is `--system-timeout`."""
     if spec in (None, "local", "reference"):
+        if timeout is not None:
+            raise UsageError("--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), "
+                             "not to converge's own engine")
         return None
     from converge.reports.systems.registry import open_system  # lazy: may start an adapter process
 
-    return open_system(spec)
+    return open_system(spec, timeout=timeout)
 
 
 def describe_query(query: "MappedQuery") -> list[str]:
@@ -89,9 +95,9 @@ def describe_query(query: "MappedQuery") -> list[str]:
 
 
 def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
-              system: str | None = None, echo=print) -> int:
+              system: str | None = None, system_timeout: float | None = None, echo=print) -> int:
     """Print plan, properties and findings; the exit code (1 when a property fails)."""
-    under_test = open_system_under_test(system)
+    under_test = open_system_under_test(system, system_timeout)
     try:
         return _run_check(query, options, reports, system, under_test, echo)
     finally:
@@ -172,7 +178,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
-    return run_check(query, options, reports=reports_of(args), system=args.system)
+    return run_check(query, options, reports=reports_of(args), system=args.system,
+                     system_timeout=system_timeout_of(args))
 
 
 __all__ = ["cmd_check", "open_system_under_test", "register", "run_check"]

@@ -17,6 +17,7 @@ from converge.reports.tooling.arguments import (
     add_system,
     check_oracle,
     expand_targets,
+    system_timeout_of,
 )
 
 
@@ -46,6 +47,7 @@ def scenario_files(targets: Sequence[str]) -> tuple[list[Path], list[Skipped]]:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Each file's outcome, the skipped files, the tally; the most severe exit code."""
     check_oracle(args.oracle, args.runtime, args.system)
+    timeout = system_timeout_of(args)
     if args.system is not None:
         if args.runtime != "local":
             raise UsageError("--runtime and --system exclude each other (reference-spark is the reference engine on "
@@ -53,7 +55,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         files = scenario_files(args.targets)[0]
         if not files:
             raise UsageError(f"{', '.join(args.targets)}: no scenario files found")
-        return replay_on_system(files, args.system)
+        return replay_on_system(files, args.system, timeout)
     files, skipped = scenario_files(args.targets)
     outcomes = []
     for path in dict.fromkeys(files):  # a file named twice (a folder and a wildcard) is replayed once
@@ -68,9 +70,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return max(o.exit_code for o in outcomes)
 
 
-def replay_on_system(files: list[Path], spec: str) -> int:
-    """`replay --system SPEC`: the one place the command hands scenario files to a system under test."""
-    return system_kind(spec).replay_files(files)
+def replay_on_system(files: list[Path], spec: str, timeout: float | None = None) -> int:
+    """`replay --system SPEC`: the one place the command hands scenario files to a system under test (`timeout`:
+    `--system-timeout`)."""
+    return system_kind(spec, timeout=timeout).replay_files(files)
 
 
 def print_outcome(o: ReplayOutcome) -> None:

@@ -28,6 +28,7 @@ from converge.reports.tooling.arguments import (
     existing_file,
     positive_int,
     reports_of,
+    system_timeout_of,
 )
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -68,7 +69,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=Path(args.known) if args.known else None,
-                                   batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle))
+                                   batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
+                                   system_timeout=system_timeout_of(args)))
 
 
 def run_on_system(options: RunOptions) -> int:
@@ -76,7 +78,7 @@ def run_on_system(options: RunOptions) -> int:
     if options.runtime != "local":
         raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
                          "reference-spark to run the reference engine on Spark")
-    return system_kind(options.system).run_campaign(options)
+    return system_kind(options.system, timeout=options.system_timeout).run_campaign(options)
 
 
 def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:

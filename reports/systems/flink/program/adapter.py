@@ -247,16 +247,33 @@ def _drain_gateway_stderr() -> None:
     java_gateway.launch_gateway_server_process = launch_and_drain
 
 
-def honoured_settings(version: str) -> list[str]:
-    """What this Flink version does with the settings converge sends: the mini-batch join exists in every
-    version converge supports (1.19+); the multi-way join operator (FLIP-516) from 2.1 on, and older versions
-    ignore `table.optimizer.multi-join.enabled`."""
+# The settings converge sends that a Flink version may lack: (setting, the feature, where it came from, the first
+# release with it). The jars agree (tests/flink/test_versions.py): MiniBatchStreamingJoinOperator is in 1.19.0 and
+# later, StreamingMultiJoinOperator in 2.1.0 and later. Before its release Flink ignores the setting's options.
+FEATURES = (("mini_batch", "mini-batch regular join", "FLIP-415", (1, 19)),
+            ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)))
+
+
+def release(version: str) -> tuple[int, int]:
+    """(major, minor) of a version such as 2.3.0 or 2.1-SNAPSHOT."""
     numbers = []
     for part in version.split(".")[:2]:
         digits = "".join(c for c in part if c.isdigit())
         numbers.append(int(digits) if digits else 0)
     major, minor = (numbers + [0, 0])[:2]
-    return ["mini_batch"] + (["multi_join"] if (major, minor) >= (2, 1) else [])
+    return major, minor
+
+
+def honoured_settings(version: str) -> list[str]:
+    """The settings this Flink version honours: those whose feature it has (FEATURES)."""
+    return [setting for setting, _, _, since in FEATURES if release(version) >= since]
+
+
+def lacked_settings(version: str) -> dict[str, str]:
+    """For each setting this version does not honour, the sentence a campaign shows as the reason its property is
+    not applicable ("Flink 1.19.0 has no multi-way join operator (FLIP-516, from 2.1)")."""
+    return {setting: f"Flink {version} has no {feature} ({flip}, from {since[0]}.{since[1]})"
+            for setting, feature, flip, since in FEATURES if release(version) < since}
 
 
 class Adapter:
@@ -279,7 +296,7 @@ class Adapter:
                     "column_types": list(FLINK_TYPES),
                     "time_domains": ["event_time"], "state_ttl": False, "output": "final",
                     "deterministic_order": False, "max_batch": MAX_BATCH,
-                    "settings": honoured_settings(flink_version)}}
+                    "settings": honoured_settings(flink_version), "lacks": lacked_settings(flink_version)}}
 
     def handle(self, line: str) -> bool:
         """Answer one line; False when the adapter should exit."""

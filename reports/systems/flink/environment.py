@@ -44,6 +44,7 @@ class InstalledSystem:
     java: str
     created: str
     smoke: dict
+    capabilities: dict | None = None  # the hello's, recorded at the smoke check (None: an older record)
 
     @property
     def interpreter(self) -> Path:
@@ -101,7 +102,7 @@ def installed() -> list[InstalledSystem]:
         try:
             doc = json.loads(record.read_text(encoding="utf-8"))
             found.append(InstalledSystem(doc["name"], doc["version"], record.parent, doc["python"], doc["java"],
-                                         doc["created"], doc.get("smoke", {})))
+                                         doc["created"], doc.get("smoke", {}), doc.get("capabilities")))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # a half-written or foreign folder is not an installation
     return sorted(found, key=lambda s: _version_key(s.version))
@@ -153,8 +154,10 @@ def install(version: str = DEFAULT_VERSION, *, python: str | None = None, echo=l
         if not smoke["ok"]:
             raise UsageError(f"the Flink {version} environment was built but its smoke check failed: "
                              f"{smoke['message']}")
+        capabilities = smoke.pop("capabilities")
         record = {"name": "flink", "version": version, "python": py_version, "java": java_line,
-                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "smoke": smoke}
+                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "smoke": smoke,
+                  "capabilities": capabilities}
         (work / "system.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         try:
             work.rename(target)
@@ -197,13 +200,14 @@ SMOKE_FINAL = [[1, "a1", 1, "b2"], [2, "a2", None, None]]
 
 def smoke_check(command: list[str], version: str | None = None, *, with_case: bool = True,
                 timeout: float = 180.0) -> dict:
-    """Start the adapter, handshake, run one LEFT join (when `with_case`), shut down: {"ok", "message", "seconds"}."""
+    """Start the adapter, handshake, run one LEFT join (when `with_case`), shut down: {"ok", "message", "seconds",
+    "capabilities"} (the hello's capabilities, None without a hello)."""
     start = time.monotonic()
     try:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, start_new_session=True)
     except OSError as exc:
-        return {"ok": False, "message": f"cannot start {command[0]}: {exc}", "seconds": 0.0}
+        return {"ok": False, "message": f"cannot start {command[0]}: {exc}", "seconds": 0.0, "capabilities": None}
     lines = [json.dumps({"type": "hello", "protocol": "converge-adapter", "versions": [1]})]
     if with_case:
         lines.append(json.dumps({"type": "run", "request": 1, "cases": [SMOKE_CASE]}))
@@ -213,14 +217,16 @@ def smoke_check(command: list[str], version: str | None = None, *, with_case: bo
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, 9)
         process.communicate()
-        return {"ok": False, "message": f"no answer within {timeout:.0f} s", "seconds": round(timeout, 1)}
+        return {"ok": False, "message": f"no answer within {timeout:.0f} s", "seconds": round(timeout, 1),
+                "capabilities": None}
     seconds = round(time.monotonic() - start, 1)
     answers = []
     for line in out.splitlines():
         try:
             answers.append(json.loads(line))
         except ValueError:
-            return {"ok": False, "message": f"not a protocol line on stdout: {line[:200]!r}", "seconds": seconds}
+            return {"ok": False, "message": f"not a protocol line on stdout: {line[:200]!r}", "seconds": seconds,
+                    "capabilities": None}
     tail = " | ".join(err.strip().splitlines()[-5:])
     problem = None
     if not answers or answers[0].get("type") != "hello":
@@ -234,7 +240,34 @@ def smoke_check(command: list[str], version: str | None = None, *, with_case: bo
             problem = f"the smoke join answered {answers[1:] or 'nothing'} (stderr: {tail})"
     if problem is None and process.returncode != 0:
         problem = f"the adapter exited with {process.returncode} after shutdown (stderr: {tail})"
-    return {"ok": problem is None, "message": problem or "ok", "seconds": seconds}
+    hello = answers[0] if answers and answers[0].get("type") == "hello" else {}
+    return {"ok": problem is None, "message": problem or "ok", "seconds": seconds,
+            "capabilities": hello.get("capabilities")}
+
+
+def record_capabilities(system: InstalledSystem) -> InstalledSystem:
+    """An installation recorded by an older converge, given the capabilities its adapter declares now (a handshake
+    only); system.json is rewritten with them. UsageError when the handshake fails."""
+    check = smoke_check(system.command(), system.version, with_case=False)
+    if not check["ok"] or not isinstance(check["capabilities"], dict):
+        raise UsageError(f"Flink {system.version} in {system.folder} does not answer a handshake: {check['message']}")
+    record = system.folder / "system.json"
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    doc["capabilities"] = check["capabilities"]
+    temporary = record.with_name("system.json.tmp")
+    temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    temporary.replace(record)  # never a half-written system.json, which would look like no installation
+    return find(system.version)
+
+
+def features(capabilities: dict | None, version: str) -> tuple[str, str]:
+    """(what the installation honours, what it lacks) as `converge systems list` shows them, from its
+    capabilities: the settings it honours, and the adapter's sentence for each it lacks."""
+    if not capabilities:
+        return "not recorded", f"run `{INSTALL_HINT} --version {version}` again to record them"
+    honours = ", ".join(capabilities.get("settings") or []) or "none"
+    lacks = "; ".join((capabilities.get("lacks") or {}).values()) or "-"
+    return honours, lacks
 
 
 def program_module(name: str) -> ModuleType:

@@ -21,7 +21,8 @@ def register(subparsers: Subparsers) -> None:
     inst.add_argument("--version", default=environment.DEFAULT_VERSION, help="the system's release (default: "
                       f"{environment.DEFAULT_VERSION})")
     inst.set_defaults(handler=cmd_install)
-    ls = what.add_parser("list", help="what is installed, its version and Java, and whether it answers now")
+    ls = what.add_parser("list", help="what is installed, its version and Java, the settings it honours and what it "
+                                      "lacks (recorded at install), and whether it answers now")
     ls.add_argument("--no-check", action="store_true", help="skip the handshake with each adapter")
     ls.set_defaults(handler=cmd_list)
 
@@ -30,12 +31,18 @@ def cmd_install(args: argparse.Namespace) -> int:
     """Install the system's environment (nothing to do when that version is there already)."""
     folder = environment.systems_dir() / f"flink-{args.version}"
     if (folder / "system.json").is_file():
-        print(f"Flink {args.version} is already installed in {folder}")
+        system = environment.find(args.version)
+        if system.capabilities is None:  # recorded by an older converge: ask its adapter what it has
+            system = environment.record_capabilities(system)
+            print(f"Flink {args.version} is already installed in {folder}; recorded its capabilities")
+        else:
+            print(f"Flink {args.version} is already installed in {folder}")
         return 0
     folder = environment.install(args.version, echo=lambda line: print(line, file=sys.stderr))
     system = environment.find(args.version)
+    honours, lacks = environment.features(system.capabilities, system.version)
     print(f"installed Flink {system.version} in {folder} (Python {system.python}; {system.java}; "
-          f"smoke check {system.smoke.get('seconds')} s)")
+          f"smoke check {system.smoke.get('seconds')} s; honours {honours}; lacks: {lacks})")
     return 0
 
 
@@ -47,11 +54,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     rows = []
     for s in systems:
+        capabilities = s.capabilities
         if args.no_check:
             status = "not checked"
         else:
             check = environment.smoke_check(s.command(), s.version, with_case=False)
             status = f"works (handshake {check['seconds']} s)" if check["ok"] else f"BROKEN: {check['message']}"
-        rows.append((s.name, s.version, s.java, s.python, str(s.folder), status))
-    print(format_table(("system", "version", "java", "python", "folder", "status"), rows))
+            capabilities = capabilities or check["capabilities"]  # an older record: what the adapter says now
+        rows.append((s.name, s.version, s.java, s.python, *environment.features(capabilities, s.version),
+                     str(s.folder), status))
+    print(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"), rows))
     return 0

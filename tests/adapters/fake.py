@@ -3,6 +3,8 @@
 `slow-first MARK`: the first run request of the first process (the one that finds no file MARK; it creates it)
 never gets an answer, as a cold engine's first job on a loaded machine; every other request is answered.
 `hang-later`: answers run request 1, never answers request 2.
+`flink-VERSION`: greets with the settings and `lacks` the Flink adapter declares for that version (its own
+functions, loaded from converge's package as tests load them), as a stand-in for an old Flink without Java.
 """
 
 import json
@@ -30,6 +32,15 @@ def main():
         if msg["type"] == "hello":
             hello = {"type": "hello", "protocol": "converge-adapter", "version": 1,
                      "system": {"name": "fake", "version": "0"}, "capabilities": dict(CAPS)}
+            if MODE.startswith("flink-"):
+                from converge.reports.systems.flink.environment import program_module
+
+                version = MODE.removeprefix("flink-")
+                flink = program_module("adapter")
+                hello["system"] = {"name": "flink", "version": version}
+                hello["capabilities"].update(families=["regular", "multiway"],
+                                             settings=flink.honoured_settings(version),
+                                             lacks=flink.lacked_settings(version))
             if MODE == "unknown-key":
                 hello["capabilities"]["colour"] = "blue"
             send(hello)

@@ -18,13 +18,20 @@ def systems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "systems"
 
 
-def _record(root: Path, version: str) -> Path:
+def _record(root: Path, version: str, capabilities: dict | None = None) -> Path:
+    """A system.json as an install writes it; without `capabilities`, as an older converge wrote it."""
     folder = root / f"flink-{version}"
     (folder / "venv" / "bin").mkdir(parents=True)
-    (folder / "system.json").write_text(json.dumps({
-        "name": "flink", "version": version, "python": "3.11.7", "java": 'openjdk version "17.0.15"',
-        "created": "2026-11-24T00:00:00+00:00", "smoke": {"ok": True, "message": "ok", "seconds": 9.0}}))
+    doc = {"name": "flink", "version": version, "python": "3.11.7", "java": 'openjdk version "17.0.15"',
+           "created": "2026-11-24T00:00:00+00:00", "smoke": {"ok": True, "message": "ok", "seconds": 9.0}}
+    if capabilities is not None:
+        doc["capabilities"] = capabilities
+    (folder / "system.json").write_text(json.dumps(doc))
     return folder
+
+
+OLD_FLINK = {"families": ["regular", "interval", "multiway"], "settings": ["mini_batch"],
+             "lacks": {"multi_join": "Flink 1.19.0 has no multi-way join operator (FLIP-516, from 2.1)"}}
 
 
 def test_the_systems_dir_follows_the_override_then_the_xdg_cache(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +106,41 @@ def test_systems_list_and_install_on_the_command_line(systems: Path, capsys: pyt
     assert "flink" in out and "2.3.0" in out and "17.0.15" in out and "not checked" in out
     assert main(["systems", "list"]) == 0  # the recorded venv has no python: the check says it is broken
     assert "BROKEN" in capsys.readouterr().out
-    assert main(["systems", "install", "flink", "--version", "2.3.0"]) == 0
-    assert "already installed" in capsys.readouterr().out
+    assert main(["systems", "install", "flink", "--version", "2.3.0"]) == 2  # an older record, and no python
+    err = capsys.readouterr().err
+    assert "Flink 2.3.0 in" in err and "does not answer a handshake: cannot start" in err, err
     assert main(["systems", "install", "flink", "--version", "latest"]) == 2
     assert "expected a release number" in capsys.readouterr().err
+
+
+def test_what_a_version_honours_and_lacks_is_listed_from_its_record(systems: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _record(systems, "1.19.0", OLD_FLINK)
+    _record(systems, "2.3.0")  # recorded by an older converge
+    assert main(["systems", "list", "--no-check"]) == 0
+    rows = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "mini_batch" in rows["1.19.0"]
+    assert "Flink 1.19.0 has no multi-way join operator (FLIP-516, from 2.1)" in rows["1.19.0"]
+    assert "not recorded" in rows["2.3.0"]
+    assert "run `converge systems install flink --version 2.3.0` again to record them" in rows["2.3.0"]
+    assert environment.find("1.19.0").capabilities == OLD_FLINK
+    assert main(["systems", "install", "flink", "--version", "1.19.0"]) == 0  # recorded: nothing to do
+    assert "Flink 1.19.0 is already installed in" in capsys.readouterr().out
+
+
+def test_an_older_record_gets_the_capabilities_its_adapter_declares(systems: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    _record(systems, "2.3.0")
+    seen = []
+
+    def handshake(command: list[str], version: str | None = None, *, with_case: bool = True) -> dict:
+        seen.append((command, version, with_case))
+        return {"ok": True, "message": "ok", "seconds": 1.0, "capabilities": {"settings": ["mini_batch", "multi_join"]}}
+
+    monkeypatch.setattr(environment, "smoke_check", handshake)
+    assert main(["systems", "install", "flink", "--version", "2.3.0"]) == 0
+    assert "recorded its capabilities" in capsys.readouterr().out
+    assert seen == [(environment.find("2.3.0").command(), "2.3.0", False)]
+    record = json.loads((systems / "flink-2.3.0" / "system.json").read_text())
+    assert record["capabilities"] == {"settings": ["mini_batch", "multi_join"]}
+    assert record["smoke"] == {"ok": True, "message": "ok", "seconds": 9.0}  # the rest is kept

@@ -430,8 +430,8 @@ class AdapterSystem(System):
         self.restarts += 1
         limit = self.timeouts.run(len(cases), events)
         label = self.process.label
-        print(f"converge: adapter {label}: run request {request} got no answer within {limit:g} s; the first request "
-              f"of a session may meet a cold engine, so the adapter is restarted once and the request resent",
+        print(f"retrying: adapter {label}: run request {request} timed out after {limit:g} s; the first request of a "
+              f"session may meet a cold engine, so the adapter is restarted once and the request resent",
               file=sys.stderr, flush=True)
         self.process = AdapterProcess(self.argv, label=label)
         during = f"the handshake of the restart after run request {request} timed out"

@@ -91,8 +91,8 @@ class Capabilities:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "capabilities") -> Capabilities:
-        """Read the protocol's object; every key but `settings` (absent: none honoured) is required, and an
-        unknown key is an error naming it."""
+        """Read the protocol's object; every key but `settings` (absent: none honoured) and `lacks` (absent: no
+        sentences) is required, and an unknown key is an error naming it."""
         if not isinstance(obj, Mapping):
             raise BadInputError(f"expected an object, got {short_repr(obj)}", path=path)
         names = [f.name for f in fields(cls)]

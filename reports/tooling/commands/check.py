@@ -13,11 +13,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from converge.engine.model.errors import MisreadQueryError, exit_code, label
+from converge.engine.model.errors import MisreadQueryError, UsageError, exit_code, label
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
-from converge.engine.model.errors import UsageError
 from converge.properties.campaign import run_property
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table

@@ -153,3 +153,19 @@ def test_the_flag_is_refused_when_bad_or_without_a_system(tmp_path: Path, capsys
     assert "--system-timeout: expected a number of seconds, such as 120" in capsys.readouterr().err
     assert main(["replay", str(tmp_path), "--system-timeout", "9"]) == 2
     assert "--system-timeout applies to a system under test (--system SPEC)" in capsys.readouterr().err
+
+
+def test_run_and_check_take_the_flag_only_with_an_adapter_system(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    query = tmp_path / "query.sql"
+    query.write_text("CREATE TABLE a (k BIGINT) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json');\n"
+                     "CREATE TABLE b (k BIGINT) WITH ('connector' = 'kafka', 'topic' = 'b', 'format' = 'json');\n"
+                     "SELECT a.k, b.k FROM a JOIN b ON a.k = b.k;\n")
+    assert main(["run", "--system-timeout", "9", "--examples", "1"]) == 2
+    assert "--system-timeout applies to a system under test (--system SPEC)" in capsys.readouterr().err
+    assert main(["check", str(query), "--system-timeout", "9", "--no-reports"]) == 2
+    assert "--system-timeout applies to a system under test" in capsys.readouterr().err
+    assert main(["check", str(query), "--system", "reference", "--system-timeout", "9", "--no-reports"]) == 2
+    assert "not to converge's own engine" in capsys.readouterr().err
+    assert main(["run", "--system", "reference", "--system-timeout", "9", "--examples", "1", "--no-reports"]) == 2
+    assert "--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), not to --system " \
+           "reference" in capsys.readouterr().err

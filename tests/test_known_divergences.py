@@ -350,3 +350,16 @@ def test_the_documented_entry_loads_and_means_what_docs_systems_md_says(tmp_path
                                                     tmp_path / "cases" / "left_padding.json")
     assert [known.version_matches(entry.versions, v) for v in ("1.4.0", "2.1.5", "2.2.0", "1.5.0")] == [
         True, True, False, False]
+
+
+def test_the_mini_batch_entry_recognises_the_case_a_campaign_found_in_both_directions() -> None:
+    """The campaign's own shrunk case: Flink keeps a padding that must go and drops one that must come."""
+    (entry,) = [k for k in builtin_known() if k.id == "flink-minibatch-suppressed-padding"]
+    case = load_scenario(SCENARIOS / "systems" / "flink_minibatch_padding_swapped.json")
+    recognise = Recogniser((entry,), "flink", "2.3.0", "minibatch", "final_equals_oracle")
+    flink = [[0, None, 3, "a", 0, 3, 3, "a"], [None, None, None, None, 0, 3, 3, "a"]]  # measured on 2.3.0
+    text = known.case_text(_divergence(case, Canned(flink)))
+    assert "missing: [NULL, NULL, NULL, NULL, 0, 0, 0, 'a']\nextra: [NULL, NULL, NULL, NULL, 0, 3, 3, 'a']" in text
+    assert recognise(_divergence(case, Canned(flink))) == entry
+    # a joined row wrong as well is not this class
+    assert recognise(_divergence(case, Canned(flink[1:]))) is None

@@ -96,7 +96,7 @@ def system_diverged(prop: str, system: System, scenario: Scenario, message: str,
                     extra_answers: dict[str, Counter | str] | None = None, system_spec: str | None = None) -> NoReturn:
     """Raise the divergence of `system` on `scenario`: the diff of `got` against `compared_with`, and every
     answer known (the oracle's, the system's, the reference engine's) to be shown side by side. The check
-    that called it decides (checks.judged) whether a known-divergences entry explains it."""
+    that called it decides (checks.Judged) whether a known-divergences entry explains it."""
     answers: dict[str, Counter | str] = {}
     if oracle is not None:
         answers[ORACLE] = oracle

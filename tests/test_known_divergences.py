@@ -363,3 +363,9 @@ def test_the_mini_batch_entry_recognises_the_case_a_campaign_found_in_both_direc
     assert recognise(_divergence(case, Canned(flink))) == entry
     # a joined row wrong as well is not this class
     assert recognise(_divergence(case, Canned(flink[1:]))) is None
+
+
+def test_known_options_are_refused_for_spark_native_joins(capsys) -> None:
+    """Spark's native-join campaign runs its own cases, which no entry can match: refused, not ignored."""
+    assert main(["run", "--system", "spark", "--no-known", "--no-reports"]) == 2
+    assert "--system spark runs NativeJoinCase cases, which have no known divergences" in capsys.readouterr().err

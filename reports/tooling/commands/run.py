@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.scenario import Scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
@@ -77,7 +78,11 @@ def run_on_system(options: RunOptions) -> int:
     if options.runtime != "local":
         raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
                          "reference-spark to run the reference engine on Spark")
-    return system_kind(options.system).run_campaign(options)
+    kind = system_kind(options.system)
+    if (options.known or not options.builtin_known) and kind.case_type is not Scenario:
+        raise UsageError(f"--known and --no-known apply to systems that run converge scenarios; --system "
+                         f"{options.system} runs {kind.case_type.__name__} cases, which have no known divergences")
+    return kind.run_campaign(options)
 
 
 def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:

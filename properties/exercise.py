@@ -1,4 +1,4 @@
-"""What a property's run exercised: cases compared, not applicable, unsupported, skipped.
+"""What a property's run exercised: cases compared, known, not applicable, unsupported, skipped.
 
 A property that passes without comparing anything says nothing, so every
 result carries these counts and `run_property` turns a run that compared
@@ -7,6 +7,12 @@ cases of one example through the functions below (a system check sends a
 batch of cases, some of which the system may answer "unsupported"); an
 example whose check records nothing and returns was one comparison: the
 properties of converge's own engine compare every example they are given.
+
+A case of a system whose divergence matched a known-divergences entry
+(properties/systems/known.py) counts as `known`, under the entry's id, and
+not as `compared`: `compared` counts the cases whose answer was judged by the
+property (agreed, or diverged in a way no entry explains), so a run whose
+every case was known compared nothing and still ends as not checked.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-Kind = Literal["compared", "not_applicable", "unsupported", "skipped"]
+Kind = Literal["compared", "not_applicable", "unsupported", "skipped", "known"]
 NOT_COMPARED: tuple[Kind, ...] = ("not_applicable", "unsupported", "skipped")
 MAX_REASONS = 5
 
@@ -30,6 +36,7 @@ class Exercised:
     unsupported: int = 0
     skipped: int = 0
     reasons: Counter = field(default_factory=Counter)   # "unsupported: <why>" -> cases
+    known: int = 0          # a system's cases whose divergence a known entry matched ("known: <entry id>")
 
     def add(self, kind: Kind, n: int = 1, reason: str | None = None) -> None:
         setattr(self, kind, getattr(self, kind) + n)
@@ -37,13 +44,13 @@ class Exercised:
             self.reasons[f"{kind.replace('_', ' ')}: {reason}"] += n
 
     def merge(self, other: Exercised) -> None:
-        for kind in ("compared",) + NOT_COMPARED:
+        for kind in ("compared", "known") + NOT_COMPARED:
             setattr(self, kind, getattr(self, kind) + getattr(other, kind))
         self.reasons.update(other.reasons)
 
     @property
     def cases(self) -> int:
-        return self.compared + self.not_compared
+        return self.compared + self.known + self.not_compared
 
     @property
     def not_compared(self) -> int:
@@ -54,8 +61,9 @@ class Exercised:
         return self.cases == 0
 
     def describe(self, *, compared: bool = True) -> str:
-        """`12 compared, 7 unsupported`: the nonzero counts, compared first (`compared=False`: the others only)."""
-        kinds = (("compared",) if compared else ()) + NOT_COMPARED
+        """`12 compared, 1 known, 7 unsupported`: the nonzero counts, compared first (`compared=False`: the cases
+        not compared only, known ones excepted)."""
+        kinds = (("compared", "known") if compared else ()) + NOT_COMPARED
         parts = [f"{getattr(self, k)} {k.replace('_', ' ')}" for k in kinds if getattr(self, k)]
         return ", ".join(parts) or "no case"
 
@@ -68,7 +76,7 @@ class Exercised:
 
     def to_json(self) -> dict:
         return {"compared": self.compared, "not_applicable": self.not_applicable, "unsupported": self.unsupported,
-                "skipped": self.skipped, "reasons": dict(self.reasons.most_common(MAX_REASONS))}
+                "skipped": self.skipped, "known": self.known, "reasons": dict(self.reasons.most_common(MAX_REASONS))}
 
 
 _current: ContextVar[Exercised | None] = ContextVar("converge_exercised", default=None)
@@ -87,6 +95,11 @@ def compared(n: int = 1) -> None:
 
 def unsupported(reason: str, n: int = 1) -> None:
     record("unsupported", n, reason)
+
+
+def known(entry: str, n: int = 1) -> None:
+    """`n` cases whose divergence the known entry `entry` (its id) matched: counted, neither compared nor failed."""
+    record("known", n, entry)
 
 
 def not_applicable(reason: str, n: int = 1) -> None:

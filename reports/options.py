@@ -25,7 +25,8 @@ class RunOptions:
     reports: Path | None = None        # where reports and the summary go; None: nowhere
     system: str | None = None          # `--system SPEC` (reports/systems/registry.py); None: the property campaign
     system_timeout: float | None = None  # `--system-timeout`: the base of a run request's limit (adapter systems)
-    known: Path | None = None          # known divergences of systems (docs/systems.md)
+    known: tuple[Path, ...] = ()       # `--known FILE`s: known divergences added to the built-in list (docs/systems.md)
+    builtin_known: bool = True         # apply the built-in known divergences (`--no-known`: off)
     batch: int = 20                    # cases per run request of a system campaign
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)

@@ -97,7 +97,8 @@ def test_a_divergence_of_a_system_is_reported_replayable_and_can_be_known(adapte
                                             "reason": "pads nothing, on purpose", "link": "https://example.org/1"}]}))
     assert main(args + ["--known", str(known)]) == 0
     out = capsys.readouterr().out
-    assert "known: pads nothing, on purpose (https://example.org/1)" in out
+    assert "KNOWN regular/final_equals_oracle on sqlite-naive" in out
+    assert ": pads nothing, on purpose (https://example.org/1)" in out
 
 
 def test_a_known_divergences_file_with_an_unknown_key_is_bad_input(adapters, tmp_path, capsys) -> None:

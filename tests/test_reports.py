@@ -184,7 +184,7 @@ def test_summary_has_families_properties_rates_and_links(tmp_path: Path) -> None
                    "seconds": 3.0, "examples_per_second": 38.3}
     first, second, third = data["properties"]
     assert first["examples_per_second"] == 50.0 and second["seed"] == 4
-    assert first["exercised"] == {"compared": 97, "not_applicable": 0, "unsupported": 3, "skipped": 0,
+    assert first["exercised"] == {"compared": 97, "not_applicable": 0, "unsupported": 3, "skipped": 0, "known": 0,
                                   "reasons": {"unsupported: why": 3}}
     assert [p["outcome"] for p in (first, second, third)] == ["passed", "diverged", "not checked"]
     text = md.read_text()

@@ -95,7 +95,8 @@ def system_diverged(prop: str, system: System, scenario: Scenario, message: str,
                     compared_with: Counter | None, *, oracle: Counter | None = None,
                     extra_answers: dict[str, Counter | str] | None = None, system_spec: str | None = None) -> NoReturn:
     """Raise the divergence of `system` on `scenario`: the diff of `got` against `compared_with`, and every
-    answer known (the oracle's, the system's, the reference engine's) to be shown side by side."""
+    answer known (the oracle's, the system's, the reference engine's) to be shown side by side. The check
+    that called it decides (checks.Judged) whether a known-divergences entry explains it."""
     answers: dict[str, Counter | str] = {}
     if oracle is not None:
         answers[ORACLE] = oracle

@@ -4,18 +4,24 @@ A batch is sent in one run request (one job on a real engine); the first
 case whose answer is wrong raises the divergence, so Hypothesis shrinks the
 batch and that case against the live system. Cases the system answers
 "unsupported" are counted (properties/exercise.py), never passed.
+
+Each case is judged inside `Judged`: a divergence that a known entry
+explains (properties/systems/known.py; `known` is the property's Recogniser)
+is counted as known and does not fail the example, so Hypothesis never
+shrinks it and the batch's next cases are still judged.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import TracebackType
 
 from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import System
+from converge.engine.model.system import CaseResult, System
 from converge.properties import exercise
-from converge.properties.divergence import require
+from converge.properties.divergence import Divergence, PropertyFailure, require
 from converge.properties.systems.answers import (
     REFERENCE,
     answer_of,
@@ -25,6 +31,38 @@ from converge.properties.systems.answers import (
     require_applicable,
     system_diverged,
 )
+from converge.properties.systems.known import KnownDivergence
+
+Known = Callable[[Divergence], KnownDivergence | None]   # a property's Recogniser (None: no known entries)
+
+
+class Judged:
+    """`with Judged(known, n) as case:` around one case's comparison; `case.compared()` once its answer is judged.
+
+    On leaving: a divergence (PropertyFailure) that `known` matches is recorded as `n` known cases under the
+    entry's id and swallowed; any other one propagates and its case counts as `n` compared (a wrong answer
+    was compared); a case that compared was `n` compared; one that did not (unsupported) records nothing here."""
+
+    def __init__(self, known: Known | None, n: int = 1) -> None:
+        self.known, self.n, self.judged = known, n, False
+
+    def compared(self) -> None:
+        self.judged = True
+
+    def __enter__(self) -> Judged:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if isinstance(exc, PropertyFailure):
+            entry = self.known(exc.divergence) if self.known is not None else None
+            if entry is not None:
+                exercise.known(entry.id, self.n)
+                return True
+            exercise.compared(self.n)
+        elif exc is None and self.judged:
+            exercise.compared(self.n)
+        return False
 
 
 def _run(prop: str, system: System, cases: Sequence[Scenario]) -> list:
@@ -38,55 +76,74 @@ def _run(prop: str, system: System, cases: Sequence[Scenario]) -> list:
 
 
 def final_equals_oracle(system: System, cases: Sequence[Scenario], *, prop: str = "final_equals_oracle",
-                        system_spec: str | None = None) -> None:
+                        system_spec: str | None = None, known: Known | None = None) -> None:
     """Every case's folded final answer on the system equals the batch answer."""
     for scenario in cases:
         reason = oracle_decides(scenario)
         require(reason is None, prop, reason or "")
     for scenario, result in zip(cases, _run(prop, system, cases)):
-        want = oracle_final(scenario)
-        got = answer_of(prop, system, scenario, result, want, system_spec)
-        if got is not None:
-            exercise.compared()
-        if got is not None and got != want:
-            system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the batch answer",
-                            got, want, oracle=want, system_spec=system_spec)
+        with Judged(known) as case:
+            _final_equals_oracle(prop, system, scenario, result, system_spec, case)
+
+
+def _final_equals_oracle(prop: str, system: System, scenario: Scenario, result: CaseResult,
+                         system_spec: str | None, case: Judged) -> None:
+    want = oracle_final(scenario)
+    got = answer_of(prop, system, scenario, result, want, system_spec)
+    if got is not None:
+        case.compared()
+    if got is not None and got != want:
+        system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the batch answer",
+                        got, want, oracle=want, system_spec=system_spec)
 
 
 def multiway_equals_binary_chain(system: System, cases: Sequence[Scenario], *,
-                                 prop: str = "multiway_equals_binary_chain",                                  system_spec: str | None = None) -> None:
+                                 prop: str = "multiway_equals_binary_chain", system_spec: str | None = None,
+                                 known: Known | None = None) -> None:
     """Planned as one multi-way join (config.multi_join=on) or as the binary chain (off): the same final answer."""
     on = [replace(s, config=replace(s.config, multi_join="on")) for s in cases]
     off = [replace(s, config=replace(s.config, multi_join="off")) for s in cases]
     multi = _run(prop, system, on)
     binary = _run(prop, system, off)
     for scenario, off_case, m, b in zip(on, off, multi, binary):
-        decided = oracle_decides(scenario) is None
-        want = oracle_final(scenario) if decided else None
-        got = answer_of(prop, system, scenario, m, want, system_spec)
-        chain = answer_of(prop, system, off_case, b, want, system_spec)
-        if got is not None and chain is not None:
-            exercise.compared(2)
-        elif (got is None) != (chain is None):  # one plan's answer alone compares with nothing
-            exercise.skipped("the other plan's case was unsupported")
-        if got is not None and chain is not None and got != chain:
-            system_diverged(prop, system, scenario, f"{system.name}'s multi-way plan and its binary chain give "
-                            f"different final answers (+ multi-way only, - binary chain only)", got, chain,
-                            oracle=want, extra_answers={f"{system.title}, binary chain": chain}, system_spec=system_spec)
+        with Judged(known, 2) as case:  # two plans' cases of one scenario
+            _multiway_equals_binary_chain(prop, system, scenario, off_case, m, b, system_spec, case)
+
+
+def _multiway_equals_binary_chain(prop: str, system: System, scenario: Scenario, off_case: Scenario, m: CaseResult,
+                                  b: CaseResult, system_spec: str | None, case: Judged) -> None:
+    decided = oracle_decides(scenario) is None
+    want = oracle_final(scenario) if decided else None
+    got = answer_of(prop, system, scenario, m, want, system_spec)
+    chain = answer_of(prop, system, off_case, b, want, system_spec)
+    if got is not None and chain is not None:
+        case.compared()
+    elif (got is None) != (chain is None):  # one plan's answer alone compares with nothing
+        exercise.skipped("the other plan's case was unsupported")
+    if got is not None and chain is not None and got != chain:
+        system_diverged(prop, system, scenario, f"{system.name}'s multi-way plan and its binary chain give "
+                        f"different final answers (+ multi-way only, - binary chain only)", got, chain,
+                        oracle=want, extra_answers={f"{system.title}, binary chain": chain}, system_spec=system_spec)
 
 
 def system_equals_reference(system: System, cases: Sequence[Scenario], *, prop: str = "system_equals_reference",
-                            system_spec: str | None = None) -> None:
+                            system_spec: str | None = None, known: Known | None = None) -> None:
     """The system's folded final answer equals converge's reference engine's on the same case."""
     for scenario, result in zip(cases, _run(prop, system, cases)):
-        decided = oracle_decides(scenario) is None
-        want = oracle_final(scenario) if decided else None
-        got = answer_of(prop, system, scenario, result, want, system_spec)
-        ref = reference_final(scenario)
-        if got is not None:
-            exercise.compared()
-        if got is not None and got != ref:
-            system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the reference "
-                            f"engine's (+ {system.name} only, - reference engine only)", got,
-                            ref if isinstance(ref, Counter) else Counter(), oracle=want,
-                            extra_answers={REFERENCE: ref}, system_spec=system_spec)
+        with Judged(known) as case:
+            _system_equals_reference(prop, system, scenario, result, system_spec, case)
+
+
+def _system_equals_reference(prop: str, system: System, scenario: Scenario, result: CaseResult,
+                             system_spec: str | None, case: Judged) -> None:
+    decided = oracle_decides(scenario) is None
+    want = oracle_final(scenario) if decided else None
+    got = answer_of(prop, system, scenario, result, want, system_spec)
+    ref = reference_final(scenario)
+    if got is not None:
+        case.compared()
+    if got is not None and got != ref:
+        system_diverged(prop, system, scenario, f"{system.name}'s final answer differs from the reference "
+                        f"engine's (+ {system.name} only, - reference engine only)", got,
+                        ref if isinstance(ref, Counter) else Counter(), oracle=want,
+                        extra_answers={REFERENCE: ref}, system_spec=system_spec)

@@ -9,7 +9,7 @@ applicable" with the reason, and never runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -26,6 +26,7 @@ from converge.properties.divergence import require
 from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks
 from converge.properties.systems.answers import engine_model_reason
+from converge.properties.systems.known import KnownDivergence, Recogniser
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
@@ -205,8 +206,10 @@ def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrat
 
 
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
-         system_spec: str | None = None) -> PropertySpec:
-    """The property as a PropertySpec for run_property, checking `system`; it must be applicable."""
+         system_spec: str | None = None, known: Sequence[KnownDivergence] = ()) -> PropertySpec:
+    """The property as a PropertySpec for run_property, checking `system`; it must be applicable. A case
+    whose divergence one of `known` matches is counted as known inside the check, so it never fails an
+    example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged)."""
     factory, reason = prop.draws(system.capabilities, system.name)
     if reason is not None:
         raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
@@ -216,7 +219,9 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
         for scenario in cases:  # the generators draw none; a case that sets one would check converge, not the system
             reason = engine_model_reason(scenario)
             require(reason is None, prop.name, reason or "")
-        prop.check(system, cases, prop=prop.name, system_spec=system_spec)
+        prop.check(system, cases, prop=prop.name, system_spec=system_spec, known=recognise)
+
+    recognise = Recogniser(tuple(known), system.name, system.version, prop.family, prop.name) if known else None
 
     return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size), check, prop.examples,
                         prop.description)

@@ -5,8 +5,11 @@ takes seconds to start). Each property's examples are batches: one shape,
 up to `--batch` cases of it, one run request. `--examples` counts cases, not
 batches. A divergence is a finding about the system: its report is written
 (oracle, system and reference answers side by side) and the campaign exits
-1, unless a known-divergences file (`--known`) lists it, when it is shown as
-"known" with its reason and link.
+1. A case whose divergence a known entry matches (the built-in list, unless
+`--no-known`, and each `--known FILE`; properties/systems/known.py) is
+counted inside the check and never shrunk: a property whose only
+divergences were known is shown as "known", with each entry's reason, link
+and minimal case, and exits 0.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -29,7 +32,7 @@ from converge.engine.model.errors import (
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.systems.known import KnownDivergence, find_known, load_known
+from converge.properties.systems.known import KnownDivergence, campaign_known
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.options import RunOptions
@@ -48,20 +51,27 @@ class SystemRun:
     prop: SystemProperty
     reason: str | None = None                # why it is not applicable (then nothing ran)
     result: PropertyResult | None = None
-    known: KnownDivergence | None = None
+    known: list[tuple[KnownDivergence, int]] = field(default_factory=list)  # the entries cases matched, how often
+
+    @property
+    def only_known(self) -> bool:
+        """Cases matched known entries and nothing else failed (a run that compared nothing else ends as not
+        checked in run_property: it is still "known", and says that nothing else was compared)."""
+        res = self.result
+        return res is not None and bool(self.known) and (res.ok or (res.not_checked and res.exercised.compared == 0))
 
     @property
     def outcome(self) -> str:
         if self.reason is not None:
             return NOT_APPLICABLE
         assert self.result is not None
-        if self.known is not None:
+        if self.only_known:
             return KNOWN
         return label(self.result.failure or self.result.error)
 
     @property
     def exit_code(self) -> int:
-        if self.result is None or self.known is not None:
+        if self.result is None or self.only_known:
             return 0
         return exit_code(self.result.failure or self.result.error)
 
@@ -81,22 +91,23 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
-    spec = bind(prop, system, batch=options.batch, system_spec=system_spec)
+    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known)
     cases = options.examples if options.examples is not None else prop.examples
     batch = max(1, min(options.batch, system.capabilities.max_batch))
     batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
     result = run_property(spec, max_examples=batches, seed=options.seed)
-    run = SystemRun(prop, result=result)
-    if result.failure is not None:
-        run.known = find_known(known, system.name, prop.family, prop.name, result.failure.divergence)
+    run = SystemRun(prop, result=result, known=matched(known, result))
     if not result.ok and not result.not_checked:
-        notes = {"system": system.title}
-        if run.known is not None:
-            notes.update(known_reason=run.known.reason, known_link=run.known.link)
-        report = reports.reporter(runtime=system.title, notes=notes)
+        report = reports.reporter(runtime=system.title, notes={"system": system.title})
         if report is not None:
             report(result)
     return run
+
+
+def matched(known: list[KnownDivergence], result: PropertyResult) -> list[tuple[KnownDivergence, int]]:
+    """The entries the property's cases matched, with their counts (exercise.known keeps them by id)."""
+    counts = result.exercised.reasons
+    return [(k, counts[f"known: {k.id}"]) for k in known if counts[f"known: {k.id}"]]
 
 
 def not_run_after(prop: SystemProperty, system: System, failed: SystemRun) -> SystemRun:
@@ -122,7 +133,7 @@ class ConvergeCaseKind(SystemKind):
 
 def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
     """Open the system, run every selected property on it, print the table and the closing note."""
-    known = load_known(options.known) if options.known is not None else []
+    known = campaign_known(options.known, builtin=options.builtin_known)
     props = select_properties(options.family, options.property)
     started = time.perf_counter()
     system = kind.open()
@@ -156,19 +167,21 @@ def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
 
 
 def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
-    headers = ("system", "family", "property", "outcome", "batches", "cases", "compared", "unsupported",
+    headers = ("system", "family", "property", "outcome", "batches", "cases", "compared", "unsupported", "known",
                "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
         if r.result is None:
             rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0, 0,
-                         "", ""))
+                         0, "", ""))
             continue
         res, seen = r.result, r.result.exercised
         rate = f"{seen.cases / res.seconds:.0f}" if res.seconds > 0 else ""
-        outcome = r.outcome if r.known is not None else outcome_cell(r.outcome, res.error)
+        outcome = outcome_cell(r.outcome, res.error)
+        if r.only_known and seen.compared == 0:
+            outcome = f"{KNOWN} (nothing else compared)"
         rows.append((system.title, r.prop.family, r.prop.name, outcome, res.examples, seen.cases, seen.compared,
-                     seen.unsupported, res.failures, f"{res.seconds:.1f}", rate))
+                     seen.unsupported, seen.known, res.failures, f"{res.seconds:.1f}", rate))
     return headers, rows
 
 
@@ -180,17 +193,33 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
           + (f", {cases / seconds:.0f} cases/s" if seconds > 0 else ""))
     for r in runs:
         res = r.result
-        if res is None or res.ok:
+        if res is None or (res.ok and not r.known):
             continue
         seed = f" (seed {res.seed})" if res.seed is not None else ""  # a property not run has none
         print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title}{seed}")
-        if r.known is not None:
-            print(f"  known: {r.known.reason} ({r.known.link})")
+        print_known(r)
+        if r.only_known:
+            continue
         whole = isinstance(res.error, SystemUnderTestError)  # its stderr tail is the end of the message
         print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports,
                               lines=60 if whole else 12))
     outcomes = (NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs)
     print("\n" + outcome_counts(outcomes) + f" ({cases} cases)")
+
+
+def print_known(r: SystemRun) -> None:
+    """What the known cases of a property were: per entry its count, reason, link and minimal case, and what
+    else the property compared (a "known" outcome must not hide that nothing else was)."""
+    if not r.known or r.result is None:
+        return
+    seen = r.result.exercised
+    print(f"  {seen.known} of {seen.cases} cases matched known divergences; " + (
+        f"{seen.compared} other cases compared" if seen.compared else "nothing else was compared"))
+    for entry, n in r.known:
+        print(f"  known {entry.id} ({n} cases): {entry.reason} ({entry.link})")
+        if entry.case is not None:
+            print(f"    minimal case: {entry.case} ({entry.case.stat().st_size} bytes; "
+                  f"converge replay --system {entry.system} FILE reruns it)")
 
 
 def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.scenario import Scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
@@ -50,8 +50,11 @@ def register(subparsers: Subparsers) -> None:
     add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
                     "flink[:VERSION] (docs/systems.md) or spark (Spark's native joins, docs/spark.md); "
                     "--examples then counts cases per property")
-    run.add_argument("--known", metavar="FILE", default=None,
-                     help="known divergences of systems (JSON, docs/systems.md): reported as known, exit 0")
+    run.add_argument("--known", metavar="FILE", action="append", default=None,
+                     help="with --system: a file of known divergences (JSON, docs/systems.md) added to the built-in "
+                          "list; may be given more than once. A case they match is counted as known, never shrunk")
+    run.add_argument("--no-known", action="store_true",
+                     help="with --system: do not apply the built-in known divergences (a --known FILE still applies)")
     run.add_argument("--batch", type=positive_int, default=None,
                      help=f"with --system: most cases per run request (default {RunOptions.batch})")
     run.add_argument("--stats", action="store_true",
@@ -60,15 +63,14 @@ def register(subparsers: Subparsers) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """The command line as RunOptions; --known and --batch without --system are refused, not ignored."""
+    """The command line as RunOptions; --known, --no-known and --batch without --system are refused, not ignored."""
     reports = reports_of(args)
-    if args.system is None and (args.known is not None or args.batch is not None):
-        raise UsageError("--known and --batch apply to a campaign against a system (--system SPEC)")
-    if args.known is not None:
-        existing_file(args.known, "--known")
+    if args.system is None and (args.known is not None or args.no_known or args.batch is not None):
+        raise UsageError("--known, --no-known and --batch apply to a campaign against a system (--system SPEC)")
+    known = tuple(existing_file(f, "--known") for f in args.known or ())
     return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
-                                   system=args.system, known=Path(args.known) if args.known else None,
+                                   system=args.system, known=known, builtin_known=not args.no_known,
                                    batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
                                    system_timeout=system_timeout_of(args)))
 
@@ -78,7 +80,11 @@ def run_on_system(options: RunOptions) -> int:
     if options.runtime != "local":
         raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
                          "reference-spark to run the reference engine on Spark")
-    return system_kind(options.system, timeout=options.system_timeout).run_campaign(options)
+    kind = system_kind(options.system, timeout=options.system_timeout)
+    if (options.known or not options.builtin_known) and kind.case_type is not Scenario:
+        raise UsageError(f"--known and --no-known apply to systems that run converge scenarios; --system "
+                         f"{options.system} runs {kind.case_type.__name__} cases, which have no known divergences")
+    return kind.run_campaign(options)
 
 
 def verdict_of(spec: PropertySpec, result: PropertyResult) -> str:

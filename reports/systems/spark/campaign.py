@@ -30,7 +30,8 @@ from converge.reports.run_reports import RunReports
 from converge.reports.systems.spark.replay import replay_native
 from converge.reports.systems.spark.runs import RunCache
 from converge.reports.systems.spark.system import SparkNativeSystem
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+from converge.reports.progress import CampaignProgress
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 
 FAMILY = "spark_native"
 DEFAULT_EXAMPLES = 20
@@ -113,27 +114,32 @@ def run_spark_native_campaign(options: RunOptions) -> int:
                          f"{', '.join(p.name for p in NATIVE_PROPERTIES)}")
     seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     examples = options.examples or DEFAULT_EXAMPLES
+    watch = CampaignProgress(unit=("example", "examples"))
+    watch.note("starting spark (a local Spark session)...")
     started = time.perf_counter()
     system = SparkNativeSystem()
     startup = time.perf_counter() - started
+    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} properties to run")
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
     runs: list[NativeRunOutcome] = []
     try:
         for i, prop in enumerate(props):
-            progress(i, len(props), f"spark: {prop.name}")
+            watch.begin(i, len(props))
             tally = NativeTally()
-            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed)
+            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed,
+                                  shrink_budget=options.shrink_budget, progress=watch)
             run = NativeRunOutcome(prop, result, tally)
             if not result.ok and not result.not_checked:
                 _write_failure(reports, run, system)
             runs.append(run)
-        progress(len(props), len(props), "done")
     finally:
+        watch.finish()
         system.close()
     headers = ("system", "family", "property", "outcome", "examples", "exercised", "with late rows", "rejected",
                "spark runs", "seconds")
-    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome, r.tally.examples, r.tally.exercised,
+    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome + shrink_note(r.result.shrink_stopped),
+                                  r.tally.examples, r.tally.exercised,
                                   r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
                                   f"{r.result.seconds:.1f}") for r in runs]))
     total = sum(r.result.seconds for r in runs)

@@ -21,7 +21,7 @@ from converge.engine.model.errors import (
     UnsupportedError,
 )
 from converge.generators.profile import PROFILE
-from converge.properties.budget import DEFAULT_SHRINK_BUDGET, ShrinkBudget, check_budget
+from converge.properties.budget import DEFAULT_SHRINK_BUDGET, ShrinkBudget, ShrinkStopped, check_budget
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
@@ -157,18 +157,28 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             budget.run(args, lambda: check_one(args))
         except UnsatisfiedAssumption:
             raise
-        except Exception:
-            watch.failed(args)
+        except Exception as exc:
+            if exc is budget.best:  # the failure being shrunk: the best case so far
+                watch.failed(args)
             raise
         finally:
-            if counter[0] > before:  # the check ran (once the budget is spent, most candidates are not checked)
+            if counter[0] > before:  # the check ran (not so for the final replay once the budget is spent)
                 watch.checked(counter[0], shrinking)
 
     test = hypothesis_seed(seed)(test)
+
+    def search() -> None:
+        try:
+            with process_independent_generation():  # the seed finds the same examples in any process
+                test()
+            return
+        except ShrinkStopped:
+            pass
+        raise budget.best_failure()  # outside the handler: the failure keeps its own context and cause
+
     start, cpu_start = time.perf_counter(), time.process_time()
     try:
-        with process_independent_generation():  # the seed finds the same examples in any process
-            test()
+        search()
     except _SystemFailed:
         result.error = system_failed[0]
         result.failures = 1
@@ -186,7 +196,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.error = exc
         result.failures = 1
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
-    if budget.stopped and not result.ok:
+    if budget.stopped:
         result.shrink_stopped = budget.seconds
     if spec.search is not None and result.ok:
         _run_search(spec, seed, result)

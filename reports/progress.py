@@ -82,12 +82,13 @@ class CampaignProgress:
 
 
 def describe(p: PropertyProgress, unit: tuple[str, str] = ("example", "examples"), seconds: float = 0.0) -> str:
-    """One line for where a property stands; `unit` names an example (singular, plural): a system's is a batch."""
-    sent = f", {p.cases} cases sent" if p.cases != p.examples else ""
+    """One line for where a property stands; `unit` names an example (singular, plural): a system's is a batch,
+    and then the cases sent are counted too."""
+    sent = f", {p.cases} cases sent" if p.cases != p.examples or unit[0] != "example" else ""
     if p.phase == "shrinking":
         return (f"{p.key}: shrinking: step {p.shrink_steps}, best case {p.best_events} events / {p.best_cases} "
                 f"cases, {p.shrink_seconds:.0f} s (budget {p.budget:.0f} s)")
     if p.phase == "done":
         stopped = f", shrink stopped after {p.budget:.0f} s" if p.stopped else ""
-        return f"{p.key}: done: {p.examples} {unit[1]}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
+        return f"{p.key}: done: {p.examples} {unit[p.examples != 1]}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
     return f"{p.key}: {unit[0]} {p.examples}/{p.planned}{sent}, {p.compared} compared, {seconds:.0f} s"

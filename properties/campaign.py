@@ -177,6 +177,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         raise budget.best_failure()  # outside the handler: the failure keeps its own context and cause
 
     start, cpu_start = time.perf_counter(), time.process_time()
+    watch.start()
     try:
         search()
     except _SystemFailed:
@@ -231,6 +232,9 @@ class _Watcher:
         self.examples = examples
         self.steps += after_failure
         self._tell("shrinking" if self.budget.failed else "running")
+
+    def start(self) -> None:
+        self._tell("running")        # before the first example: against a system, it may take seconds
 
     def done(self) -> None:
         self._tell("done")

@@ -38,10 +38,12 @@ class CampaignProgress:
         self._drawn = 0                  # width of the line on the terminal (0: none)
         self._state: tuple[str, str] | None = None  # (property, phase) of the last line written
         self._started: dict[str, float] = {}
+        self._begun: float | None = None  # when the campaign moved to the property not yet heard from
 
     def begin(self, index: int, total: int) -> None:
-        """The campaign moves to its `index`-th property (from 0) of `total`."""
+        """The campaign moves to its `index`-th property (from 0) of `total`: its time counts from now."""
         self.position = f"[{index + 1}/{total}] "
+        self._begun = self.clock()
 
     def note(self, text: str) -> None:
         """A line of its own, always shown (the system starting, the system up)."""
@@ -49,7 +51,10 @@ class CampaignProgress:
 
     def __call__(self, p: PropertyProgress) -> None:
         now = self.clock()
-        started = self._started.setdefault(p.key, now)
+        if p.key not in self._started:
+            self._started[p.key] = now if self._begun is None else self._begun
+            self._begun = None
+        started = self._started[p.key]
         if not self.tty and p.phase != "done" and now - started < self.quiet_for:
             return
         changed = self._state != (p.key, p.phase)

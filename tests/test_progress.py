@@ -100,19 +100,35 @@ def test_on_a_terminal_the_line_is_redrawn_in_place_and_erased_at_the_end() -> N
     assert text.endswith("\r")
 
 
-def test_run_property_reports_its_progress_as_it_runs_and_shrinks() -> None:
-    clock = FakeClock()
-    watch, stream = log(clock, interval=10.0)
-
+def slow_spec(clock: FakeClock, limit: int) -> PropertySpec:
+    """Each example costs a second of `clock`; it fails when its numbers sum past `limit`."""
     def check(xs: list[int]) -> None:
         clock.now += 1.0
-        assert sum(xs) <= 1000
+        assert sum(xs) <= limit
 
-    spec = PropertySpec("fake", "slow_sum", lambda: st.tuples(st.lists(st.integers(0, 10**6))), check, examples=30)
-    result = run_property(spec, seed=3, progress=watch, clock=clock)
+    return PropertySpec("fake", "slow_sum", lambda: st.tuples(st.lists(st.integers(0, 10**6))), check, examples=30)
+
+
+def test_run_property_reports_its_progress_as_it_runs() -> None:
+    clock = FakeClock()
+    watch, stream = log(clock, interval=10.0)
+    result = run_property(slow_spec(clock, limit=10**9), seed=3, progress=watch, clock=clock)
+    assert result.ok and result.examples == 30
+    assert stream.getvalue().splitlines() == [
+        "fake/slow_sum: example 0/30, 0 compared, 0 s",  # at once, before the first example runs
+        "fake/slow_sum: example 10/30, 10 compared, 10 s",
+        "fake/slow_sum: example 20/30, 20 compared, 20 s",
+        "fake/slow_sum: example 30/30, 30 compared, 30 s",
+        "fake/slow_sum: done: 30 examples, 30 compared, 30 s",
+    ]
+
+
+def test_run_property_reports_its_shrinking() -> None:
+    clock = FakeClock()
+    watch, stream = log(clock, interval=10.0)
+    result = run_property(slow_spec(clock, limit=1000), seed=3, progress=watch, clock=clock)
     assert result.failure_args == ([1001],)
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "fake/slow_sum: example 1/30, 1 compared, 0 s"
     assert any(line.startswith("fake/slow_sum: shrinking: step ") and "best case 0 events / 0 cases" in line
                for line in lines)  # a list of numbers holds no scenario
     assert lines[-1].startswith(f"fake/slow_sum: done: {result.examples} examples")
@@ -153,7 +169,7 @@ def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a
     assert kind.seen == ["starting reference (a fake, ~0 s)...\n"]
     lines = stream.getvalue().splitlines()
     assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 properties to run")
-    assert lines[2].startswith("[1/1] regular/final_equals_oracle: batch 1/6, ")
+    assert lines[2] == "[1/1] regular/final_equals_oracle: batch 0/6, 0 cases sent, 0 compared, 0 s"
     assert lines[-1].startswith("[1/1] regular/final_equals_oracle: done: ")
     assert lines[-1].endswith(", shrink stopped after 0 s")
     out = capsys.readouterr().out

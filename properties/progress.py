@@ -13,7 +13,7 @@ from typing import Literal
 
 from converge.engine.model.scenario import Scenario
 
-__all__ = ["Phase", "PropertyProgress", "ProgressCallback", "case_size"]
+__all__ = ["Phase", "ProgressCallback", "PropertyProgress", "case_size"]
 
 Phase = Literal["running", "shrinking", "done"]
 

@@ -19,9 +19,9 @@ from converge.properties.budget import DEFAULT_SHRINK_BUDGET, MAX_SHRINK_BUDGET
 from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
-__all__ = ["Subparsers", "add_examples", "add_shrink_budget", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
-           "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets", "output_file",
-           "positive_int", "reports_of"]
+__all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
+           "add_shrink_budget", "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets",
+           "output_file", "positive_int", "reports_of"]
 
 # What each command's `register(subparsers)` receives: the top parser's `add_subparsers()`.
 Subparsers = argparse._SubParsersAction

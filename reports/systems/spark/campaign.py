@@ -26,11 +26,11 @@ from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
+from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.spark.replay import replay_native
 from converge.reports.systems.spark.runs import RunCache
 from converge.reports.systems.spark.system import SparkNativeSystem
-from converge.reports.progress import CampaignProgress
 from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 
 FAMILY = "spark_native"
@@ -90,6 +90,9 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
     case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
     meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
             "message": failure.divergence.describe()}
+    stopped = run.result.shrink_stopped
+    if stopped is not None:  # the smallest case found within the shrink budget, maybe not a minimal one
+        meta["shrink_stopped_after_s"] = stopped
     shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
     path = folder / f"{FAMILY}-{run.prop.name}.json"
     try:
@@ -97,7 +100,8 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
         md = write_text_whole(path.with_suffix(".md"),
                               f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
                               f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
-                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case:\n\n```json\n"
+                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case"
+                              f"{shrink_note(stopped)}:\n\n```json\n"
                               f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n")
         run.reports += [str(path), str(md)]
     except OSError as exc:

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from converge.engine.model.errors import UsageError, exit_code, label
+from converge.properties.budget import check_budget
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
 from converge.properties.spec import PropertySpec
-from converge.properties.budget import check_budget
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports

@@ -133,3 +133,29 @@ def test_the_budget_stops_before_hypothesis_gives_up_by_itself(monkeypatch) -> N
 def test_a_budget_converge_cannot_keep_is_refused(budget) -> None:
     with pytest.raises(ApiMisuseError, match="shrink_budget"):
         run_property(spec_of(SlowCheck(1.0)), shrink_budget=budget)
+
+
+def test_a_budget_spent_just_as_hypothesis_replays_its_best_case_stops_nothing() -> None:
+    """The final replay of the best case fails again as before (no Flaky), and shrinking had finished."""
+    first = SlowCheck(cost=1.0)
+    starts: list[float] = []
+    failed_at: list[float] = []
+
+    def timed(xs: list[int]) -> None:
+        starts.append(first.now)
+        try:
+            first(xs)
+        except AssertionError:
+            failed_at.append(first.now)
+            raise
+
+    spec = PropertySpec("fake", "slow_sum", lambda: st.tuples(st.lists(st.integers(0, 10**6), min_size=1)), timed,
+                        examples=50)
+    finished, _ = quietly(lambda: run_property(spec, seed=3, shrink_budget=200, clock=first.clock))
+    spent_at_replay = starts[-1] - failed_at[0]  # the last call is Hypothesis's replay of its best case
+    again = SlowCheck(cost=1.0)
+    result, printed = quietly(lambda: run_property(spec_of(again), seed=3, shrink_budget=spent_at_replay,
+                                                   clock=again.clock))
+    assert result.shrink_stopped is None and result.failure_args == finished.failure_args == ([LIMIT + 1],)
+    assert again.calls == first.calls - 1  # everything but the replay ran; the replay answered as before
+    assert "Flaky" not in printed

@@ -27,7 +27,7 @@ from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
-from converge.properties.progress import Phase as ProgressPhase
+from converge.properties.progress import RunPhase
 from converge.properties.progress import ProgressCallback, PropertyProgress, case_size
 from converge.properties.spec import PropertySpec
 
@@ -239,14 +239,17 @@ class _Watcher:
     def done(self) -> None:
         self._tell("done")
 
-    def _tell(self, phase: ProgressPhase) -> None:
+    def _tell(self, phase: RunPhase) -> None:
         if self.callback is None:
             return
         seen = self.result.exercised
-        self.callback(PropertyProgress(
-            self.spec.family, self.spec.name, phase, self.examples, self.planned, seen.cases, seen.compared,
-            self.steps, self.best[0], self.best[1], self.budget.elapsed(), self.budget.seconds,
-            stopped=self.result.shrink_stopped is not None))
+        try:
+            self.callback(PropertyProgress(
+                self.spec.family, self.spec.name, phase, self.examples, self.planned, seen.cases, seen.compared,
+                self.steps, self.best[0], self.best[1], self.budget.elapsed(), self.budget.seconds,
+                stopped=self.result.shrink_stopped is not None))
+        except OSError:  # stderr is gone (a closed pipe): the display stops, never the property (nor its verdict)
+            self.callback = None
 
 
 def measure_coverage(spec: PropertySpec, *, max_examples: int, seed: int) -> PropertyResult:

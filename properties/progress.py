@@ -13,9 +13,9 @@ from typing import Literal
 
 from converge.engine.model.scenario import Scenario
 
-__all__ = ["Phase", "ProgressCallback", "PropertyProgress", "case_size"]
+__all__ = ["ProgressCallback", "PropertyProgress", "RunPhase", "case_size"]
 
-Phase = Literal["running", "shrinking", "done"]
+RunPhase = Literal["running", "shrinking", "done"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class PropertyProgress:
 
     family: str
     name: str
-    phase: Phase
+    phase: RunPhase
     examples: int                 # examples checked so far (batches, against a system)
     planned: int                  # examples Hypothesis was asked for
     cases: int = 0                # cases sent (an example of a system property is a batch of cases)

@@ -13,6 +13,7 @@ only a slow one is worth a line there. stdout (the table, the summary) is never 
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -80,6 +81,7 @@ class CampaignProgress:
             self.finish()
             self.stream.write(text + "\n")
         else:
+            text = text[:shutil.get_terminal_size((120, 24)).columns - 1]  # a wrapped line could not be redrawn
             width = max(self._drawn, len(text))
             self.stream.write("\r" + text.ljust(width))
             self._drawn = width

@@ -191,3 +191,15 @@ def test_the_command_line_takes_a_shrink_budget_and_refuses_one_past_hypothesis_
     assert "--shrink-budget: 300 is not from 0 to 240 seconds" in capsys.readouterr().err
     assert main(["run", "--family", "regular", "--property", "final_convergence", "--examples", "3",
                  "--shrink-budget", "30", "--no-reports"]) == 0
+
+
+def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_property() -> None:
+    clock = FakeClock()
+    told: list[str] = []
+
+    def closed_pipe(p: PropertyProgress) -> None:
+        told.append(p.phase)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    result = run_property(slow_spec(clock, limit=10**9), seed=3, progress=closed_pipe, clock=clock)
+    assert result.ok and result.examples == 30 and told == ["running"]

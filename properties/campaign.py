@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import Counter
@@ -110,7 +111,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
     planned = max_examples or spec.examples
-    budget = ShrinkBudget(DEFAULT_SHRINK_BUDGET if budget_seconds is None else budget_seconds, clock)
+    seconds = DEFAULT_SHRINK_BUDGET if budget_seconds is None else budget_seconds
+    budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
     watch = _Watcher(spec, planned, result, budget, progress)
     system_failed: list[SystemUnderTestError] = []
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])

@@ -159,3 +159,4 @@ def test_a_budget_spent_just_as_hypothesis_replays_its_best_case_stops_nothing()
     assert result.shrink_stopped is None and result.failure_args == finished.failure_args == ([LIMIT + 1],)
     assert again.calls == first.calls - 1  # everything but the replay ran; the replay answered as before
     assert "Flaky" not in printed
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import Counter
@@ -21,11 +22,14 @@ from converge.engine.model.errors import (
     UnsupportedError,
 )
 from converge.generators.profile import PROFILE
+from converge.properties.budget import DEFAULT_SHRINK_BUDGET, ShrinkBudget, ShrinkStopped, check_budget
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
+from converge.properties.progress import RunPhase
+from converge.properties.progress import ProgressCallback, PropertyProgress, case_size
 from converge.properties.spec import PropertySpec
 
 
@@ -51,6 +55,7 @@ class PropertyResult:
     warnings: list[str] = field(default_factory=list)   # e.g. a campaign search that found nothing in budget
     coverage: Counter = field(default_factory=Counter)  # special case -> examples that drew it
     exercised: Exercised = field(default_factory=Exercised)  # cases compared / not applicable / unsupported / skipped
+    shrink_stopped: float | None = None     # shrinking stopped at this budget (s), with the best case found by then
 
     @property
     def examples_per_second(self) -> float:
@@ -71,8 +76,9 @@ class PropertyResult:
 
 
 def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: int | None = None,
-                 shrink: bool = True, on_failure: Callable[[PropertyResult], None] | None = None
-                 ) -> PropertyResult:
+                 shrink: bool = True, on_failure: Callable[[PropertyResult], None] | None = None,
+                 shrink_budget: float | None = None, progress: ProgressCallback | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> PropertyResult:
     """Run one property with Hypothesis; a failure comes back shrunk, with its evidence.
 
     Without a seed one is drawn and recorded, so every failure report names the
@@ -86,6 +92,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     input converge generated that its own engine, oracle or property rejects
     (BadInputError, UnsupportedError) is converge's bug: an InternalError,
     shrunk like any failure.
+
+    Shrinking stops `shrink_budget` seconds (default DEFAULT_SHRINK_BUDGET) after
+    the first failure, with the best case found by then; `result.shrink_stopped`
+    then records the budget (properties/budget.py). `progress` is told after
+    every example where the run stands (properties/progress.py); `clock` is
+    what both read the time from.
     """
     if not isinstance(spec, PropertySpec):
         raise ApiMisuseError(f"run_property: expected a PropertySpec, got {type(spec).__name__}")
@@ -93,16 +105,19 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
                                   or (name == "max_examples" and value == 0)):
             raise ApiMisuseError(f"run_property({name}={value!r}): expected a positive integer or None")
+    budget_seconds = check_budget(shrink_budget)
     if seed is None:
         seed = random.SystemRandom().getrandbits(32)
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
+    planned = max_examples or spec.examples
+    seconds = DEFAULT_SHRINK_BUDGET if budget_seconds is None else budget_seconds
+    budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
+    watch = _Watcher(spec, planned, result, budget, progress)
     system_failed: list[SystemUnderTestError] = []
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
-    @settings(PROFILE, max_examples=max_examples or spec.examples, database=None, phases=phases, print_blob=False)
-    @given(spec.strategy())
-    def test(args: tuple) -> None:
+    def check_one(args: tuple) -> None:
         counter[0] += 1
         cases = example_cases(args)
         for case in sorted(cases):
@@ -136,11 +151,37 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             recording.exercised.add("compared")
         result.exercised.merge(recording.exercised)
 
+    @settings(PROFILE, max_examples=planned, database=None, phases=phases, print_blob=False)
+    @given(spec.strategy())
+    def test(args: tuple) -> None:
+        before, shrinking = counter[0], budget.failed
+        try:
+            budget.run(args, lambda: check_one(args))
+        except UnsatisfiedAssumption:
+            raise
+        except Exception as exc:
+            if exc is budget.best:  # the failure being shrunk: the best case so far
+                watch.failed(args)
+            raise
+        finally:
+            if counter[0] > before:  # the check ran (not so for the final replay once the budget is spent)
+                watch.checked(counter[0], shrinking)
+
     test = hypothesis_seed(seed)(test)
+
+    def search() -> None:
+        try:
+            with process_independent_generation():  # the seed finds the same examples in any process
+                test()
+            return
+        except ShrinkStopped:
+            pass
+        raise budget.best_failure()  # outside the handler: the failure keeps its own context and cause
+
     start, cpu_start = time.perf_counter(), time.process_time()
+    watch.start()
     try:
-        with process_independent_generation():  # the seed finds the same examples in any process
-            test()
+        search()
     except _SystemFailed:
         result.error = system_failed[0]
         result.failures = 1
@@ -158,6 +199,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.error = exc
         result.failures = 1
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
+    if budget.stopped:
+        result.shrink_stopped = budget.seconds
     if spec.search is not None and result.ok:
         _run_search(spec, seed, result)
     result.seconds = time.perf_counter() - start
@@ -168,9 +211,47 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         result.error, result.failures = NotCheckedError(result.exercised.why_nothing_compared()), 0
     if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
         with_oracle_final(result.failure.divergence)
+    watch.done()
     if not result.ok and not result.not_checked and on_failure is not None:
         on_failure(result)
     return result
+
+
+class _Watcher:
+    """Tells run_property's `progress` callback where the run stands (nothing when there is none)."""
+
+    def __init__(self, spec: PropertySpec, planned: int, result: PropertyResult, budget: ShrinkBudget,
+                 callback: ProgressCallback | None) -> None:
+        self.spec, self.planned, self.result, self.budget, self.callback = spec, planned, result, budget, callback
+        self.examples = 0            # examples whose check ran
+        self.steps = 0               # of them, after the first failure
+        self.best = (0, 0)           # (events, cases) of the latest failing example: Hypothesis keeps only smaller ones
+
+    def failed(self, args: tuple) -> None:
+        self.best = case_size(args)
+
+    def checked(self, examples: int, after_failure: bool) -> None:
+        self.examples = examples
+        self.steps += after_failure
+        self._tell("shrinking" if self.budget.failed else "running")
+
+    def start(self) -> None:
+        self._tell("running")        # before the first example: against a system, it may take seconds
+
+    def done(self) -> None:
+        self._tell("done")
+
+    def _tell(self, phase: RunPhase) -> None:
+        if self.callback is None:
+            return
+        seen = self.result.exercised
+        try:
+            self.callback(PropertyProgress(
+                self.spec.family, self.spec.name, phase, self.examples, self.planned, seen.cases, seen.compared,
+                self.steps, self.best[0], self.best[1], self.budget.elapsed(), self.budget.seconds,
+                stopped=self.result.shrink_stopped is not None))
+        except OSError:  # stderr is gone (a closed pipe): the display stops, never the property (nor its verdict)
+            self.callback = None
 
 
 def measure_coverage(spec: PropertySpec, *, max_examples: int, seed: int) -> PropertyResult:

@@ -173,6 +173,9 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
              f"| diverges at | {where} of {len(s.events)} |",
              f"| Hypothesis | {hypothesis.__version__}, seed {seed if seed is not None else 'unknown'} |",
              f"| runtime | {info.get('runtime', 'local')} |"]
+    if info.get("shrink_stopped_after_s") is not None:
+        lines.append(f"| shrinking | stopped after {info['shrink_stopped_after_s']:.0f} s (the shrink budget): the "
+                     "smallest failing case found by then, maybe not a minimal one |")
     if png is not None:
         lines += ["", f"![timeline]({png.name})"]
     elif not pictures_available():
@@ -249,12 +252,15 @@ def _picture(d: Divergence, path: Path, warn: Callable[[str], None]) -> tuple[Pa
 def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local", seed: int | None = None,
                          family: str | None = None, args: Sequence[Any] | None = None, spec: str | None = None,
                          timeline: bool = True, notes: Mapping[str, Any] | None = None,
-                         warn: Callable[[str], None] = warn_on_stderr) -> tuple[Path, ...]:
+                         warn: Callable[[str], None] = warn_on_stderr,
+                         shrink_stopped: float | None = None) -> tuple[Path, ...]:
     """Write <name>.json (replayable), <name>.md and <name>.png into `folder`; return their paths.
 
     `spec` is the registry name of the property that ran, when it differs from the check's own name
     (several registered properties share one check with different generators). `notes` are JSON
     values recorded in the file's `converge_failure` meta (`converge mutants` records the bug applied).
+    `shrink_stopped`: shrinking stopped at this budget (seconds), so the case is the smallest found by then;
+    the file records it as `shrink_stopped_after_s` and the Markdown says so.
 
     Each file is written whole or not at all (engine/model/files.py). The scenario file and the Markdown
     are the report: when either cannot be written, neither is left and the OSError names the file and
@@ -266,6 +272,8 @@ def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local",
     info: dict[str, Any] = {"family": family, "seed": seed, "runtime": runtime}
     if spec is not None and spec != d.property:
         info["spec"] = spec
+    if shrink_stopped is not None:
+        info["shrink_stopped_after_s"] = shrink_stopped
     png: Path | None = None
     try:
         scenario = _with_failure_meta(d, args, info, notes or {})
@@ -307,7 +315,8 @@ def failure_reporter(folder: Path, *, runtime: str = "local", notes: Mapping[str
         if d is None:
             return
         paths = write_failure_report(d, Path(folder), runtime=runtime, seed=result.seed, family=result.family,
-                                     args=result.failure_args, spec=result.name, notes=notes, warn=warn)
+                                     args=result.failure_args, spec=result.name, notes=notes, warn=warn,
+                                     shrink_stopped=getattr(result, "shrink_stopped", None))
         result.reports.extend(str(p) for p in paths)
 
     return report

@@ -30,6 +30,7 @@ class RunOptions:
     batch: int = 20                    # cases per run request of a system campaign
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
+    shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import hypothesis
 
 from converge.engine.model.errors import label
 from converge.engine.model.files import write_text_whole
+from converge.reports.terminal import shrink_note
 
 
 def _link(path: str, folder: Path) -> str:
@@ -55,6 +56,7 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
          "exercised": r.exercised.to_json(), "failures": r.failures,
          "seconds": round(r.seconds, 3), "examples_per_second": round(r.examples_per_second, 1),
          "seed": getattr(r, "seed", None), "reports": list(r.reports),
+         "shrink_stopped_after_s": getattr(r, "shrink_stopped", None),  # None: shrinking finished (or no failure)
          "error": None if r.ok else str(r.failure or f"{type(r.error).__name__}: {r.error}")}
         for r in results
     ]
@@ -85,7 +87,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
         links = " ".join(_link(p, folder) for p in r["reports"])
         seen = r["exercised"]
         other = seen["not_applicable"] + seen["unsupported"] + seen["skipped"]
-        lines.append(f"| {r['family']} | {r['property']} | {r['outcome']} | {r['examples']} | {seen['compared']} "
+        outcome = r["outcome"] + shrink_note(r["shrink_stopped_after_s"])
+        lines.append(f"| {r['family']} | {r['property']} | {outcome} | {r['examples']} | {seen['compared']} "
                      f"| {other} | {r['failures']} | {r['seconds']} "
                      f"| {r['examples_per_second']} | {r['seed'] if r['seed'] is not None else ''} | {links} |")
     failed = [r for r in rows if r["error"]]

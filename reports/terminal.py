@@ -6,7 +6,7 @@ import sys
 from collections import Counter
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
-__all__ = ["failure_excerpt", "format_table", "outcome_cell", "progress", "tally"]
+__all__ = ["failure_excerpt", "format_table", "outcome_cell", "progress", "shrink_note", "tally"]
 
 REASON_WIDTH = 70
 
@@ -61,6 +61,11 @@ def outcome_cell(label: str, error: BaseException | None) -> str:
     if len(reason) > REASON_WIDTH:
         reason = reason[:REASON_WIDTH - 3] + "..."
     return f"{label}: {reason}" if reason else label
+
+
+def shrink_note(stopped: float | None) -> str:
+    """What a table's outcome adds when shrinking stopped at its budget (the case shown is the best found by then)."""
+    return "" if stopped is None else f" (shrink stopped after {stopped:.0f} s)"
 
 
 def failure_excerpt(message: str, reports: Sequence[str], lines: int = 12) -> str:

@@ -27,6 +27,7 @@ class SystemKind(ABC):
     forms: ClassVar[tuple[str, ...]]       # how a spec of this kind is written, for help and errors
     case_type: ClassVar[type]              # what one case of this kind is
     summary: ClassVar[str]                 # one line for `converge run --help` and docs
+    startup: ClassVar[str] = ""            # what starting it costs, shown while it starts ("a MiniCluster, ~20-40 s")
 
     def __init__(self, spec: str) -> None:
         self.spec = spec

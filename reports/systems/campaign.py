@@ -31,14 +31,17 @@ from converge.engine.model.errors import (
 )
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
+from converge.properties.budget import check_budget
 from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.progress import ProgressCallback
 from converge.properties.systems.known import KnownDivergence, campaign_known
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.options import RunOptions
+from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.base import SystemKind
-from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, progress
+from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 
 NOT_APPLICABLE, KNOWN = "not applicable", "known"
@@ -87,7 +90,7 @@ def select_properties(family: str | None, name: str | None) -> list[SystemProper
 
 
 def run_one(prop: SystemProperty, system: System, system_spec: str, options: RunOptions,
-            known: list[KnownDivergence], reports: RunReports) -> SystemRun:
+            known: list[KnownDivergence], reports: RunReports, progress: ProgressCallback | None = None) -> SystemRun:
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
@@ -95,7 +98,8 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
     cases = options.examples if options.examples is not None else prop.examples
     batch = max(1, min(options.batch, system.capabilities.max_batch))
     batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
-    result = run_property(spec, max_examples=batches, seed=options.seed)
+    result = run_property(spec, max_examples=batches, seed=options.seed, shrink_budget=options.shrink_budget,
+                          progress=progress)
     run = SystemRun(prop, result=result, known=matched(known, result))
     if not result.ok and not result.not_checked:
         report = reports.reporter(runtime=system.title, notes={"system": system.title})
@@ -131,27 +135,35 @@ class ConvergeCaseKind(SystemKind):
         return replay_on_system_files(files, self)
 
 
-def run_system_campaign(options: RunOptions, kind: SystemKind) -> int:
-    """Open the system, run every selected property on it, print the table and the closing note."""
+def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: CampaignProgress | None = None) -> int:
+    """Open the system, run every selected property on it, print the table and the closing note.
+
+    While it runs, `watch` (default: stderr, reports/progress.py) shows the system starting and up, then each
+    property's batches and shrinking."""
+    check_budget(options.shrink_budget, "shrink_budget")
     known = campaign_known(options.known, builtin=options.builtin_known)
     props = select_properties(options.family, options.property)
+    watch = watch or CampaignProgress(unit=("batch", "batches"))
+    hint = f" ({kind.startup})" if kind.startup else ""
+    watch.note(f"starting {kind.spec}{hint}...")
     started = time.perf_counter()
     system = kind.open()
     startup = time.perf_counter() - started
+    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} properties to run")
     reports = RunReports.open(options.reports, "run")
     runs: list[SystemRun] = []
     failed: SystemRun | None = None  # the property during which the system failed: it is dead from then on
     try:
         for i, prop in enumerate(props):
-            progress(i, len(props), f"{system.name}: {prop.key}")
+            watch.begin(i, len(props))
             if failed is not None:
                 runs.append(not_run_after(prop, system, failed))
                 continue
-            runs.append(run_one(prop, system, kind.spec, options, known, reports))
+            runs.append(run_one(prop, system, kind.spec, options, known, reports, progress=watch))
             if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
                 failed = runs[-1]
-        progress(len(props), len(props), "done")
     finally:
+        watch.finish()
         system.close()
     print(format_table(*table(system, runs)))
     results = [r.result for r in runs if r.result is not None]
@@ -180,6 +192,7 @@ def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[
         outcome = outcome_cell(r.outcome, res.error)
         if r.only_known and seen.compared == 0:
             outcome = f"{KNOWN} (nothing else compared)"
+        outcome += shrink_note(res.shrink_stopped)
         rows.append((system.title, r.prop.family, r.prop.name, outcome, res.examples, seen.cases, seen.compared,
                      seen.unsupported, seen.known, res.failures, f"{res.seconds:.1f}", rate))
     return headers, rows

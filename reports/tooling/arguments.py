@@ -15,12 +15,13 @@ from pathlib import Path
 
 from converge.engine.model.errors import UsageError
 from converge.engine.model.paths import not_a_file
+from converge.properties.budget import DEFAULT_SHRINK_BUDGET, MAX_SHRINK_BUDGET
 from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
 __all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
-           "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets", "output_file",
-           "positive_int", "reports_of", "system_timeout_of"]
+           "add_shrink_budget", "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets",
+           "output_file", "positive_int", "reports_of", "system_timeout_of"]
 
 # What each command's `register(subparsers)` receives: the top parser's `add_subparsers()`.
 Subparsers = argparse._SubParsersAction
@@ -80,6 +81,26 @@ def expand_targets(targets: Sequence[str]) -> list[Path]:
             raise UsageError(f"{target}: no file or directory matches")
         out.extend(Path(m) for m in matched)
     return out
+
+
+def shrink_seconds(text: str) -> float:
+    """An argparse type: seconds of shrinking, from 0 (report the first failing case as found) to MAX_SHRINK_BUDGET."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= MAX_SHRINK_BUDGET:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text} is not from 0 to {MAX_SHRINK_BUDGET:.0f} seconds (Hypothesis "
+                                         "itself stops shrinking after 300 s)")
+    return value
+
+
+def add_shrink_budget(parser: argparse.ArgumentParser) -> None:
+    """`--shrink-budget SECONDS`: how long a property's failure is shrunk before its best case so far is reported."""
+    parser.add_argument("--shrink-budget", metavar="SECONDS", type=shrink_seconds, default=None,
+                        help=f"stop shrinking a failure after this many seconds and report the smallest failing "
+                             f"case found by then (default {DEFAULT_SHRINK_BUDGET:.0f}; at most "
+                             f"{MAX_SHRINK_BUDGET:.0f})")
 
 
 def add_examples(parser: argparse.ArgumentParser, default: int | None, help: str | None = None) -> None:

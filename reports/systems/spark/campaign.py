@@ -26,11 +26,12 @@ from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
+from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.spark.replay import replay_native
 from converge.reports.systems.spark.runs import RunCache
 from converge.reports.systems.spark.system import SparkNativeSystem
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, progress
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 
 FAMILY = "spark_native"
 DEFAULT_EXAMPLES = 20
@@ -89,6 +90,9 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
     case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
     meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
             "message": failure.divergence.describe()}
+    stopped = run.result.shrink_stopped
+    if stopped is not None:  # the smallest case found within the shrink budget, maybe not a minimal one
+        meta["shrink_stopped_after_s"] = stopped
     shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
     path = folder / f"{FAMILY}-{run.prop.name}.json"
     try:
@@ -96,7 +100,8 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
         md = write_text_whole(path.with_suffix(".md"),
                               f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
                               f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
-                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case:\n\n```json\n"
+                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case"
+                              f"{shrink_note(stopped)}:\n\n```json\n"
                               f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n")
         run.reports += [str(path), str(md)]
     except OSError as exc:
@@ -113,27 +118,32 @@ def run_spark_native_campaign(options: RunOptions) -> int:
                          f"{', '.join(p.name for p in NATIVE_PROPERTIES)}")
     seed = options.seed if options.seed is not None else random.SystemRandom().getrandbits(32)
     examples = options.examples or DEFAULT_EXAMPLES
+    watch = CampaignProgress(unit=("example", "examples"))
+    watch.note("starting spark (a local Spark session)...")
     started = time.perf_counter()
     system = SparkNativeSystem()
     startup = time.perf_counter() - started
+    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} properties to run")
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
     runs: list[NativeRunOutcome] = []
     try:
         for i, prop in enumerate(props):
-            progress(i, len(props), f"spark: {prop.name}")
+            watch.begin(i, len(props))
             tally = NativeTally()
-            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed)
+            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed,
+                                  shrink_budget=options.shrink_budget, progress=watch)
             run = NativeRunOutcome(prop, result, tally)
             if not result.ok and not result.not_checked:
                 _write_failure(reports, run, system)
             runs.append(run)
-        progress(len(props), len(props), "done")
     finally:
+        watch.finish()
         system.close()
     headers = ("system", "family", "property", "outcome", "examples", "exercised", "with late rows", "rejected",
                "spark runs", "seconds")
-    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome, r.tally.examples, r.tally.exercised,
+    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome + shrink_note(r.result.shrink_stopped),
+                                  r.tally.examples, r.tally.exercised,
                                   r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
                                   f"{r.result.seconds:.1f}") for r in runs]))
     total = sum(r.result.seconds for r in runs)

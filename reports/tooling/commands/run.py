@@ -8,14 +8,16 @@ from collections.abc import Sequence
 
 from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.scenario import Scenario
+from converge.properties.budget import check_budget
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_rows
 from converge.properties.registry import families, select
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
+from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.registry import system_kind
-from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, progress, tally
+from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
 from converge.reports.tooling.arguments import (
     Subparsers,
     add_examples,
@@ -23,6 +25,7 @@ from converge.reports.tooling.arguments import (
     add_reports_options,
     add_runtime,
     add_seed,
+    add_shrink_budget,
     add_system,
     check_oracle,
     existing_file,
@@ -34,6 +37,9 @@ from converge.reports.tooling.arguments import (
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
 # results cannot be trusted, bad input means some checks did not run at all, a divergence is a finished check.
+
+
+QUIET_FOR = 5.0  # seconds a property of the embedded campaign runs before its progress is shown (most take less)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -57,6 +63,7 @@ def register(subparsers: Subparsers) -> None:
                      help="with --system: do not apply the built-in known divergences (a --known FILE still applies)")
     run.add_argument("--batch", type=positive_int, default=None,
                      help=f"with --system: most cases per run request (default {RunOptions.batch})")
+    add_shrink_budget(run)
     run.add_argument("--stats", action="store_true",
                      help="also print how often each family drew each special case (properties/coverage.py)")
     run.set_defaults(handler=cmd_run)
@@ -72,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=known, builtin_known=not args.no_known,
                                    batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
-                                   system_timeout=system_timeout_of(args)))
+                                   system_timeout=system_timeout_of(args), shrink_budget=args.shrink_budget))
 
 
 def run_on_system(options: RunOptions) -> int:
@@ -102,6 +109,7 @@ def result_error(result: PropertyResult) -> BaseException | None:
 def run_campaign(options: RunOptions) -> int:
     """Run the selected properties, print the table, the summary's path and each failure; see the exit codes above."""
     check_oracle(options.oracle, options.runtime, options.system)
+    check_budget(options.shrink_budget)
     if options.system is not None:
         return run_on_system(options)
     if options.runtime != "local":
@@ -115,11 +123,15 @@ def run_campaign(options: RunOptions) -> int:
     reports = RunReports.open(options.reports, "run")
     reporter = reports.reporter()
     results = []
-    for i, spec in enumerate(specs):
-        progress(i, len(specs), f"{spec.family}/{spec.name}")
-        examples = options.examples if options.examples is not None else spec.examples
-        results.append(run_property(spec, max_examples=examples, seed=options.seed, on_failure=reporter))
-    progress(len(specs), len(specs), "done")
+    watch = CampaignProgress(quiet_for=QUIET_FOR)
+    try:
+        for i, spec in enumerate(specs):
+            watch.begin(i, len(specs))
+            examples = options.examples if options.examples is not None else spec.examples
+            results.append(run_property(spec, max_examples=examples, seed=options.seed, on_failure=reporter,
+                                        shrink_budget=options.shrink_budget, progress=watch))
+    finally:
+        watch.finish()
     print_results(specs, results, stats=options.stats)
     summary = reports.summary(results)
     if summary is not None:
@@ -138,7 +150,8 @@ def run_campaign(options: RunOptions) -> int:
 
 def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResult], *, stats: bool) -> None:
     """The campaign's table (with a verdict column for the anomalies family) and, with --stats, its coverage."""
-    rows = [(r.family, r.name, outcome_cell(label(result_error(r)), result_error(r)), r.examples,
+    rows = [(r.family, r.name, outcome_cell(label(result_error(r)), result_error(r)) + shrink_note(r.shrink_stopped),
+             r.examples,
              r.exercised.compared, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.0f}") for r in results]
     headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "compared", "failures", "seconds",
                                 "examples/s")

@@ -1,0 +1,101 @@
+"""A campaign's progress on stderr while it runs: one redrawn line on a terminal, plain lines in a log.
+
+A campaign against a live system is silent for minutes otherwise (the
+system's start, seconds per batch, shrinking). On a terminal the line is
+redrawn in place (at most every `redraw` seconds) and erased at the end. When
+stderr is not a terminal (a CI log) each line is printed whole: at every phase
+change (the system starting and up, a property starting, its shrinking, its
+end) and otherwise at most once every `interval` seconds, so a log stays
+readable. `quiet_for` keeps a property's lines back until it has run that
+long in a log: the embedded campaign's properties take a second or two, and
+only a slow one is worth a line there. stdout (the table, the summary) is never touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from converge.properties.progress import PropertyProgress
+
+__all__ = ["CampaignProgress", "describe"]
+
+
+class CampaignProgress:
+    """Draws a campaign's progress; call it with each PropertyProgress (run_property's `progress` callback)."""
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None,
+                 unit: tuple[str, str] = ("example", "examples"),
+                 interval: float = 10.0, quiet_for: float = 0.0, redraw: float = 0.1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.unit, self.interval, self.quiet_for, self.redraw, self.clock = unit, interval, quiet_for, redraw, clock
+        self.position = ""              # "[2/9] ": which property of the campaign
+        self._last_line = float("-inf")  # when the last line was written
+        self._drawn = 0                  # width of the line on the terminal (0: none)
+        self._state: tuple[str, str] | None = None  # (property, phase) of the last line written
+        self._started: dict[str, float] = {}
+        self._begun: float | None = None  # when the campaign moved to the property not yet heard from
+
+    def begin(self, index: int, total: int) -> None:
+        """The campaign moves to its `index`-th property (from 0) of `total`: its time counts from now."""
+        self.position = f"[{index + 1}/{total}] "
+        self._begun = self.clock()
+
+    def note(self, text: str) -> None:
+        """A line of its own, always shown (the system starting, the system up)."""
+        self._write(text, whole=True)
+
+    def __call__(self, p: PropertyProgress) -> None:
+        now = self.clock()
+        if p.key not in self._started:
+            self._started[p.key] = now if self._begun is None else self._begun
+            self._begun = None
+        started = self._started[p.key]
+        if not self.tty and p.phase != "done" and now - started < self.quiet_for:
+            return
+        changed = self._state != (p.key, p.phase)
+        if p.phase == "done" and (self._state is None or self._state[0] != p.key):
+            return  # a property too quick to have shown anything ends without a line either
+        if not changed and now - self._last_line < (self.redraw if self.tty else self.interval):
+            return
+        self._state = (p.key, p.phase)
+        self._write(self.position + describe(p, self.unit, now - started), whole=False)
+
+    def finish(self) -> None:
+        """Erase the terminal's line (the table comes next on stdout)."""
+        if self.tty and self._drawn:
+            self.stream.write("\r" + " " * self._drawn + "\r")
+            self.stream.flush()
+            self._drawn = 0
+
+    def _write(self, text: str, *, whole: bool) -> None:
+        self._last_line = self.clock()
+        if not self.tty:
+            self.stream.write(text + "\n")
+        elif whole:
+            self.finish()
+            self.stream.write(text + "\n")
+        else:
+            text = text[:shutil.get_terminal_size((120, 24)).columns - 1]  # a wrapped line could not be redrawn
+            width = max(self._drawn, len(text))
+            self.stream.write("\r" + text.ljust(width))
+            self._drawn = width
+        self.stream.flush()
+
+
+def describe(p: PropertyProgress, unit: tuple[str, str] = ("example", "examples"), seconds: float = 0.0) -> str:
+    """One line for where a property stands; `unit` names an example (singular, plural): a system's is a batch,
+    and then the cases sent are counted too."""
+    sent = f", {p.cases} cases sent" if p.cases != p.examples or unit[0] != "example" else ""
+    if p.phase == "shrinking":
+        return (f"{p.key}: shrinking: step {p.shrink_steps}, best case {p.best_events} events / {p.best_cases} "
+                f"cases, {p.shrink_seconds:.0f} s (budget {p.budget:.0f} s)")
+    if p.phase == "done":
+        stopped = f", shrink stopped after {p.budget:.0f} s" if p.stopped else ""
+        return f"{p.key}: done: {p.examples} {unit[p.examples != 1]}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
+    return f"{p.key}: {unit[0]} {p.examples}/{p.planned}{sent}, {p.compared} compared, {seconds:.0f} s"

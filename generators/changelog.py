@@ -37,6 +37,10 @@ _DOMAINS = {"BIGINT": INT_DOMAIN, "INTEGER": INT_DOMAIN, "VARCHAR": STR_DOMAIN, 
             "BOOLEAN": BOOL_DOMAIN}
 
 INSERT, UPDATE, DELETE, ADVANCE = 0, 1, 2, 3
+# An insert's row pick (unused otherwise) of this value copies a present row of an input without a unique key:
+# identical rows are what the no-unique-key state must count apart, and drawn value by value they are rare
+# where domains are wide. The pick shrinks towards 0: a counterexample keeps a copy only where it matters.
+_COPY = 7
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,11 @@ def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]
         action = op.action
         if spec.changelog_mode == "insert_only" or not table.rows:
             action = INSERT
-        if action == INSERT:
+        if action == INSERT and op.pick == _COPY and table.uk_idx is None and table.rows:
+            row = table.rows[op.values[0] % len(table.rows)]  # a second copy of a present row (no unique key)
+            table.rows.append(row)
+            events.append(ChangeEvent(name, "+I", row))
+        elif action == INSERT:
             row = table.free_row(op.values, op.flag)
             if row is None:
                 continue

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Protocol
 
 import sqlglot
 from sqlglot import exp
@@ -246,7 +246,7 @@ def example_cases(args: Iterable[object]) -> set[str]:
     for arg in args:
         if isinstance(arg, Scenario):
             found |= special_cases(arg)
-        elif isinstance(arg, tuple):
+        elif isinstance(arg, (tuple, list)):  # a pair of scenarios; a system campaign's batch of cases
             found |= example_cases(arg)
     return found
 
@@ -270,3 +270,23 @@ def coverage_rows(examples: dict[str, int], drawn: dict[str, Counter]) -> list[t
             row.append(f"{k} ({100 * k / n:.0f}%)" if n else "0")
         rows.append(tuple(row))
     return rows
+
+
+class _Covered(Protocol):
+    """What coverage_summary reads of a property's result (properties.campaign.PropertyResult)."""
+
+    family: str
+    examples: int
+    coverage: Counter
+
+
+def coverage_summary(results: Iterable[_Covered], unit: str = "examples") -> tuple[tuple[str, ...], list]:
+    """(headers, rows) of the `--stats` table: per family, how many `unit`s drew each case. A system campaign's
+    unit is a batch: its cases share one shape, so a shape's case (key form, layout, modes) is every case's."""
+    examples: dict[str, int] = {}
+    drawn: dict[str, Counter] = {}
+    for r in results:
+        examples[r.family] = examples.get(r.family, 0) + r.examples
+        drawn.setdefault(r.family, Counter()).update(r.coverage)
+    headers = (f"special case ({unit} drawing it)",) + tuple(f"{f} ({n})" for f, n in examples.items())
+    return headers, coverage_rows(examples, drawn)

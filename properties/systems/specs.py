@@ -132,7 +132,8 @@ def _interval(caps: Capabilities, name: str):
 
 def _minibatch(caps: Capabilities, name: str):
     """Binary INNER/LEFT/RIGHT/FULL joins with config.mini_batch_size (Flink's table.exec.mini-batch.*): bundles
-    fold retractions away before the join, which must not change the final answer."""
+    fold retractions away before the join, which must not change the final answer. A third of the templates are
+    match_flip_cases (where folding decides a match), when the system takes retract inputs."""
     reason = _common(caps, name, "regular")
     modes = _pick(("insert_only", "retract", "upsert"), caps.changelog_modes)
     if reason is None and not set(OUTER) <= set(caps.join_types):

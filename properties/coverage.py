@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
+from itertools import pairwise
 from typing import Iterable, Iterator, Protocol
 
 import sqlglot
@@ -143,7 +144,7 @@ def _bundle_update_pair(scenario: Scenario) -> bool:
         return False
     specs = {spec.name: spec for spec in scenario.chain}
     changes = [e for e in scenario.events if isinstance(e, ChangeEvent) and e.input in specs]
-    for p, (old, new) in enumerate(zip(changes, changes[1:])):
+    for p, (old, new) in enumerate(pairwise(changes)):
         if old.kind != "-U" or new.kind != "+U" or old.input != new.input or p // size != (p + 1) // size:
             continue
         cols = _condition_columns(scenario, old.input)

@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import replace
 
 from hypothesis import HealthCheck, Phase, find, given, settings
-from hypothesis import strategies as st
 
 from converge.engine.materialize import clean
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario

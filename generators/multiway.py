@@ -6,6 +6,10 @@ which earlier input each join links to on the key (`chain`: the previous one,
 composite (`k` and `id`) or null-safe, optional residual conditions over an
 earlier input (which may be NULL-padded), and optionally one *break*: a join
 that links on `id` only, so the chain has no common partition key across it.
+Each link also draws a form (`LINK_FORMS`: plain, the VARCHAR column `s` added
+to its key, or an equality inside an OR beside it), each input a column order
+(`LAYOUTS`) and its own changelog mode, and the key values may come from a
+wider domain with deliberate ties between key columns (docs/generators.md).
 
 Every drawn scenario records what it was built from in
 `scenario.meta["generated_chain"]`

@@ -37,6 +37,10 @@ _DOMAINS = {"BIGINT": INT_DOMAIN, "INTEGER": INT_DOMAIN, "VARCHAR": STR_DOMAIN, 
             "BOOLEAN": BOOL_DOMAIN}
 
 INSERT, UPDATE, DELETE, ADVANCE = 0, 1, 2, 3
+# An insert's row pick (unused otherwise) of this value copies a present row of an input without a unique key:
+# identical rows are what the no-unique-key state must count apart, and drawn value by value they are rare
+# where domains are wide. The pick shrinks towards 0: a counterexample keeps a copy only where it matters.
+_COPY = 7
 
 
 @dataclass(frozen=True)
@@ -165,17 +169,41 @@ def equality_columns(conditions: Sequence[str], name: str) -> tuple[str, ...]:
     return tuple(cols)
 
 
+def tie_pair(spec: InputSpec, key_columns: Sequence[str]) -> tuple[int, int] | None:
+    """(source, target) indexes of the first two key columns of one type, or None where there are none.
+
+    A planner that swaps two key columns gives the same answer on a row whose two columns hold one value, and
+    a different one where they differ: so an insert whose otherwise unused flag bit is set copies the first
+    into the second (a deliberate tie), and one without it keeps the values drawn (mostly different). The
+    flag shrinks to unset: a shrunk counterexample keeps a tie only where it matters."""
+    types = dict(spec.columns)
+    cols = [c for c in key_columns if c in types]
+    for i, first in enumerate(cols):
+        for second in cols[i + 1:]:
+            if types[first] == types[second]:
+                return spec.index_of(first), spec.index_of(second)
+    return None
+
+
 class ModelTable:
     """The current contents of one input, as the stream has built it so far."""
 
     def __init__(self, spec: InputSpec, key_columns: Sequence[str], key_domain: tuple = KEY_DOMAIN,
-                 fixed_columns: Sequence[str] = ()) -> None:
+                 fixed_columns: Sequence[str] = (), tie_keys: bool = False) -> None:
         self.spec = spec
         self.rows: list[tuple] = []
         self.domains = [domain_for(spec, c, key_columns, key_domain) for c in spec.column_names]
         self.uk_idx = [spec.index_of(c) for c in spec.unique_key] if spec.unique_key else None
         # columns a bare +U must keep (`all` inputs): the join key columns, as far as the generator knows them
         self.key_idx = [spec.index_of(c) for c in (*key_columns, *fixed_columns) if c in spec.column_names]
+        self.tie = tie_pair(spec, key_columns) if tie_keys else None
+
+    def tied(self, row: tuple) -> tuple:
+        """`row` with its second tied key column set to the value of the first (see `tie_pair`)."""
+        if self.tie is None or row[self.tie[0]] is None:  # (a NULL never equals anything: no tie to draw)
+            return row
+        src, dst = self.tie
+        return row[:dst] + (row[src],) + row[dst + 1:]
 
     def _uk(self, row: tuple) -> tuple | None:
         return None if self.uk_idx is None else tuple(row[i] for i in self.uk_idx)
@@ -183,9 +211,10 @@ class ModelTable:
     def make_row(self, values: tuple) -> tuple:
         return tuple(dom[v % len(dom)] for dom, v in zip(self.domains, values))
 
-    def free_row(self, values: tuple) -> tuple | None:
-        """A row built from `values` whose unique key is not taken (None if the domain is exhausted)."""
-        row = self.make_row(values)
+    def free_row(self, values: tuple, tie: bool = False) -> tuple | None:
+        """A row built from `values` whose unique key is not taken (None if the domain is exhausted); with
+        `tie`, its tied key columns hold one value."""
+        row = self.tied(self.make_row(values)) if tie else self.make_row(values)
         if self.uk_idx is None:
             return row
         taken = {self._uk(r) for r in self.rows}
@@ -194,7 +223,7 @@ class ModelTable:
         vals = list(values)
         for _ in range(len(self.domains[self.uk_idx[0]])):
             vals[self.uk_idx[0]] += 1
-            row = self.make_row(tuple(vals))
+            row = self.tied(self.make_row(tuple(vals))) if tie else self.make_row(tuple(vals))
             if self._uk(row) not in taken:
                 return row
         return None
@@ -214,13 +243,15 @@ class ModelTable:
 
 def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]], ops: Sequence[Op],
                  *, time_step: int = 1, key_domain: tuple = KEY_DOMAIN, conditions: Sequence[str] = (),
-                 domains: Sequence[Sequence[tuple]] | None = None) -> list[Event]:
+                 domains: Sequence[Sequence[tuple]] | None = None, tie_keys: bool = False) -> list[Event]:
     """Interpret operations against model tables; the result is always a valid changelog.
 
     `conditions` (the join's): a bare +U on an `all` input keeps every column they compare for equality.
     `domains` (one tuple of values per column, per input) replaces the default per-type domains
-    (generators.schema uses it for NOT NULL columns and event times)."""
-    tables = [ModelTable(s, k, key_domain, equality_columns(conditions, s.name)) for s, k in zip(specs, key_columns)]
+    (generators.schema uses it for NOT NULL columns and event times). `tie_keys`: an insert with its flag set
+    gives two key columns of one type the same value (`tie_pair`)."""
+    tables = [ModelTable(s, k, key_domain, equality_columns(conditions, s.name), tie_keys)
+              for s, k in zip(specs, key_columns)]
     if domains is not None:
         for table, doms in zip(tables, domains):
             table.domains = [tuple(d) for d in doms]
@@ -237,8 +268,12 @@ def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]
         action = op.action
         if spec.changelog_mode == "insert_only" or not table.rows:
             action = INSERT
-        if action == INSERT:
-            row = table.free_row(op.values)
+        if action == INSERT and op.pick == _COPY and table.uk_idx is None and table.rows:
+            row = table.rows[op.values[0] % len(table.rows)]  # a second copy of a present row (no unique key)
+            table.rows.append(row)
+            events.append(ChangeEvent(name, "+I", row))
+        elif action == INSERT:
+            row = table.free_row(op.values, op.flag)
             if row is None:
                 continue
             table.rows.append(row)

@@ -47,7 +47,10 @@ from converge.generators.arguments import check_choices, check_count_range, chec
 
 JOIN_TYPES = ("inner", "left", "right", "full")
 STRATEGIES = ("bounded", "creep", "jumps", "idle")
-KEY_CONDITIONS = ("a.k = b.k", "a.k IS NOT DISTINCT FROM b.k", "a.x <= b.y + 2")
+# The last two: a composite key whose columns pair up crosswise (a's key column with b's value column and back),
+# and equalities inside an OR (docs/generators.md); sampled_from shrinks to the first, the plain key.
+KEY_CONDITIONS = ("a.k = b.k", "a.k IS NOT DISTINCT FROM b.k", "a.x <= b.y + 2", "a.k = b.y AND a.x = b.k",
+                  "(a.k = b.k OR a.x = b.y)")
 RESIDUALS = (None, "a.x <> b.y", None, "a.x + b.y <= 3", "a.x IS NULL OR b.y > 1")
 # (L, U) shapes worth covering on purpose: symmetric, zero-width, one-sided, entirely negative / positive
 BOUND_SHAPES = ((-10, 10), (0, 0), (0, 10), (-10, 0), (-10, -4), (3, 9), (-1, 1), (-5, 12))

@@ -8,6 +8,7 @@ from typing import Literal, Sequence
 
 from hypothesis import strategies as st
 
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import ChangeEvent, ChangelogMode, Config, JoinSpec, Scenario
 from converge.generators.arguments import check_choices, check_one
 from converge.generators.scenarios import TtlMode, input_spec, regular_join_scenarios
@@ -79,6 +80,50 @@ def minibatch_variants(*, semantics: str = "correct", purpose: VariantPurpose = 
                                           changelog_normalize=False))
     # half of the examples keep the insert-only / retract shape, where the no-unique-key fold is busiest
     return st.one_of(minibatch_scenarios(semantics=semantics), st.one_of(*shapes))
+
+
+@st.composite
+def match_flip_cases(draw: st.DrawFn, *, join_types: Sequence[str] = OUTER_AND_INNER,
+                     modes: Sequence[str] = ("insert_only", "retract")) -> Scenario:
+    """A row on each input, then one of them updated by a -U/+U pair inside one bundle to a version that starts
+    or stops matching the other: by its join key or by the residual `a.x > b.y`. What a bundle folds here
+    decides whether a row is joined or NULL-padded (the suppressed-padding and FLINK-34380 class), with
+    semantics left correct, so a system campaign can send it (the final answer is DuckDB's).
+
+    The updated input is retract; the other one takes the first of `modes` it can. The bundle holds 2, 4 or 6
+    elements, so the pair (elements 3 and 4) always shares one. Condition and inputs are regular_join_scenarios'
+    (a key and a residual it draws), so generators.shapes can draw more streams of the same shape."""
+    if "retract" not in modes:
+        raise ApiMisuseError("match_flip_cases(modes=...): the updated input needs retract")
+    jtype = draw(st.sampled_from(tuple(check_choices("match_flip_cases", "join_types", join_types,
+                                                     OUTER_AND_INNER))))
+    by_key = draw(st.booleans())
+    side = draw(st.sampled_from(("b", "a")))
+    starts = draw(st.booleans())  # the update makes the row match (True) or stop matching
+    shape = draw(st.sampled_from(("none", "own") if by_key else ("none", "own", "join_key")))
+    other_mode = "insert_only" if "insert_only" in modes else "retract"
+    a = input_spec("a", "x", shape if side == "a" else "none", "retract" if side == "a" else other_mode, ("k",))
+    b = input_spec("b", "y", shape if side == "b" else "none", "retract" if side == "b" else other_mode, ("k",))
+    k, ida, idb, base = draw(_VALUES), draw(_VALUES), draw(_VALUES), draw(_VALUES)
+    above, below = base + draw(st.integers(1, 3)), base - draw(st.integers(0, 3))  # a.x > b.y: above base, not below
+    row_a, row_b = (k, ida, base, draw(_TEXT)), (k, idb, base, draw(_TEXT))
+    if by_key:  # the partner's value stays below: only the key decides
+        row_a, row_b = (k, ida, above, row_a[3]), (k, idb, base, row_b[3])
+        hit = row_a if side == "a" else row_b
+        miss = (k + draw(st.integers(1, 3)),) + hit[1:]
+    elif side == "a":  # b.y = base; a.x above or not
+        hit, miss = (k, ida, above, row_a[3]), (k, ida, below, row_a[3])
+    else:  # a.x = base; b.y below it or not
+        hit, miss = (k, idb, base - (above - base), row_b[3]), (k, idb, base + (base - below), row_b[3])
+    old, new = (miss, hit) if starts else (hit, miss)
+    fixed = ChangeEvent("b", "+I", row_b) if side == "a" else ChangeEvent("a", "+I", row_a)
+    events = (fixed, ChangeEvent(side, "+I", old), ChangeEvent(side, "-U", old), ChangeEvent(side, "+U", new))
+    condition = "a.k = b.k" if by_key else "a.k = b.k AND (a.x > b.y)"
+    size = draw(st.sampled_from((2, 4, 6)))
+    how = "key" if by_key else "residual"
+    return Scenario(f"generated {jtype} join (mini-batch): an update of {side} {'starts' if starts else 'stops'} "
+                    f"matching by its {how}", (a, b), JoinSpec(("a", "b"), (jtype,), (condition,)),
+                    Config(mini_batch_size=size), events)
 
 
 @st.composite

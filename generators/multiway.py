@@ -6,6 +6,10 @@ which earlier input each join links to on the key (`chain`: the previous one,
 composite (`k` and `id`) or null-safe, optional residual conditions over an
 earlier input (which may be NULL-padded), and optionally one *break*: a join
 that links on `id` only, so the chain has no common partition key across it.
+Each link also draws a form (`LINK_FORMS`: plain, the VARCHAR column `s` added
+to its key, or an equality inside an OR beside it), each input a column order
+(`LAYOUTS`) and its own changelog mode, and the key values may come from a
+wider domain with deliberate ties between key columns (docs/generators.md).
 
 Every drawn scenario records what it was built from in
 `scenario.meta["generated_chain"]`
@@ -57,8 +61,19 @@ RESIDUALS = (
 # Key values: small, so that a combination across four or five inputs still matches often;
 # sometimes a single hot key (with or without NULLs), where every row of an input shares the key.
 KEY_DOMAINS = ((0, 1, None), (0, 1, None), (0, None), (0,))
+# A wider domain: where two key columns of a row hold one value only when drawn so (generators.changelog.tie_pair),
+# so a plan that swaps key columns answers differently (from 0/1/NULL two columns often agree by chance).
+WIDE_KEY_DOMAIN = (0, 1, 2, 3, 4, None)
 
 COLUMNS = (("k", "BIGINT"), ("id", "BIGINT"), ("v", "BIGINT"), ("s", "VARCHAR"))
+# Column orders of an input (indexes into COLUMNS): key columns at other positions than on the input it links to.
+LAYOUTS = ((0, 1, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1))
+
+# How a link compares beyond its key columns (the first is the plain form every shrink falls back to):
+# `typed` adds the VARCHAR column s to the key (BIGINT and VARCHAR key columns mixed); `or` puts an equality
+# inside an OR next to the key ({t} the joined input, {x} the input it links to).
+LINK_FORMS = ("plain", "typed", "or")
+OR_RESIDUALS = ("{x}.id = {t}.id OR {x}.v = {t}.v", "{x}.v = {t}.v OR {x}.s = {t}.s")
 
 
 @dataclass(frozen=True)
@@ -75,12 +90,14 @@ class ChainLink:
                 "residual": self.residual}
 
 
-def chain_input(name: str, uk_shape: str, mode: str, key_cols: Sequence[str]) -> InputSpec:
-    """An input with columns k, id, v, s; its unique key is the join key, `id`, or none."""
+def chain_input(name: str, uk_shape: str, mode: str, key_cols: Sequence[str],
+                layout: Sequence[int] = LAYOUTS[0]) -> InputSpec:
+    """An input with columns k, id, v, s (in the order `layout` gives); its unique key is the join key, `id`,
+    or none."""
     uk: tuple[str, ...] | None = {"join_key": tuple(key_cols), "own": ("id",)}.get(uk_shape)
     if uk is None and mode in ("upsert", "all"):
         mode = "retract"
-    return InputSpec(name, COLUMNS, uk, mode)  # type: ignore[arg-type]
+    return InputSpec(name, tuple(COLUMNS[i] for i in layout), uk, mode)  # type: ignore[arg-type]
 
 
 def link_condition(target: str, name: str, key_columns: Sequence[str], null_safe: bool,
@@ -110,7 +127,9 @@ def multiway_scenarios(
     multi_join: str = "on",
     extra_configs: Sequence[dict] = ({},),
     residuals: Sequence[str] = RESIDUALS,
-    key_domains: Sequence[tuple] = KEY_DOMAINS,
+    key_domains: Sequence[tuple] = KEY_DOMAINS + (WIDE_KEY_DOMAIN,),
+    link_forms: Sequence[str] = LINK_FORMS,
+    layouts: Sequence[Sequence[int]] = LAYOUTS,
     actions: Sequence[int] = (INSERT, UPDATE, DELETE),
     first_input_weight: int = 1,
 ) -> st.SearchStrategy[Scenario]:
@@ -125,6 +144,8 @@ def multiway_scenarios(
     (every combination needs a record of input 0). With `min_ops` > 1 that many
     operations are drawn, each kept with probability 3/4 and able to shrink away,
     so examples are larger without making small counterexamples unreachable.
+    `link_forms` (LINK_FORMS) and `layouts` (LAYOUTS) are drawn per link and per input; each input's
+    changelog mode is drawn on its own, so one chain mixes modes.
     """
     name = "multiway_scenarios"
     num_inputs = check_choices(name, "num_inputs", num_inputs, range(2, 27))
@@ -132,6 +153,8 @@ def multiway_scenarios(
     shapes = check_choices(name, "shapes", shapes, Shape)
     modes = check_choices(name, "modes", modes, ChangelogMode)
     uk_shapes = check_choices(name, "uk_shapes", uk_shapes, UK_SHAPES)
+    link_forms = check_choices(name, "link_forms", link_forms, LINK_FORMS)
+    layouts = check_choices(name, "layouts", [tuple(x) for x in layouts], LAYOUTS)
     map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
     check_one(name, "multi_join", multi_join, MultiJoinMode)
     check_one(name, "ttl", ttl, ("none", "long"))
@@ -156,6 +179,9 @@ def multiway_scenarios(
     mode_st = st.sampled_from(tuple(modes))
     order_st = st.sampled_from(tuple(map_state_orders))
     pick_st = st.integers(0, 7)
+    form_st = st.sampled_from(tuple(link_forms))
+    layout_st = st.sampled_from(tuple(layouts))
+    or_st = st.sampled_from(OR_RESIDUALS)
     ops_by_n = {n: ops_strategy(n + first_input_weight - 1, [4] * n, min_ops=min_ops, max_ops=max_ops,
                                 allow_advance=ttl != "none", actions=actions) for n in num_inputs}
     keep_st = st.integers(0, 3)
@@ -182,9 +208,14 @@ def multiway_scenarios(
             else:
                 target = visible[draw(pick_st) % len(visible)]
             cols = ("id",) if i == break_at else key_cols
+            form = draw(form_st)
+            if form == "typed" and i != break_at:
+                cols = cols + ("s",)
             null_safe = draw(ns_st)
             residual = None
-            if draw(res_on):
+            if form == "or":
+                residual = draw(or_st).format(x=target, t=name)
+            elif draw(res_on):
                 other = visible[draw(pick_st) % len(visible)]
                 residual = draw(res_st).format(x=other, t=name)
             types.append(jtype)
@@ -194,13 +225,14 @@ def multiway_scenarios(
                 visible.append(name)
         # state view choice and the generator's value domains follow each input's own key columns
         own_keys = [key_cols if i != break_at else ("id",) for i in range(n)]
-        specs = [chain_input(names[i], draw(uk_st), draw(mode_st), own_keys[i]) for i in range(n)]
+        specs = [chain_input(names[i], draw(uk_st), draw(mode_st), own_keys[i], draw(layout_st)) for i in range(n)]
         domain_cols = ["k", "id"] if len(key_cols) > 1 or break_at is not None else ["k"]
         # operations drawn for the extra "inputs" n.. go to input 0 (first_input_weight)
         ops = [op if op.input < n else replace(op, input=0) for op in draw(ops_by_n[n])]
         if min_ops > 1:  # at least min_ops are drawn, but each may still shrink away (keep 0 drops it)
             ops = [op for op in ops if draw(keep_st)]
-        events = build_events(specs, [domain_cols] * n, ops, key_domain=draw(domain_st), conditions=conditions)
+        events = build_events(specs, [domain_cols] * n, ops, key_domain=draw(domain_st), conditions=conditions,
+                              tie_keys=True)
         ttl_value: int | None = None
         if ttl == "long":
             span = max([getattr(e, "processing_time", 0) for e in events], default=0)

@@ -32,11 +32,28 @@ MODES = ("insert_only", "retract", "upsert", "all")
 UK_SHAPES = ("none", "join_key", "own")
 TtlMode = Literal["none", "long", "short"]
 
+# (condition, the columns it compares on each input: they get the small key domain). The first three are the
+# simple forms every shrink falls back to (header byte 0 is the first); the others are where planners broke
+# (docs/generators.md): key columns paired in another order on the two sides, BIGINT and VARCHAR key columns
+# mixed, three key columns, and equalities inside an OR (with a common key, without one, and an OR whose
+# disjuncts share a factor the planner may pull out). An OR form is parenthesised, so a residual ANDed after
+# it stays outside it.
 KEY_CONDITIONS = (
     ("a.k = b.k", ("k",)),
     ("a.k IS NOT DISTINCT FROM b.k", ("k",)),
     ("a.k = b.k AND a.id = b.id", ("k", "id")),
+    ("a.k = b.id AND a.id = b.k", ("k", "id")),
+    ("a.s = b.s AND a.k = b.k", ("s", "k")),
+    ("a.id = b.k AND a.s = b.s AND a.k = b.id", ("id", "s", "k")),
+    ("a.k = b.k AND (a.id = b.id OR a.x = b.y)", ("k", "id")),
+    ("(a.k = b.k OR a.k = b.id)", ("k", "id")),
+    ("((a.k = b.k AND a.x > b.y) OR (a.k = b.k AND a.s = b.s))", ("k",)),
 )
+
+# Column orders of an input (indexes into k, id, <value>, s): the first keeps every key column where the other
+# input has it; the others put the key columns at other positions and in another order, so a plan that pairs
+# key columns by position instead of by name joins the wrong columns.
+LAYOUTS = ((0, 1, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1))
 
 # DuckDB 1.x's parser folds NOT over a comparison (NOT (x < y) becomes x >= y);
 # NOT over a disjunction stays a NOT, so the compiled three-valued NOT is exercised.
@@ -55,8 +72,12 @@ RESIDUALS = (
 )
 
 
-def input_spec(name: str, value_col: str, uk_shape: str, mode: str, key_cols: Sequence[str]) -> InputSpec:
-    cols = (("k", "BIGINT"), ("id", "BIGINT"), (value_col, "BIGINT"), ("s", "VARCHAR"))
+def input_spec(name: str, value_col: str, uk_shape: str, mode: str, key_cols: Sequence[str],
+               layout: Sequence[int] = LAYOUTS[0]) -> InputSpec:
+    """An input with columns k, id, `value_col`, s in the order `layout` gives; its unique key is the join key,
+    `id` or none (an upsert or `all` input without one falls back to retract)."""
+    base = (("k", "BIGINT"), ("id", "BIGINT"), (value_col, "BIGINT"), ("s", "VARCHAR"))
+    cols = tuple(base[i] for i in layout)
     uk: tuple[str, ...] | None
     if uk_shape == "join_key":
         uk = tuple(key_cols)
@@ -110,7 +131,7 @@ def regular_join_scenarios(
     choices: dict[str, tuple] = {
         "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
         "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),
-        "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)),
+        "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)), "layout": LAYOUTS,
     }
 
     def assemble(pick: Callable[[str], object], ops: Sequence[Op]) -> Scenario:
@@ -118,9 +139,9 @@ def regular_join_scenarios(
         key_sql, key_cols = pick("key")  # type: ignore[misc]
         residual = pick("residual")
         condition = key_sql if residual is None else f"{key_sql} AND ({residual})"
-        specs = [input_spec(name, value_col, pick("shape"), pick("mode"), key_cols)  # type: ignore[arg-type]
+        specs = [input_spec(name, value_col, pick("shape"), pick("mode"), key_cols, pick("layout"))  # type: ignore
                  for name, value_col in (("a", "x"), ("b", "y"))]
-        events = build_events(specs, [key_cols, key_cols], ops, conditions=(condition,))
+        events = build_events(specs, [key_cols, key_cols], ops, conditions=(condition,), tie_keys=True)
         span = max([getattr(e, "processing_time", 0) for e in events], default=0)
         ttl_value: int | None = None
         if ttl == "long":
@@ -144,7 +165,8 @@ def regular_join_scenarios(
 
 # The order in which `assemble` picks its choices (shape and mode once per input):
 # one header byte each.
-_PICKS = ("jtype", "key", "residual", "shape", "mode", "shape", "mode", "order", "long_extra", "short_ttl")
+_PICKS = ("jtype", "key", "residual", "shape", "mode", "layout", "shape", "mode", "layout", "order", "long_extra",
+          "short_ttl")
 
 
 def _byte_picker(choices: dict[str, tuple], header: bytes) -> Callable[[str], object]:

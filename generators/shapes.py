@@ -20,7 +20,7 @@ from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
 from converge.generators.changelog import INSERT, build_events, ops_strategy, packed_ops
 from converge.generators.interval import STRATEGIES, _step_strategy, build_event_time_events
-from converge.generators.multiway import KEY_DOMAINS
+from converge.generators.multiway import KEY_DOMAINS, WIDE_KEY_DOMAIN
 from converge.generators.scenarios import KEY_CONDITIONS
 
 
@@ -35,7 +35,7 @@ def _regular(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
     cols = _regular_key_columns(template.join.conditions[0])
     specs = template.chain
     return packed_ops(2, [4, 4], max_ops=max_ops, allow_advance=False, actions=(INSERT, 1, 2)).map(
-        lambda packed: template.with_events(build_events(specs, [cols, cols], packed[1])))
+        lambda packed: template.with_events(build_events(specs, [cols, cols], packed[1], tie_keys=True)))
 
 
 def _multiway(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
@@ -47,8 +47,9 @@ def _multiway(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
     specs = template.chain
     cols = ["k", "id"] if len(chain["key_columns"]) > 1 or chain["break_at"] is not None else ["k"]
     ops = ops_strategy(n, [4] * n, max_ops=max_ops, allow_advance=False)
-    return st.tuples(ops, st.sampled_from(KEY_DOMAINS)).map(
-        lambda drawn: template.with_events(build_events(specs, [cols] * n, drawn[0], key_domain=drawn[1])))
+    return st.tuples(ops, st.sampled_from(KEY_DOMAINS + (WIDE_KEY_DOMAIN,))).map(
+        lambda drawn: template.with_events(build_events(specs, [cols] * n, drawn[0], key_domain=drawn[1],
+                                                        tie_keys=True)))
 
 
 def _interval(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:

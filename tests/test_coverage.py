@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
-from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.properties.campaign import measure_coverage
 from converge.properties.coverage import CASES, REQUIRED, coverage_rows, missing_cases, special_cases
@@ -76,3 +77,47 @@ def test_converge_run_stats_prints_the_coverage_table(capsys) -> None:
     assert "regular (" in table
     for case in CASES:
         assert case in table
+
+
+def test_the_classifier_sees_the_planner_shapes() -> None:
+    """Issue 25's shapes, each on a hand-made scenario, and none of them on the plain key (same columns)."""
+    cols = (("k", "BIGINT"), ("id", "BIGINT"), ("s", "VARCHAR"))
+    a, b = InputSpec("a", cols), InputSpec("b", tuple(reversed(cols)), None, "insert_only")
+    rows = [("a", "+I", (1, 1, "x")), ("b", "+I", ("x", 2, 1))]
+    crossed = special_cases(_scenario(a, b, rows, "a.k = b.id AND a.id = b.k AND a.s = b.s"))
+    assert {"key_composite", "key_three_columns", "key_mixed_types", "key_positions_differ", "key_crossed",
+            "key_columns_tied"} <= crossed and "or_equality" not in crossed
+    assert "or_equality" in special_cases(_scenario(a, b, rows, "(a.k = b.k OR a.k = b.id)"))
+    assert "or_equality" in special_cases(_scenario(a, b, rows, "a.k = b.k AND (a.s = b.s OR a.id > 1)"))
+    assert "or_equality" not in special_cases(_scenario(a, b, rows, "a.k = b.k AND (a.id IS NULL OR b.id > 1)"))
+    plain = special_cases(_scenario(a, replace(b, columns=cols), [("a", "+I", (1, 2, "x"))], "a.k = b.k"))
+    assert not plain & {"key_composite", "key_three_columns", "key_mixed_types", "key_positions_differ",
+                        "key_crossed", "key_columns_tied", "or_equality", "mixed_modes", "bundle_update_pair"}
+    same_order = special_cases(_scenario(a, replace(b, columns=cols), rows[:1], "a.k = b.k AND a.id = b.id"))
+    assert "key_composite" in same_order and "key_crossed" not in same_order
+
+
+def test_the_classifier_sees_mixed_modes_and_a_bundle_update_pair() -> None:
+    cols = (("k", "BIGINT"), ("v", "BIGINT"))
+    specs = (InputSpec("a", cols), InputSpec("b", cols, None, "insert_only"), InputSpec("c", cols))
+    chain = Scenario("m", specs, JoinSpec(("a", "b", "c"), ("inner", "left"), ("a.k = b.k", "b.k = c.k")))
+    assert "mixed_modes" in special_cases(chain)
+    assert "mixed_modes" not in special_cases(replace(chain, inputs=(specs[0], replace(specs[1], changelog_mode="retract"),
+                                                                     specs[2])))
+    pair = [("b", "+I", (1, 1)), ("a", "+I", (1, 1)), ("a", "-U", (1, 1)), ("a", "+U", (2, 1))]
+    one = replace(_scenario(specs[0], replace(specs[1], changelog_mode="insert_only"), pair),
+                  config=Config(mini_batch_size=2))
+    assert "bundle_update_pair" in special_cases(one)
+    assert "bundle_update_pair" not in special_cases(replace(one, config=Config(mini_batch_size=3)))  # split
+    assert "bundle_update_pair" not in special_cases(replace(one, config=Config()))
+
+
+def test_converge_run_stats_with_a_system_prints_the_coverage_of_the_batches(capsys) -> None:
+    from converge.reports.tooling.cli import main
+
+    code = main(["run", "--system", "reference", "--family", "minibatch", "--examples", "6", "--seed", "3",
+                 "--no-reports", "--stats"])
+    out = capsys.readouterr().out
+    assert code == 0
+    table = out[out.index("special case (batches drawing it)"):]
+    assert "minibatch (" in table and "bundle_update_pair" in table and "key_crossed" in table

@@ -18,7 +18,7 @@ from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
-from converge.generators.minibatch import minibatch_scenarios
+from converge.generators.minibatch import match_flip_cases, minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
@@ -135,7 +135,8 @@ def _interval(caps: Capabilities, name: str):
 
 def _minibatch(caps: Capabilities, name: str):
     """Binary INNER/LEFT/RIGHT/FULL joins with config.mini_batch_size (Flink's table.exec.mini-batch.*): bundles
-    fold retractions away before the join, which must not change the final answer."""
+    fold retractions away before the join, which must not change the final answer. A third of the templates are
+    match_flip_cases (where folding decides a match), when the system takes retract inputs."""
     reason = _common(caps, name, "regular")
     modes = _pick(("insert_only", "retract", "upsert"), caps.changelog_modes)
     if reason is None and not set(OUTER) <= set(caps.join_types):
@@ -143,7 +144,15 @@ def _minibatch(caps: Capabilities, name: str):
     if reason is None and not modes:
         reason = f"{name} takes no changelog mode the generator draws"
     reason = reason or _ignored(caps, name, "mini_batch")
-    return (lambda: minibatch_scenarios(modes=modes, **MODEL_DEFAULTS)), reason
+
+    def strategy() -> st.SearchStrategy[Scenario]:
+        drawn = minibatch_scenarios(modes=modes, **MODEL_DEFAULTS)
+        if "retract" not in modes:
+            return drawn
+        # a third of the templates: a -U/+U pair in one bundle that starts or stops a match (what bundles fold)
+        return st.one_of(drawn, drawn, match_flip_cases(modes=modes))
+
+    return strategy, reason
 
 
 def _any(caps: Capabilities, name: str):

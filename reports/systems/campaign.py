@@ -33,6 +33,7 @@ from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.properties.budget import check_budget
 from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.coverage import coverage_summary
 from converge.properties.progress import ProgressCallback
 from converge.properties.systems.known import KnownDivergence, campaign_known
 from converge.properties.systems.replay import replay_on_system
@@ -167,6 +168,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
         system.close()
     print(format_table(*table(system, runs)))
     results = [r.result for r in runs if r.result is not None]
+    if options.stats:  # --stats: the special cases of the batches sent (properties/coverage.py)
+        print("\n" + format_table(*coverage_summary(results, unit="batches")))
     summary = reports.summary(results, system=system.title)
     if summary is not None:
         print(f"summary: {summary}")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from collections.abc import Sequence
 
 from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.scenario import Scenario
 from converge.properties.budget import check_budget
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.coverage import coverage_rows
+from converge.properties.coverage import coverage_summary
 from converge.properties.registry import families, select
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
@@ -170,10 +169,4 @@ def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResul
 
 def coverage_table(results: Sequence[PropertyResult]) -> str:
     """`--stats`: per family, how many examples drew each special case (properties/coverage.py)."""
-    examples: dict[str, int] = {}
-    drawn: dict[str, Counter] = {}
-    for r in results:
-        examples[r.family] = examples.get(r.family, 0) + r.examples
-        drawn.setdefault(r.family, Counter()).update(r.coverage)
-    headers = ("special case (examples drawing it)",) + tuple(f"{f} ({n})" for f, n in examples.items())
-    return format_table(headers, coverage_rows(examples, drawn))
+    return format_table(*coverage_summary(results))

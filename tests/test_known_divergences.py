@@ -31,6 +31,9 @@ from converge.reports.systems.campaign import SystemRun, closing_note, run_one, 
 from converge.reports.systems.base import SystemKind
 from converge.reports.tooling.cli import main
 
+# A campaign seed whose draws hold LEFT-join batches in both final_equals_oracle and upsert_equals_oracle, so the
+# fake's known defect is met (the test asserts it was): a change of the generators may need another seed.
+SEED = "3"
 SCENARIOS = Path(__file__).parent / "scenarios"
 LEFT_ENTRY = {"id": "fake-left-padding", "system": "fake", "versions": [">=1.0,<2"], "matcher": "(?m)^LEFT JOIN",
               "reason": "drops the padded rows of LEFT joins, on purpose", "link": "https://example.org/1"}
@@ -181,8 +184,9 @@ def builtin_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_campaign_reports_known_with_the_minimal_case_and_goes_on(builtin_fake: Path, monkeypatch, capsys,
                                                                         tmp_path: Path) -> None:
     system = Padless()
-    monkeypatch.setattr("converge.reports.tooling.commands.run.system_kind", lambda spec: FakeKind(spec, system))
-    args = ["run", "--system", "fake", "--family", "regular", "--examples", "40", "--seed", "2", "--no-reports"]
+    monkeypatch.setattr("converge.reports.tooling.commands.run.system_kind", 
+                        lambda spec, timeout=None: FakeKind(spec, system))
+    args = ["run", "--system", "fake", "--family", "regular", "--examples", "40", "--seed", SEED, "--no-reports"]
     assert main(args) == 0
     out = capsys.readouterr().out
     rows = {cells[3]: cells for cells in map(str.split, out.splitlines()) if cells[:3] == ["fake", "1.2.0", "regular"]}

@@ -28,7 +28,8 @@ from converge.generators.shapes import same_shape
 from converge.oracle import DuckDBOracle
 from converge.properties.systems import specs
 
-SHRUNK = settings(max_examples=400, database=None, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SHRUNK = settings(max_examples=400, database=None, deadline=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
 FIND = settings(SHRUNK, phases=[Phase.generate])  # the first example found: these tests ask whether, not which
 _KEY = re.compile(r"\b(\w+)\.(\w+) (?:=|IS NOT DISTINCT FROM) (\w+)\.(\w+)")
 

@@ -191,6 +191,8 @@ def test_the_command_line_takes_a_shrink_budget_and_refuses_one_past_hypothesis_
     assert "--shrink-budget: 300 is not from 0 to 240 seconds" in capsys.readouterr().err
     assert main(["run", "--family", "regular", "--property", "final_convergence", "--examples", "3",
                  "--shrink-budget", "30", "--no-reports"]) == 0
+    assert main(["run", "--runtime", "spark", "--shrink-budget", "30", "--no-reports"]) == 2  # it never shrinks
+    assert "the Spark runtime's campaign does not shrink" in capsys.readouterr().err
 
 
 def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_property() -> None:

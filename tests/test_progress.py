@@ -57,7 +57,7 @@ def test_a_log_gets_a_line_per_phase_change_and_at_most_one_per_interval_between
     assert stream.getvalue().splitlines() == [
         "[1/2] fake/p: example 1/50, 1 compared, 0 s",
         "[1/2] fake/p: example 11/50, 11 compared, 10 s",
-        "[1/2] fake/p: shrinking: step 1, best case 7 events / 1 cases, 0 s (budget 120 s)",
+        "[1/2] fake/p: shrinking: step 1, best case 7 events / 1 case, 0 s (budget 120 s)",
         "[1/2] fake/p: done: 15 examples, 15 compared, 15 s, shrink stopped after 120 s",
     ]
 
@@ -168,7 +168,7 @@ def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a
     assert run_system_campaign(options, kind, watch=watch) == 1
     assert kind.seen == ["starting reference (a fake, ~0 s)...\n"]
     lines = stream.getvalue().splitlines()
-    assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 properties to run")
+    assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 property to run")
     assert lines[2] == "[1/1] regular/final_equals_oracle: batch 0/6, 0 cases sent, 0 compared, 0 s"
     assert lines[-1].startswith("[1/1] regular/final_equals_oracle: done: ")
     assert lines[-1].endswith(", shrink stopped after 0 s")

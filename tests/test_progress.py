@@ -205,3 +205,15 @@ def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_proper
 
     result = run_property(slow_spec(clock, limit=10**9), seed=3, progress=closed_pipe, clock=clock)
     assert result.ok and result.examples == 30 and told == ["running"]
+
+
+def test_the_embedded_table_says_when_shrinking_stopped(capsys) -> None:
+    from converge.properties.registry import select
+    from converge.reports.tooling.commands.run import print_results
+
+    spec = select("regular", "final_convergence")[0]
+    clock = FakeClock()
+    stopped = run_property(slow_spec(clock, limit=1000), seed=3, shrink_budget=0, clock=clock)
+    print_results([spec], [stopped], stats=False)
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.split()[:2] == ["fake", "slow_sum"] and "(shrink stopped after 0 s)" in row

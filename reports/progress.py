@@ -102,5 +102,6 @@ def describe(p: PropertyProgress, unit: tuple[str, str] = ("example", "examples"
                 f"{count(p.best_cases, 'case')}, {p.shrink_seconds:.0f} s (budget {p.budget:.0f} s)")
     if p.phase == "done":
         stopped = f", shrink stopped after {p.budget:.0f} s" if p.stopped else ""
-        return f"{p.key}: done: {p.examples} {unit[p.examples != 1]}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
+        ran = f"{p.examples} {unit[p.examples != 1]}"
+        return f"{p.key}: done: {ran}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
     return f"{p.key}: {unit[0]} {p.examples}/{p.planned}{sent}, {p.compared} compared, {seconds:.0f} s"

@@ -28,8 +28,7 @@ from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
-from converge.properties.progress import RunPhase
-from converge.properties.progress import ProgressCallback, PropertyProgress, case_size
+from converge.properties.progress import ProgressCallback, PropertyProgress, RunPhase, case_size
 from converge.properties.spec import PropertySpec
 
 

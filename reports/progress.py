@@ -21,7 +21,7 @@ from typing import TextIO
 
 from converge.properties.progress import PropertyProgress
 
-__all__ = ["CampaignProgress", "describe"]
+__all__ = ["CampaignProgress", "count", "describe"]
 
 
 class CampaignProgress:
@@ -88,14 +88,20 @@ class CampaignProgress:
         self.stream.flush()
 
 
+def count(n: int, noun: str) -> str:
+    """ "1 case", "3 cases" (the nouns here take an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe(p: PropertyProgress, unit: tuple[str, str] = ("example", "examples"), seconds: float = 0.0) -> str:
     """One line for where a property stands; `unit` names an example (singular, plural): a system's is a batch,
     and then the cases sent are counted too."""
     sent = f", {p.cases} cases sent" if p.cases != p.examples or unit[0] != "example" else ""
     if p.phase == "shrinking":
-        return (f"{p.key}: shrinking: step {p.shrink_steps}, best case {p.best_events} events / {p.best_cases} "
-                f"cases, {p.shrink_seconds:.0f} s (budget {p.budget:.0f} s)")
+        return (f"{p.key}: shrinking: step {p.shrink_steps}, best case {count(p.best_events, 'event')} / "
+                f"{count(p.best_cases, 'case')}, {p.shrink_seconds:.0f} s (budget {p.budget:.0f} s)")
     if p.phase == "done":
         stopped = f", shrink stopped after {p.budget:.0f} s" if p.stopped else ""
-        return f"{p.key}: done: {p.examples} {unit[p.examples != 1]}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
+        ran = f"{p.examples} {unit[p.examples != 1]}"
+        return f"{p.key}: done: {ran}{sent}, {p.compared} compared, {seconds:.0f} s{stopped}"
     return f"{p.key}: {unit[0]} {p.examples}/{p.planned}{sent}, {p.compared} compared, {seconds:.0f} s"

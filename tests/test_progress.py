@@ -57,7 +57,7 @@ def test_a_log_gets_a_line_per_phase_change_and_at_most_one_per_interval_between
     assert stream.getvalue().splitlines() == [
         "[1/2] fake/p: example 1/50, 1 compared, 0 s",
         "[1/2] fake/p: example 11/50, 11 compared, 10 s",
-        "[1/2] fake/p: shrinking: step 1, best case 7 events / 1 cases, 0 s (budget 120 s)",
+        "[1/2] fake/p: shrinking: step 1, best case 7 events / 1 case, 0 s (budget 120 s)",
         "[1/2] fake/p: done: 15 examples, 15 compared, 15 s, shrink stopped after 120 s",
     ]
 
@@ -168,7 +168,7 @@ def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a
     assert run_system_campaign(options, kind, watch=watch) == 1
     assert kind.seen == ["starting reference (a fake, ~0 s)...\n"]
     lines = stream.getvalue().splitlines()
-    assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 properties to run")
+    assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 property to run")
     assert lines[2] == "[1/1] regular/final_equals_oracle: batch 0/6, 0 cases sent, 0 compared, 0 s"
     assert lines[-1].startswith("[1/1] regular/final_equals_oracle: done: ")
     assert lines[-1].endswith(", shrink stopped after 0 s")
@@ -191,6 +191,8 @@ def test_the_command_line_takes_a_shrink_budget_and_refuses_one_past_hypothesis_
     assert "--shrink-budget: 300 is not from 0 to 240 seconds" in capsys.readouterr().err
     assert main(["run", "--family", "regular", "--property", "final_convergence", "--examples", "3",
                  "--shrink-budget", "30", "--no-reports"]) == 0
+    assert main(["run", "--runtime", "spark", "--shrink-budget", "30", "--no-reports"]) == 2  # it never shrinks
+    assert "the Spark runtime's campaign does not shrink" in capsys.readouterr().err
 
 
 def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_property() -> None:
@@ -203,3 +205,15 @@ def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_proper
 
     result = run_property(slow_spec(clock, limit=10**9), seed=3, progress=closed_pipe, clock=clock)
     assert result.ok and result.examples == 30 and told == ["running"]
+
+
+def test_the_embedded_table_says_when_shrinking_stopped(capsys) -> None:
+    from converge.properties.registry import select
+    from converge.reports.tooling.commands.run import print_results
+
+    spec = select("regular", "final_convergence")[0]
+    clock = FakeClock()
+    stopped = run_property(slow_spec(clock, limit=1000), seed=3, shrink_budget=0, clock=clock)
+    print_results([spec], [stopped], stats=False)
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.split()[:2] == ["fake", "slow_sum"] and "(shrink stopped after 0 s)" in row

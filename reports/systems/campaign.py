@@ -150,7 +150,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     started = time.perf_counter()
     system = kind.open()
     startup = time.perf_counter() - started
-    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} properties to run")
+    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
+               f"{'property' if len(props) == 1 else 'properties'} to run")
     reports = RunReports.open(options.reports, "run")
     runs: list[SystemRun] = []
     failed: SystemRun | None = None  # the property during which the system failed: it is dead from then on

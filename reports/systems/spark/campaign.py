@@ -123,7 +123,8 @@ def run_spark_native_campaign(options: RunOptions) -> int:
     started = time.perf_counter()
     system = SparkNativeSystem()
     startup = time.perf_counter() - started
-    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} properties to run")
+    watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
+               f"{'property' if len(props) == 1 else 'properties'} to run")
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
     runs: list[NativeRunOutcome] = []

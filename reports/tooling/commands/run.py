@@ -112,6 +112,9 @@ def run_campaign(options: RunOptions) -> int:
     if options.system is not None:
         return run_on_system(options)
     if options.runtime != "local":
+        if options.shrink_budget is not None:
+            raise UsageError("--shrink-budget: the Spark runtime's campaign does not shrink (every try would be a "
+                             "query); it reports the smallest failing scenario it drew")
         from converge.reports.tooling.spark_campaign import run_spark_campaign  # lazy: only this starts a JVM
         return run_spark_campaign(options)
     if options.family and options.family not in families():

@@ -14,6 +14,7 @@ class FlinkKind(ConvergeCaseKind):
     schemes: ClassVar[tuple[str, ...]] = ("flink",)
     forms: ClassVar[tuple[str, ...]] = ("flink[:VERSION]",)
     summary: ClassVar[str] = "the Flink adapter, installed by `converge systems install flink`"
+    startup: ClassVar[str] = "a Flink MiniCluster and a warm-up job: 20-40 s idle, 90 s on a loaded machine"
 
     timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
 

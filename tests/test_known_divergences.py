@@ -153,7 +153,9 @@ def test_a_property_whose_every_compared_case_was_known_says_so(capsys) -> None:
 
 
 class FakeKind(SystemKind):
-    schemes, forms, case_type, summary = ("fake",), ("fake",), Scenario, "a fake system"
+    """The fake system behind `--system fake` (no schemes: it is no kind of the registry's)."""
+
+    case_type = Scenario
 
     def __init__(self, spec: str, system: System) -> None:
         super().__init__(spec)

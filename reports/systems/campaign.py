@@ -233,7 +233,7 @@ def print_known(r: SystemRun) -> None:
     print(f"  {seen.known} of {seen.cases} cases matched known divergences; " + (
         f"{seen.compared} other cases compared" if seen.compared else "nothing else was compared"))
     for entry, n in r.known:
-        print(f"  known {entry.id} ({n} cases): {entry.reason} ({entry.link})")
+        print(f"  known {entry.id} ({n} case{'' if n == 1 else 's'}): {entry.reason} ({entry.link})")
         if entry.case is not None:
             print(f"    minimal case: {entry.case} ({entry.case.stat().st_size} bytes; "
                   f"converge replay --system {entry.system} FILE reruns it)")

@@ -94,13 +94,14 @@ class RunReports:
             self._note(f"the report of {d.property} was", exc)
             return []
 
-    def summary(self, results: Sequence, *, system: str | None = None) -> Path | None:
+    def summary(self, results: Sequence, *, system: str | None = None,
+                outcomes: Mapping[tuple[str, str], str] | None = None) -> Path | None:
         """Write summary.md/summary.json; the Markdown's path (None when not written)."""
         folder = self.directory()
         if folder is None:
             return None
         try:
-            return write_summary(results, folder, system=system)[0]
+            return write_summary(results, folder, system=system, outcomes=outcomes)[0]
         except OSError as exc:
             self._note("the summary was", exc)
             return None

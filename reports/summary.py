@@ -12,7 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import hypothesis
 
@@ -46,13 +46,17 @@ def _families(rows: list[dict]) -> list[dict]:
     return list(out.values())
 
 
-def write_summary(results: Sequence, folder: Path, *, system: str | None = None) -> tuple[Path, Path]:
+def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
+                  outcomes: Mapping[tuple[str, str], str] | None = None) -> tuple[Path, Path]:
     """Write summary.md and summary.json for a list of PropertyResult into `folder` (`system`: the system
-    under test, `name version`, of a `converge run --system` campaign)."""
+    under test, `name version`, of a `converge run --system` campaign; `outcomes`: per (family, property) an
+    outcome the campaign decided beyond the result's own, such as "known" for a property whose only divergences
+    matched known entries)."""
+    decided = dict(outcomes or {})
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = [
-        {"family": r.family, "property": r.name, "outcome": label(r.failure or r.error), "examples": r.examples,
+        {"family": r.family, "property": r.name, "outcome": decided.get((r.family, r.name)) or label(r.failure or r.error), "examples": r.examples,
          "exercised": r.exercised.to_json(), "failures": r.failures,
          "seconds": round(r.seconds, 3), "examples_per_second": round(r.examples_per_second, 1),
          "seed": getattr(r, "seed", None), "reports": list(r.reports),
@@ -62,8 +66,10 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     ]
     families = _families(rows)
     data = {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "hypothesis_version": hypothesis.__version__,
-            "passed": sum(1 for r in results if r.ok), "not_checked": sum(1 for r in results if r.not_checked),
-            "failed": sum(1 for r in results if not r.ok and not r.not_checked),
+            "passed": sum(1 for r in results if r.ok and (r.family, r.name) not in decided),
+            "known": sum(1 for o in decided.values() if o == "known"),
+            "not_checked": sum(1 for r in results if r.not_checked and (r.family, r.name) not in decided),
+            "failed": sum(1 for r in results if not r.ok and not r.not_checked and (r.family, r.name) not in decided),
             "examples": sum(r["examples"] for r in rows), "seconds": round(sum(r["seconds"] for r in rows), 3),
             "families": families, "properties": rows}
     if system is not None:
@@ -71,7 +77,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None)
     js = folder / "summary.json"
     write_text_whole(js, json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",
-             f"{data['passed']} passed, {data['not_checked']} not checked, {data['failed']} failed; "
+             f"{data['passed']} passed, " + (f"{data['known']} known, " if data["known"] else "")
+             + f"{data['not_checked']} not checked, {data['failed']} failed; "
              f"{data['examples']} examples in "
              f"{data['seconds']:.1f} s (Hypothesis {hypothesis.__version__})", "",
              *([f"System under test: {system}", ""] if system is not None else []),

@@ -43,7 +43,8 @@ def test_a_request_gets_a_base_plus_a_second_per_case_plus_a_hundredth_per_event
     assert limits.explain(20, 400) == "30 s + 1 s per case + 0.01 s per event = 54 s for 20 cases of 400 events"
 
 
-def test_a_first_request_that_times_out_is_resent_once_to_a_restarted_adapter(tmp_path: Path) -> None:
+def test_a_first_request_that_times_out_is_resent_once_to_a_restarted_adapter(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture) -> None:
     mark = tmp_path / "first-process"
     with AdapterSystem([sys.executable, FAKE, "slow-first", str(mark)], label="fake slow-first",
                        timeouts=QUICK) as system:
@@ -56,6 +57,9 @@ def test_a_first_request_that_times_out_is_resent_once_to_a_restarted_adapter(tm
         assert slow_pid != system.process.proc.pid and _gone(slow_pid)
         assert [r.status for r in system.run_cases([case(1), case(2)])] == ["ok", "ok"]
         assert system.restarts == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "retrying: adapter fake slow-first: run request 1 timed out after 1.5 s; the first request of a session may "
+        "meet a cold engine, so the adapter is restarted once and the request resent"]
 
 
 def test_a_first_request_that_times_out_twice_is_a_system_error_naming_both_attempts_and_the_limit() -> None:

@@ -186,11 +186,16 @@ def builtin_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_campaign_reports_known_with_the_minimal_case_and_goes_on(builtin_fake: Path, monkeypatch, capsys,
                                                                         tmp_path: Path) -> None:
     system = Padless()
-    monkeypatch.setattr("converge.reports.tooling.commands.run.system_kind", 
+    monkeypatch.setattr("converge.reports.tooling.commands.run.system_kind",
                         lambda spec, timeout=None: FakeKind(spec, system))
     args = ["run", "--system", "fake", "--family", "regular", "--examples", "40", "--seed", SEED, "--no-reports"]
-    assert main(args) == 0
+    assert main(args[:-1] + ["--reports-dir", str(tmp_path / "reports")]) == 0
     out = capsys.readouterr().out
+    (summary,) = (tmp_path / "reports").glob("*/summary.json")
+    written = json.loads(summary.read_text())  # the summary says known where the table does, not passed
+    assert {p["property"]: p["outcome"] for p in written["properties"]} == {
+        "final_equals_oracle": "known", "semi_anti_equals_oracle": "passed", "upsert_equals_oracle": "known"}
+    assert (written["passed"], written["known"], written["failed"]) == (1, 2, 0)
     rows = {cells[3]: cells for cells in map(str.split, out.splitlines()) if cells[:3] == ["fake", "1.2.0", "regular"]}
     assert rows["final_equals_oracle"][4] == "known", out
     assert rows["semi_anti_equals_oracle"][4] == "passed", out  # the next properties still ran

@@ -171,7 +171,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     results = [r.result for r in runs if r.result is not None]
     if options.stats:  # --stats: the special cases of the batches sent (properties/coverage.py)
         print("\n" + format_table(*coverage_summary(results, unit="batches")))
-    summary = reports.summary(results, system=system.title)
+    known_outcomes = {(r.prop.family, r.prop.name): KNOWN for r in runs if r.only_known}
+    summary = reports.summary(results, system=system.title, outcomes=known_outcomes)
     if summary is not None:
         print(f"summary: {summary}")
     closing_note(system, runs, startup)

@@ -141,7 +141,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
                 error.converge_args = args  # type: ignore[attr-defined]
                 raise error from exc
             except Exception as exc:
-                exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
+                if not hasattr(exc, "converge_args"):  # a check that reduced its failure names the reduced case
+                    exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
                 if recording.exercised.empty:  # it compared, and the comparison failed (or crashed)
                     recording.exercised.add("compared")
                 result.exercised.merge(recording.exercised)
@@ -200,6 +201,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     result.failure_args = getattr(result.failure or result.error, "converge_args", None)
     if budget.stopped:
         result.shrink_stopped = budget.seconds
+    elif getattr(result.failure, "converge_shrink_stopped", None) is not None:  # a check that reduced its own
+        result.shrink_stopped = result.failure.converge_shrink_stopped  # type: ignore[union-attr]
     if spec.search is not None and result.ok:
         _run_search(spec, seed, result)
     result.seconds = time.perf_counter() - start
@@ -247,7 +250,8 @@ class _Watcher:
         try:
             self.callback(PropertyProgress(
                 self.spec.family, self.spec.name, phase, self.examples, self.planned, seen.cases, seen.compared,
-                self.steps, self.best[0], self.best[1], self.budget.elapsed(), self.budget.seconds,
+                self.steps, self.best[0], self.best[1], self.budget.elapsed(),
+                self.budget.seconds if self.result.shrink_stopped is None else self.result.shrink_stopped,
                 stopped=self.result.shrink_stopped is not None))
         except OSError:  # stderr is gone (a closed pipe): the display stops, never the property (nor its verdict)
             self.callback = None

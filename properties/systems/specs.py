@@ -22,11 +22,12 @@ from converge.generators.minibatch import match_flip_cases, minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
-from converge.properties.divergence import require
+from converge.properties.divergence import PropertyFailure, require
 from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
+from converge.properties.systems.reduce import Reducer, Reduction, case_key
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
@@ -215,22 +216,49 @@ def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrat
 
 
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
-         system_spec: str | None = None, known: Sequence[KnownDivergence] = ()) -> PropertySpec:
+         system_spec: str | None = None, known: Sequence[KnownDivergence] = (),
+         reduce_budget: float | None = None,
+         on_reduction: Callable[[Reduction], None] | None = None) -> PropertySpec:
     """The property as a PropertySpec for run_property, checking `system`; it must be applicable. A case
     whose divergence one of `known` matches is counted as known inside the check, so it never fails an
-    example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged)."""
+    example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged).
+
+    With `reduce_budget` (seconds), the first diverging case of a failing batch is reduced on the system at
+    once (properties/systems/reduce.py) and the example fails with the reduced case alone; the caller then
+    runs Hypothesis without its shrinker. The reduction is remembered, so Hypothesis's replay of the failing
+    batch does not reduce it again. `on_reduction` is told after every round."""
     factory, reason = prop.draws(system.capabilities, system.name)
     if reason is not None:
         raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
     size = max(1, min(batch, system.capabilities.max_batch))
+    recognise = Recogniser(tuple(known), system.name, system.version, prop.family, prop.name) if known else None
 
-    def check(cases: list[Scenario]) -> None:
+    def judge(on: System, cases: list[Scenario]) -> None:
         for scenario in cases:  # the generators draw none; a case that sets one would check converge, not the system
             reason = engine_model_reason(scenario)
             require(reason is None, prop.name, reason or "")
-        prop.check(system, cases, prop=prop.name, system_spec=system_spec, known=recognise)
+        prop.check(on, cases, prop=prop.name, system_spec=system_spec, known=recognise)
 
-    recognise = Recogniser(tuple(known), system.name, system.version, prop.family, prop.name) if known else None
+    reducer = None if reduce_budget is None else Reducer(system, judge, budget=reduce_budget, on_round=on_reduction)
+    reduced: dict[str, PropertyFailure] = {}  # the diverging case (as sent) -> the failure of its reduced case
+
+    def check(cases: list[Scenario]) -> None:
+        try:
+            judge(system, cases)
+        except PropertyFailure as failure:
+            if reducer is None:
+                raise
+            key = case_key(failure.divergence.scenario)
+            seen = reduced.get(key)
+            if seen is None:
+                done = reducer.reduce(failure)
+                seen = done.failure
+                seen.converge_reduction = done  # type: ignore[attr-defined]
+                if done.stopped:  # run_property records it as a shrink stopped by its budget
+                    seen.converge_shrink_stopped = reduce_budget  # type: ignore[attr-defined]
+                seen.converge_args = ([seen.divergence.scenario],)  # type: ignore[attr-defined]
+                reduced[key] = seen
+            raise seen from None
 
     return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size), check, prop.examples,
                         prop.description)

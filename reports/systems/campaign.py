@@ -31,11 +31,12 @@ from converge.engine.model.errors import (
 )
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
-from converge.properties.budget import check_budget
+from converge.properties.budget import DEFAULT_SHRINK_BUDGET, check_budget
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_summary
 from converge.properties.progress import ProgressCallback
 from converge.properties.systems.known import KnownDivergence, campaign_known
+from converge.properties.systems.reduce import Reduction
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.options import RunOptions
@@ -92,18 +93,33 @@ def select_properties(family: str | None, name: str | None) -> list[SystemProper
 
 def run_one(prop: SystemProperty, system: System, system_spec: str, options: RunOptions,
             known: list[KnownDivergence], reports: RunReports, progress: ProgressCallback | None = None) -> SystemRun:
+    """One property on the system. A failing batch's diverging case is reduced on the system itself, a round of
+    candidates per run request (properties/systems/reduce.py), within the shrink budget; Hypothesis's one-call-
+    per-candidate shrinker is not run against a live system."""
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
-    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known)
+    budget = DEFAULT_SHRINK_BUDGET if options.shrink_budget is None else options.shrink_budget
+
+    def reducing(done: Reduction) -> None:
+        note = getattr(progress, "note", None)  # a CampaignProgress draws lines of its own; a bare callback not
+        if note is not None:
+            note(f"{prop.key}: reducing the diverging case on {system.title}: round {done.rounds}, "
+                          f"{done.events_after} of {done.events_before} events left, {done.requests} requests")
+
+    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
+                on_reduction=reducing)
     cases = options.examples if options.examples is not None else prop.examples
     batch = max(1, min(options.batch, system.capabilities.max_batch))
     batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
-    result = run_property(spec, max_examples=batches, seed=options.seed, shrink_budget=options.shrink_budget,
-                          progress=progress)
+    result = run_property(spec, max_examples=batches, seed=options.seed, shrink=False, progress=progress)
+    done = getattr(result.failure, "converge_reduction", None)
     run = SystemRun(prop, result=result, known=matched(known, result))
     if not result.ok and not result.not_checked:
-        report = reports.reporter(runtime=system.title, notes={"system": system.title})
+        notes = {"system": system.title}
+        if done is not None:
+            notes["reduced"] = done.describe()
+        report = reports.reporter(runtime=system.title, notes=notes)
         if report is not None:
             report(result)
     return run

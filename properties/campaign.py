@@ -161,7 +161,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             raise
         except Exception as exc:
             if exc is budget.best:  # the failure being shrunk: the best case so far
-                watch.failed(args)
+                watch.failed(getattr(exc, "converge_args", None) or args)  # a check may have reduced it
             raise
         finally:
             if counter[0] > before:  # the check ran (not so for the final replay once the budget is spent)
@@ -235,7 +235,8 @@ class _Watcher:
     def checked(self, examples: int, after_failure: bool) -> None:
         self.examples = examples
         self.steps += after_failure
-        self._tell("shrinking" if self.budget.failed else "running")
+        shrinks = math.isfinite(self.budget.seconds)  # without shrinking, after a failure comes only its replay
+        self._tell("shrinking" if self.budget.failed and shrinks else "running")
 
     def start(self) -> None:
         self._tell("running")        # before the first example: against a system, it may take seconds

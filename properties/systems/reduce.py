@@ -130,11 +130,16 @@ class Reducer:
                 events, done.failure = found
                 done.events_after = len(events)
                 chunk = min(chunk, max(1, len(events) // 2))
-            elif chunk == 1:
-                break
-            else:
+            self._told(done)
+            if found is None:
+                if chunk == 1:
+                    break
                 chunk //= 2
         return done
+
+    def _told(self, done: Reduction) -> None:
+        if self.on_round is not None:
+            self.on_round(done)
 
     def _round(self, scenario: Scenario, candidates: list[list[Event]],
                done: Reduction) -> tuple[list[Event], PropertyFailure] | None:
@@ -158,6 +163,4 @@ class Reducer:
             verdict = _verdict(self.check, answered, case)
             if isinstance(verdict, PropertyFailure) and (best is None or len(case.events) < len(best[0])):
                 best = (list(case.events), verdict)
-        if self.on_round is not None:
-            self.on_round(done)
         return best

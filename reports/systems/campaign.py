@@ -105,7 +105,7 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
         note = getattr(progress, "note", None)  # a CampaignProgress draws lines of its own; a bare callback not
         if note is not None:
             note(f"{prop.key}: reducing the diverging case on {system.title}: round {done.rounds}, "
-                          f"{done.events_after} of {done.events_before} events left, {done.requests} requests")
+                 f"{done.events_after} of {done.events_before} events left, {done.requests} run requests")
 
     spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
                 on_reduction=reducing)

@@ -42,7 +42,8 @@ ARRIVALS = ("paced", "free")
 # What a result carries (CONVERGE_FLINK_OUTPUT): the folded "final" multiset, or the "changelog" as emitted.
 OUTPUTS = ("final", "changelog")
 CHECKPOINT_MS = 10       # the checkpoint interval: Flink's smallest
-PAUSE_MS = 20            # the least time between two checkpoints: how long the source has to emit a round
+PAUSE_MS = 20            # the least time between two checkpoints: how long the source has to emit a round,
+PAUSE_PER_RECORD_MS = 0.5  # ... plus this per record of the round's width
 GUARD = 1                # filler rounds between two rounds (arrival.rounds)
 LATENCY_MS = 86_400_000  # mini-batch allow-latency when paced: its markers fall at UTC midnight only
 
@@ -72,7 +73,7 @@ def flink_message(exc: BaseException, lines: int = 4) -> str:
 class FlinkSession:
     """The long-lived MiniCluster and the table environment that submits jobs to it."""
 
-    def __init__(self, arrival: str = "paced", pause_ms: int = PAUSE_MS, guard: int = GUARD) -> None:
+    def __init__(self, arrival: str = "paced", guard: int = GUARD) -> None:
         if arrival not in ARRIVALS:
             raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
         self.arrival = arrival
@@ -101,9 +102,8 @@ class FlinkSession:
             "127.0.0.1", port, Configuration()._j_configuration, gateway.new_array(jvm.java.lang.String, 0))
         self.env = StreamExecutionEnvironment(remote)
         self.env.set_parallelism(1)
-        if arrival == "paced":  # the gate of arrival.py: one round per checkpoint, `pause_ms` apart at least
+        if arrival == "paced":  # the gate of arrival.py: one round per checkpoint (the pause is set per job)
             self.env.enable_checkpointing(CHECKPOINT_MS)
-            self.env.get_checkpoint_config().set_min_pause_between_checkpoints(pause_ms)
             # watermarks follow the records only (no processing-time timer emits one between rounds)
             self.env.get_config().set_auto_watermark_interval(0)
         self.t_env = StreamTableEnvironment.create(self.env)
@@ -243,7 +243,10 @@ class FlinkSession:
         type_info = self.types.ROW_NAMED(all_names, [self.types.INT(), self.types.INT()]
                                          + [_TYPE_INFOS[t](self.types)() for t in all_types])
         jvm = self.jvm
-        gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(len(laid[0]))
+        width = len(laid[0])
+        gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
+        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(
+            int(PAUSE_MS + PAUSE_PER_RECORD_MS * width))
         function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
             type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
             self._java_rows(rows, type_info))
@@ -408,7 +411,8 @@ class Adapter:
                     "changelog_modes": ["insert_only", "retract", "upsert"],
                     "column_types": list(FLINK_TYPES),
                     "time_domains": ["event_time"], "state_ttl": False, "output": self.output,
-                    "deterministic_order": self.output == "changelog" and self.arrival == "paced", "max_batch": MAX_BATCH,
+                    "deterministic_order": self.output == "changelog" and self.arrival == "paced",
+                    "max_batch": MAX_BATCH,
                     "settings": honoured_settings(flink_version)}}
 
     def handle(self, line: str) -> bool:

@@ -9,7 +9,9 @@ stderr, so the JVM (which inherits it) and any library print go to stderr.
 One MiniCluster per process, started at the hello; every job runs on it at parallelism 1 through a
 remote environment (a local environment would start a MiniCluster per job, ~1.6 s each). The cases
 of one request are grouped by shape (case_plan.Shape) and each group runs as one job whose result
-comes back in one py4j call.
+comes back in one py4j call. Every input of a job is fed from one checkpoint-gated source in the
+scenario's order (arrival.py), so a case's changelog repeats from run to run; the answer is each
+case's folded final multiset, or its changelog with CONVERGE_FLINK_OUTPUT=changelog.
 """
 
 from __future__ import annotations

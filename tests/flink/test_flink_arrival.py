@@ -81,3 +81,12 @@ def test_left_join_with_update_pairs_repeats_its_changelog(changelogs):
     assert {row: n for row, n in bag.items() if n} == {"[1, 15, 1, 2]": 1, "[1, 4, 1, 2]": 1}
     # the first events, one at a time: the order's padding, then the match that retracts it
     assert answers[0][:3] == [["+I", 1, 5, None, None], ["-D", 1, 5, None, None], ["+I", 1, 5, 1, 3]]
+
+
+def test_mini_batch_retracts_the_padding_it_suppressed(changelogs):
+    """tests/scenarios/systems/flink_minibatch_suppressed_padding_retracted.json: the order's delete retracts
+    a padded row Flink never emitted (its -U/+U bundle suppressed it); the same changelog every run."""
+    path = SCENARIOS / "systems" / "flink_minibatch_suppressed_padding_retracted.json"
+    one = case_to_json("suppressed-then-deleted", load_scenario(path))
+    expected = [["+I", 1, 5, 1, 3], ["-U", 1, 5, 1, 3], ["-D", 1, 5, None, None]]
+    assert _runs(changelogs, one) == [expected] * RUNS

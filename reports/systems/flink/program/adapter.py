@@ -156,6 +156,15 @@ class FlinkSession:
         views = [f"j{self.jobs}_v{p.view}" for p in shape.inputs]
         times = [t for case in cases for t in case.times]
         try:
+            # first: the paced split plans its own small queries (to_changelog_stream) with this config
+            config = self.t_env.get_config()
+            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
+            if shape.mini_batch is not None:
+                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
+                # paced: only the size, the checkpoints between rounds and the end of input close a bundle
+                latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
+                config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
             if self.arrival == "paced":
                 streams = self._paced_streams(shape, cases)
             else:
@@ -179,14 +188,6 @@ class FlinkSession:
                 mode = getattr(ChangelogMode, _MODES[p.mode])()
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
-            config = self.t_env.get_config()
-            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
-            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
-            if shape.mini_batch is not None:
-                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
-                # paced: only the size, the checkpoints between rounds and the end of input close a bundle
-                latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
-                config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
             text = self._collect(sql)
         except self.java_error as exc:
@@ -194,6 +195,11 @@ class FlinkSession:
         except Exception as exc:  # pyflink converts some Java errors into its own exception classes
             raise FlinkJobError(flink_message(exc)) from None
         finally:
+            # to_changelog_stream (the paced split) adds its transformations to the environment, which never
+            # executes them: without this each job's rows would stay referenced until the process ends
+            from py4j.java_gateway import get_method  # lazy: py4j; Java's own clear (py4j's list proxy pops)
+
+            get_method(self.env._j_stream_execution_environment.getTransformations(), "clear")()
             for view in views:
                 try:
                     self.t_env.drop_temporary_view(view)

@@ -106,11 +106,16 @@ class FlinkSession:
         self.env.set_parallelism(1)
         if arrival == "paced":  # the gate of arrival.py: one round per checkpoint (the pause is set per job)
             self.env.enable_checkpointing(CHECKPOINT_MS)
+            # with checkpoints on, Flink's default restart strategy retries a failed job forever; fail at once
+            restart = jvm.org.apache.flink.configuration.Configuration()
+            restart.setString("restart-strategy.type", "none")
+            self.env._j_stream_execution_environment.configure(restart)
             # watermarks follow the records only (no processing-time timer emits one between rounds)
             self.env.get_config().set_auto_watermark_interval(0)
         self.t_env = StreamTableEnvironment.create(self.env)
         if arrival == "paced":
             self.t_env.get_config().set("pipeline.auto-watermark-interval", "0 ms")
+            self.t_env.get_config().set("restart-strategy.type", "none")
         self.jvm = jvm
         self.jobs = 0
         self.warm_up()
@@ -247,7 +252,9 @@ class FlinkSession:
                 case, view, change = slot
                 values = list(fillers if case != LEAD else dummies)
                 values[offsets[view]:offsets[view] + len(change) - 1] = change[1:]
-                rows.append(Row.of_kind(kinds[change[0]], view, case, *values))
+                # each input's dummy has a case id of its own (-1, -2, ...): dummies never meet in a join,
+                # so no condition is evaluated on them (a division by a filler 0 would fail the job)
+                rows.append(Row.of_kind(kinds[change[0]], view, case if case != LEAD else LEAD - view, *values))
         type_info = self.types.ROW_NAMED(all_names, [self.types.INT(), self.types.INT()]
                                          + [_TYPE_INFOS[t](self.types)() for t in all_types])
         jvm = self.jvm

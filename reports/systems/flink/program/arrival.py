@@ -25,8 +25,9 @@ records through per checkpoint, and a filler record (tag -1) is dropped before a
 
 The lead: the source starts emitting at once, and the first barrier often comes before its first
 record, so the job's first two rounds share an epoch. They are the lead, which holds no case's
-event: one dummy record per input (case LEAD = -1, a case id no case has, so what it joins is
-dropped from the answer), then fillers. Each input's first record starts things that would
+event: one dummy record per input (case LEAD; the adapter gives input i's dummy the case id
+-1 - i, which no case has and no other dummy shares, so dummies never meet in a join and nothing
+they emit reaches an answer), then fillers. Each input's first record starts things that would
 otherwise depend on which input's first record the join reads first: the mini-batch assigner sends
 a watermark with the first record of its input, and a watermark flushes the mini-batch bundle.
 

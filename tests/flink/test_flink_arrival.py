@@ -2,7 +2,7 @@
 
 Slow: an adapter of its own (`CONVERGE_FLINK_OUTPUT=changelog`, a second MiniCluster) and a few
 seconds per run. With `CONVERGE_FLINK_ARRIVAL=free` in the environment the adapter feeds each input
-from its own source, as it did before, and these tests fail (checked once by hand: docs/flink.md).
+from its own source, as it did before, and the LEFT join test fails (checked once by hand: docs/flink.md).
 The default suite exercises the paced arrival through every other Flink test (it is the default).
 """
 
@@ -51,7 +51,7 @@ def _runs(client: ProtocolClient, one: dict) -> list[list]:
 
 def test_mini_batch_suppressed_padding_emits_the_scenarios_changelog_every_time(changelogs):
     """Flink 2.x's suppressed padding (docs/minibatch.md): bundles [+I order, +I voucher] and [-U, +U voucher].
-    The emits are the scenario file's, written by hand; before pacing, 3 different changelogs came in 5 runs."""
+    The emits are the scenario file's, written by hand."""
     path = SCENARIOS / "minibatch" / "suppressed_padding_flink.json"
     raw = json.loads(path.read_text())
     expected = [[e["kind"], *e["row"]] for event in raw["events"] for e in event["expect"]["emits"]]

@@ -9,7 +9,9 @@ stderr, so the JVM (which inherits it) and any library print go to stderr.
 One MiniCluster per process, started at the hello; every job runs on it at parallelism 1 through a
 remote environment (a local environment would start a MiniCluster per job, ~1.6 s each). The cases
 of one request are grouped by shape (case_plan.Shape) and each group runs as one job whose result
-comes back in one py4j call.
+comes back in one py4j call. Every input of a job is fed from one checkpoint-gated source in the
+scenario's order (arrival.py), so a case's changelog repeats from run to run; the answer is each
+case's folded final multiset, or its changelog with CONVERGE_FLINK_OUTPUT=changelog.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any, Callable
 
 sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as top-level names
 
-from case_plan import CaseError, PlannedCase, Shape, plan
+from arrival import LEAD, rounds
+from case_plan import CaseError, InputPlan, PlannedCase, Shape, plan
 from condition_sql import FLINK_TYPES, Untranslatable
 
 PROTOCOL = "converge-adapter"
@@ -35,6 +38,16 @@ _MESSAGE_KEYS = {"hello": {"type", "protocol", "versions"}, "run": {"type", "req
                  "shutdown": {"type"}}
 _CASE_KEYS = {"id", "scenario", "changelogs"}
 _MODES = {"insert_only": "insert_only", "retract": "all", "upsert": "upsert"}
+# How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
+# order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
+ARRIVALS = ("paced", "free")
+# What a result carries (CONVERGE_FLINK_OUTPUT): the folded "final" multiset, or the "changelog" as emitted.
+OUTPUTS = ("final", "changelog")
+CHECKPOINT_MS = 10       # the checkpoint interval: Flink's smallest
+PAUSE_MS = 20            # the least time between two checkpoints: how long the source has to emit a round,
+PAUSE_PER_RECORD_MS = 0.5  # ... plus this per record of the round's width
+GUARD = 1                # filler rounds between two rounds (arrival.rounds)
+LATENCY_MS = 86_400_000  # mini-batch allow-latency when paced: its markers fall at UTC midnight only
 
 
 class RequestError(Exception):
@@ -62,7 +75,11 @@ def flink_message(exc: BaseException, lines: int = 4) -> str:
 class FlinkSession:
     """The long-lived MiniCluster and the table environment that submits jobs to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, arrival: str = "paced", guard: int = GUARD) -> None:
+        if arrival not in ARRIVALS:
+            raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
+        self.arrival = arrival
+        self.guard = guard
         _drain_gateway_stderr()
         from py4j.protocol import Py4JJavaError  # lazy: the module must import without pyflink (tests, docs)
         from pyflink.common import Configuration, Types  # lazy: pyflink
@@ -87,7 +104,18 @@ class FlinkSession:
             "127.0.0.1", port, Configuration()._j_configuration, gateway.new_array(jvm.java.lang.String, 0))
         self.env = StreamExecutionEnvironment(remote)
         self.env.set_parallelism(1)
+        if arrival == "paced":  # the gate of arrival.py: one round per checkpoint (the pause is set per job)
+            self.env.enable_checkpointing(CHECKPOINT_MS)
+            # with checkpoints on, Flink's default restart strategy retries a failed job forever; fail at once
+            restart = jvm.org.apache.flink.configuration.Configuration()
+            restart.setString("restart-strategy.type", "none")
+            self.env._j_stream_execution_environment.configure(restart)
+            # watermarks follow the records only (no processing-time timer emits one between rounds)
+            self.env.get_config().set_auto_watermark_interval(0)
         self.t_env = StreamTableEnvironment.create(self.env)
+        if arrival == "paced":
+            self.t_env.get_config().set("pipeline.auto-watermark-interval", "0 ms")
+            self.t_env.get_config().set("restart-strategy.type", "none")
         self.jvm = jvm
         self.jobs = 0
         self.warm_up()
@@ -115,7 +143,7 @@ class FlinkSession:
                                       "conditions": ["a.k = b.k AND b.y > 1", "c.k = a.k"]}}}
         planned = plan(case)
         try:
-            answer: Any = self.run(planned.shape, [planned])[0]
+            answer: Any = fold(self.run(planned.shape, [planned])[0])
         except FlinkJobError as exc:  # only time is lost: the first request pays the warm-up instead
             answer = f"failed: {exc}"
         print(f"converge flink adapter: warm-up job in {time.perf_counter() - started:.1f} s: {answer}",
@@ -125,33 +153,33 @@ class FlinkSession:
         self.cluster.close()
 
     def run(self, shape: Shape, cases: list[PlannedCase]) -> dict[int, list[list[Any]]]:
-        """Run `cases` (all of `shape`) as one job; the folded final rows per case index."""
-        from pyflink.common import Row  # lazy: see __init__
-        from pyflink.common.types import RowKind  # lazy: pyflink
-        from pyflink.table import DataTypes, Schema  # lazy: pyflink
+        """Run `cases` (all of `shape`) as one job; each case's changelog ([kind, value...]) in emission order."""
+        from pyflink.table import Schema  # lazy: pyflink
         from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
 
-        kinds = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
-        data_types = {"BIGINT": DataTypes.BIGINT, "INTEGER": DataTypes.INT, "DOUBLE": DataTypes.DOUBLE,
-                      "VARCHAR": DataTypes.STRING, "BOOLEAN": DataTypes.BOOLEAN}
-        type_infos = {"BIGINT": self.types.LONG, "INTEGER": self.types.INT, "DOUBLE": self.types.DOUBLE,
-                      "VARCHAR": self.types.STRING, "BOOLEAN": self.types.BOOLEAN}
         self.jobs += 1
         views = [f"j{self.jobs}_v{p.view}" for p in shape.inputs]
         times = [t for case in cases for t in case.times]
         try:
-            for p, view in zip(shape.inputs, views):
-                names = [f"t{p.view}cid"] + [f"t{p.view}c{j}" for j in range(len(p.types))]
-                rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases)
-                        for r in case.rows[p.view]]
-                if not rows:  # from_collection needs a row: one of a case id no case has
-                    rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
-                stream = self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
-                    names, [self.types.INT()] + [type_infos[t]() for t in p.types]))
+            # first: the paced split plans its own small queries (to_changelog_stream) with this config
+            config = self.t_env.get_config()
+            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
+            if shape.mini_batch is not None:
+                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
+                # paced: only the size, the checkpoints between rounds and the end of input close a bundle
+                latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
+                config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
+            if self.arrival == "paced":
+                streams = self._paced_streams(shape, cases)
+            else:
+                streams = [self._free_stream(p, cases, times) for p in shape.inputs]
+            for p, view, stream in zip(shape.inputs, views, streams):
+                names = _names(p)
                 schema = Schema.new_builder()
                 key = [names[0]] + [names[1 + j] for j in p.primary_key]
                 for name, ctype in zip(names, ["INTEGER", *p.types]):
-                    dtype = data_types[ctype]()
+                    dtype = _data_type(ctype)
                     schema.column(name, dtype.not_null() if p.primary_key and name in key else dtype)
                 if p.primary_key:
                     schema.primary_key(*key)
@@ -165,12 +193,6 @@ class FlinkSession:
                 mode = getattr(ChangelogMode, _MODES[p.mode])()
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
-            config = self.t_env.get_config()
-            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
-            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
-            if shape.mini_batch is not None:
-                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
-                config.set("table.exec.mini-batch.allow-latency", f"{shape.mini_batch[1]} ms")
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
             text = self._collect(sql)
         except self.java_error as exc:
@@ -178,12 +200,105 @@ class FlinkSession:
         except Exception as exc:  # pyflink converts some Java errors into its own exception classes
             raise FlinkJobError(flink_message(exc)) from None
         finally:
+            # to_changelog_stream (the paced split) adds its transformations to the environment, which never
+            # executes them: without this each job's rows would stay referenced until the process ends
+            from py4j.java_gateway import get_method  # lazy: py4j; Java's own clear (py4j's list proxy pops)
+
+            get_method(self.env._j_stream_execution_environment.getTransformations(), "clear")()
             for view in views:
                 try:
                     self.t_env.drop_temporary_view(view)
                 except Exception:  # a view that was never created
                     pass
-        return _fold(text, len(cases))
+        return _changelogs(text, len(cases))
+
+    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int]) -> Any:
+        """Input `p` as its own collection source (arrival "free": Flink interleaves the sources as data arrives)."""
+        from pyflink.common import Row  # lazy: see __init__
+        from pyflink.common.types import RowKind  # lazy: pyflink
+
+        kinds = _row_kinds()
+        rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases) for r in case.rows[p.view]]
+        if not rows:  # from_collection needs a row: one of a case id no case has
+            rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
+        return self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
+            _names(p), [self.types.INT()] + [_TYPE_INFOS[t](self.types)() for t in p.types]))
+
+    def _paced_streams(self, shape: Shape, cases: list[PlannedCase]) -> list[Any]:
+        """Every input from ONE checkpoint-gated source, in the rounds of arrival.rounds (see there why).
+
+        The source's rows are wide: a tag (the view, -1 for a filler), the case id, then the columns of
+        every input, the other inputs' columns holding fillers. A changelog view over it (mode `all`) is
+        filtered by tag into one stream per input, which then gets its own changelog mode and key."""
+        from pyflink.common import Row  # lazy: see __init__
+        from pyflink.datastream import DataStream  # lazy: pyflink
+        from pyflink.table.expressions import col  # lazy: pyflink
+
+        kinds = _row_kinds()
+        all_types = [t for p in shape.inputs for t in p.types]
+        all_names = ["tag", "cid"] + [n for p in shape.inputs for n in _names(p)[1:]]
+        fillers = [_filler(t, 0) for t in all_types]
+        first = min((t for case in cases for t in case.times), default=0)
+        dummies = [_filler(t, first) for t in all_types]  # a lead's time: never ahead of a case's row
+        offsets = [sum(len(q.types) for q in shape.inputs[:p.view]) for p in shape.inputs]
+        orders = [case.order for case in cases]
+        laid = rounds(orders, len(shape.inputs), shape.mini_batch[0] if shape.mini_batch else None, self.guard)
+        rows = []
+        for members in laid:
+            for slot in members:
+                if slot is None:
+                    rows.append(Row.of_kind(kinds["+I"], -1, -1, *fillers))
+                    continue
+                case, view, change = slot
+                values = list(fillers if case != LEAD else dummies)
+                values[offsets[view]:offsets[view] + len(change) - 1] = change[1:]
+                # each input's dummy has a case id of its own (-1, -2, ...): dummies never meet in a join,
+                # so no condition is evaluated on them (a division by a filler 0 would fail the job)
+                rows.append(Row.of_kind(kinds[change[0]], view, case if case != LEAD else LEAD - view, *values))
+        type_info = self.types.ROW_NAMED(all_names, [self.types.INT(), self.types.INT()]
+                                         + [_TYPE_INFOS[t](self.types)() for t in all_types])
+        jvm = self.jvm
+        width = len(laid[0])
+        gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
+        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(
+            int(PAUSE_MS + PAUSE_PER_RECORD_MS * width))
+        function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
+            type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
+            self._java_rows(rows, type_info))
+        source = jvm.org.apache.flink.connector.datagen.source.DataGeneratorSource(
+            function, len(rows), gated, type_info.get_java_type_info())
+        no_watermarks = jvm.org.apache.flink.api.common.eventtime.WatermarkStrategy.noWatermarks()
+        wide = DataStream(self.env._j_stream_execution_environment.fromSource(source, no_watermarks, "arrival"))
+        table = self.t_env.from_changelog_stream(wide)
+        streams = []
+        for p, offset in zip(shape.inputs, offsets):
+            picked = [col("cid").alias(_names(p)[0])] + [
+                col(all_names[2 + offset + j]).alias(name) for j, name in enumerate(_names(p)[1:])]
+            streams.append(self.t_env.to_changelog_stream(table.filter(col("tag") == p.view).select(*picked)))
+        return streams
+
+    def _java_rows(self, rows: list[Any], type_info: Any) -> Any:
+        """The rows as a Java list of Java Rows (row kinds kept), converted in a few py4j calls.
+
+        PyFlink's own from_collection route: pickle to a file, let Java read and convert it into a
+        collection input format; its private collection is then read by reflection."""
+        import tempfile  # lazy: only this path writes a file
+
+        internal = [type_info.to_internal_type(row) for row in rows]
+        folder = tempfile.mkdtemp(prefix="converge-arrival-")
+        path = os.path.join(folder, "rows")
+        try:
+            with open(path, "wb") as handle:
+                self.env.serializer.serialize(internal, handle)
+            objects = self.jvm.PythonBridgeUtils.readPythonObjects(path)
+        finally:
+            os.unlink(path)
+            os.rmdir(folder)
+        fmt = self.jvm.org.apache.flink.streaming.api.utils.PythonTypeUtils.getCollectionInputFormat(
+            objects, type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig())
+        field = fmt.getClass().getDeclaredField("dataSet")
+        field.setAccessible(True)
+        return field.get(fmt)
 
     def _collect(self, sql: str) -> str:
         """The whole result in one py4j call: the Java list's text, `[+I[json], -D[json], ...]`."""
@@ -196,14 +311,37 @@ class FlinkSession:
             iterator.close()
 
 
+def _names(p: InputPlan) -> list[str]:
+    """Input p's column names in Flink: its case id, then its columns by position."""
+    return [f"t{p.view}cid"] + [f"t{p.view}c{j}" for j in range(len(p.types))]
+
+
+def _row_kinds() -> dict[str, Any]:
+    from pyflink.common.types import RowKind  # lazy: pyflink
+
+    return {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+
+
+_TYPE_INFOS = {"BIGINT": lambda types: types.LONG, "INTEGER": lambda types: types.INT,
+               "DOUBLE": lambda types: types.DOUBLE, "VARCHAR": lambda types: types.STRING,
+               "BOOLEAN": lambda types: types.BOOLEAN}
+
+
+def _data_type(ctype: str) -> Any:
+    from pyflink.table import DataTypes  # lazy: pyflink
+
+    return {"BIGINT": DataTypes.BIGINT, "INTEGER": DataTypes.INT, "DOUBLE": DataTypes.DOUBLE,
+            "VARCHAR": DataTypes.STRING, "BOOLEAN": DataTypes.BOOLEAN}[ctype]()
+
+
 def _filler(ctype: str, time: int) -> Any:
     return {"BIGINT": time, "INTEGER": 0, "DOUBLE": 0.0, "VARCHAR": "", "BOOLEAN": False}[ctype]
 
 
-def _fold(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
-    """Fold the changelog text into each case's final multiset (+I/+U add a row, -U/-D remove one)."""
+def _changelogs(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
+    """Split the job's changelog text into each case's changelog, [kind, value, ...] in emission order."""
     decoder = json.JSONDecoder()
-    counts: list[dict[str, int]] = [defaultdict(int) for _ in range(n_cases)]
+    out: dict[int, list[list[Any]]] = {case: [] for case in range(n_cases)}
     pos = 1 if text.startswith("[") else 0
     while pos < len(text) and text[pos] != "]":
         kind = text[pos:pos + 2]
@@ -217,16 +355,21 @@ def _fold(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
             pos += 2
         case, row = value[0], value[1:]
         if isinstance(case, int) and 0 <= case < n_cases:  # -1: the filler row of an empty input
-            counts[case][json.dumps(row)] += 1 if kind[0] == "+" else -1
-    out: dict[int, list[list[Any]]] = {}
-    for case, bag in enumerate(counts):
-        rows: list[list[Any]] = []
-        for row, count in sorted(bag.items()):
-            if count < 0:
-                raise FlinkJobError(f"Flink retracted a row it never emitted: {row} ({count})")
-            rows.extend(json.loads(row) for _ in range(count))
-        out[case] = rows
+            out[case].append([kind, *row])
     return out
+
+
+def fold(changelog: list[list[Any]]) -> list[list[Any]]:
+    """A changelog's final multiset (+I/+U add a row, -U/-D remove one), rows sorted by their JSON text."""
+    bag: dict[str, int] = defaultdict(int)
+    for kind, *row in changelog:
+        bag[json.dumps(row)] += 1 if kind[0] == "+" else -1
+    rows: list[list[Any]] = []
+    for row, count in sorted(bag.items()):
+        if count < 0:
+            raise FlinkJobError(f"Flink retracted a row it never emitted: {row} ({count})")
+        rows.extend(json.loads(row) for _ in range(count))
+    return rows
 
 
 def _drain_gateway_stderr() -> None:
@@ -279,7 +422,12 @@ def lacked_settings(version: str) -> dict[str, str]:
 class Adapter:
     """The protocol loop: one request line in, one answer line out."""
 
-    def __init__(self, write: Callable[[dict], None], session_factory: Callable[[], FlinkSession]) -> None:
+    def __init__(self, write: Callable[[dict], None], session_factory: Callable[[], FlinkSession],
+                 output: str = "final", arrival: str = "paced") -> None:
+        if output not in OUTPUTS or arrival not in ARRIVALS:
+            raise ValueError(f"output {output!r} / arrival {arrival!r}: expected one of {OUTPUTS} / {ARRIVALS}")
+        self.output = output
+        self.arrival = arrival
         self.write = write
         self.session_factory = session_factory
         self.session: FlinkSession | None = None
@@ -294,8 +442,9 @@ class Adapter:
                     "join_types": ["inner", "left", "right", "full", "semi", "anti"],
                     "changelog_modes": ["insert_only", "retract", "upsert"],
                     "column_types": list(FLINK_TYPES),
-                    "time_domains": ["event_time"], "state_ttl": False, "output": "final",
-                    "deterministic_order": False, "max_batch": MAX_BATCH,
+                    "time_domains": ["event_time"], "state_ttl": False, "output": self.output,
+                    "deterministic_order": self.output == "changelog" and self.arrival == "paced",
+                    "max_batch": MAX_BATCH,
                     "settings": honoured_settings(flink_version), "lacks": lacked_settings(flink_version)}}
 
     def handle(self, line: str) -> bool:
@@ -374,8 +523,10 @@ class Adapter:
         assert self.session is not None
         shape = members[0][1].shape
         try:
-            finals = self.session.run(shape, [p for _, p in members])
-            return [(n, {"status": "ok", "final": finals[i]}) for i, (n, _) in enumerate(members)]
+            changelogs = self.session.run(shape, [p for _, p in members])
+            if self.output == "changelog":
+                return [(n, {"status": "ok", "changelog": changelogs[i]}) for i, (n, _) in enumerate(members)]
+            return [(n, {"status": "ok", "final": fold(changelogs[i])}) for i, (n, _) in enumerate(members)]
         except FlinkJobError as exc:
             if len(members) == 1:
                 return [(members[0][0], {"status": "error", "message": str(exc)})]
@@ -394,7 +545,13 @@ def main() -> int:
         protocol_out.write(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
         protocol_out.flush()
 
-    adapter = Adapter(write, FlinkSession)
+    output = os.environ.get("CONVERGE_FLINK_OUTPUT", "final")
+    arrival = os.environ.get("CONVERGE_FLINK_ARRIVAL", "paced")
+    if output not in OUTPUTS or arrival not in ARRIVALS:
+        print(f"converge flink adapter: CONVERGE_FLINK_OUTPUT={output!r} / CONVERGE_FLINK_ARRIVAL={arrival!r}: "
+              f"expected one of {', '.join(OUTPUTS)} / {', '.join(ARRIVALS)}", file=sys.stderr)
+        return 2
+    adapter = Adapter(write, lambda: FlinkSession(arrival), output, arrival)
     try:
         for line in protocol_in:
             if not line.strip():

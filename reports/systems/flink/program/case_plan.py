@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
@@ -57,6 +58,7 @@ class PlannedCase:
     shape: Shape
     rows: list[list[list[Any]]]                 # per chain input: [kind, value, ...]
     times: list[int] = field(default_factory=list)
+    order: list[tuple[int, list[Any]]] = field(default_factory=list)  # (view, row) in the scenario's order
 
 
 def _check_keys(obj: Any, allowed: set[str], where: str) -> dict:
@@ -140,7 +142,7 @@ def plan(case: dict) -> PlannedCase:
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:
         _check_no_late_rows(scenario, chain, plans)
-    return PlannedCase(shape, rows, times)
+    return PlannedCase(shape, rows, times, case_order(scenario.get("events"), chain, rows))
 
 
 def _query(chain: list[str], types: list[str], conditions: list[str], columns: list[Column],

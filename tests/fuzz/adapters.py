@@ -98,7 +98,8 @@ def _label_of(text: str, surface: str, code: int) -> str:
         if surface == "check" and cells[:1] == ["check/system_final_answer"]:
             return " ".join(cells[1:3]).rstrip(":") if cells[2].rstrip(":") in ("error", "checked", "run") \
                 else cells[1]
-        if surface == "run" and cells[:1] == ["hostile"] and "not applicable:" not in line and len(cells) > 4:
+        if surface == "run" and cells[:1] == ["hostile"] and "not applicable:" not in line and len(cells) > 4 \
+                and " is up (started in " not in line:  # the progress line on stderr, not a row of the table
             return " ".join(cells[4:6]).rstrip(":") if cells[5].rstrip(":") in ("error", "checked", "input") \
                 else cells[4]
     return f"exit {code}"

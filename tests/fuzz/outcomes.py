@@ -61,6 +61,8 @@ def _run_checking_rejections(scenario: Scenario) -> tuple[RunResult, int]:
             if runtime.snapshot() != before:
                 raise Finding(f"event {i} was rejected ({exc}) but the runtime's state changed") from exc
             result.per_event.append([])
+    if result.per_event:  # the end of the input, as LocalRuntime.run: a mini-batch bundle still held emits now
+        result.per_event[-1].extend(runtime.finish())
     return result, rejected
 
 

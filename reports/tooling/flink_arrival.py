@@ -1,7 +1,7 @@
 """How repeatable real Flink's changelog is, with the adapter's two arrivals: "free" (one source per input)
 and "paced" (one checkpoint-gated source in the scenario's order; reports/systems/flink/program/arrival.py).
 
-A measurement, not a test: `python -m converge.reports.tooling.benches.flink_arrival [--runs 20] [--batch 100]`.
+A measurement, not a test: `python -m converge.reports.tooling.flink_arrival [--runs 20] [--batch 100]`.
 For each arrival it starts one adapter (one MiniCluster, `CONVERGE_FLINK_OUTPUT=changelog`), sends each of
 three interleaving-sensitive cases `--runs` times, one case per request, and counts the distinct changelogs
 (the emitted rows with their kinds, in order) and distinct final answers; then one request of `--batch`
@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from converge.engine.model.errors import SystemUnderTestError
 from converge.reports.systems.flink import environment
 
 
@@ -80,7 +81,7 @@ class Adapter:
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"the adapter exited with {self.process.poll()}")
+            raise SystemUnderTestError(f"the adapter exited with {self.process.poll()}")
         return json.loads(line)
 
     def run(self, batch: list[dict]) -> tuple[list[dict], float]:

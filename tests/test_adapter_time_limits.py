@@ -4,7 +4,6 @@ CONVERGE_SYSTEM_TIMEOUT), and a first request that times out is resent once to a
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Sce
 from converge.reports.systems.adapter.client import AdapterSystem, Timeouts, timeout_seconds
 from converge.reports.systems.registry import open_system, system_kind
 from converge.reports.tooling.cli import main
+from tests.test_adapter_client import _gone
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
 QUICK = Timeouts(hello=20, run_base=1.5, run_per_case=0, run_per_event=0, shutdown=5)
@@ -25,14 +25,6 @@ def case(n: int = 0, events: int = 1) -> Scenario:
     b = InputSpec("b", (("k", "BIGINT"),), None, "insert_only")
     return Scenario(f"c{n}", (a, b), JoinSpec(("a", "b"), ("inner",), ("a.k = b.k",)),
                     events=tuple(ChangeEvent("a", "+I", (i, "x")) for i in range(events)))
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def test_a_request_gets_a_base_plus_a_second_per_case_plus_a_hundredth_per_event() -> None:

@@ -60,28 +60,25 @@ def case_key(scenario: Scenario) -> str:
     return json.dumps(scenario_for_case(scenario), sort_keys=True, default=str)
 
 
-class _Recorder(System):
-    """Answers every case "unsupported" and remembers it: which cases a check would send."""
+class _Round(System):
+    """The system as one reduction round sees it: a case it holds an answer for gets that answer; any other is
+    remembered (the round then sends it, in one request) and answered "unsupported" meanwhile."""
 
     def __init__(self, system: System) -> None:
         self.name, self.version, self.capabilities = system.name, system.version, system.capabilities
         self.wanted: dict[str, Scenario] = {}
+        self.answers: dict[str, CaseResult] = {}
 
     def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        out = []
         for case in cases:
-            self.wanted.setdefault(case_key(case), case)
-        return [CaseResult("unsupported", message="collecting the cases of a reduction round") for _ in cases]
-
-
-class _Answered(System):
-    """Answers from the round's one request."""
-
-    def __init__(self, system: System, answers: dict[str, CaseResult]) -> None:
-        self.name, self.version, self.capabilities = system.name, system.version, system.capabilities
-        self.answers = answers
-
-    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
-        return [self.answers[case_key(case)] for case in cases]
+            key = case_key(case)
+            if key in self.answers:
+                out.append(self.answers[key])
+            else:
+                self.wanted.setdefault(key, case)
+                out.append(CaseResult("unsupported", message="collecting the cases of a reduction round"))
+        return out
 
 
 def _valid(candidate: Scenario) -> bool:
@@ -145,22 +142,20 @@ class Reducer:
                done: Reduction) -> tuple[list[Event], PropertyFailure] | None:
         """Judge every candidate with one run request (or as few as max_batch allows); the smallest that diverges."""
         cases = [scenario.with_events(c) for c in candidates]
-        recorder = _Recorder(self.system)
-        takes = [c for c in cases if _valid(c) and _verdict(self.check, recorder, c) is not False]
-        wanted = list(recorder.wanted.values())
+        round_ = _Round(self.system)
+        takes = [c for c in cases if _valid(c) and _verdict(self.check, round_, c) is not False]
+        wanted = list(round_.wanted.values())
         done.rounds += 1
         done.candidates += len(takes)
-        answers: dict[str, CaseResult] = {}
         size = max(1, self.system.capabilities.max_batch)
         for start in range(0, len(wanted), size):
             part = wanted[start:start + size]
             done.requests += 1
             for case, result in zip(part, self.system.run_cases(part)):
-                answers[case_key(case)] = result
-        answered = _Answered(self.system, answers)
+                round_.answers[case_key(case)] = result
         best: tuple[list[Event], PropertyFailure] | None = None
         for case in takes:
-            verdict = _verdict(self.check, answered, case)
+            verdict = _verdict(self.check, round_, case)
             if isinstance(verdict, PropertyFailure) and (best is None or len(case.events) < len(best[0])):
                 best = (list(case.events), verdict)
         return best

@@ -31,7 +31,8 @@ from hypothesis.errors import UnsatisfiedAssumption
 
 from converge.engine.model.errors import ApiMisuseError
 
-__all__ = ["DEFAULT_SHRINK_BUDGET", "MAX_SHRINK_BUDGET", "ShrinkBudget", "ShrinkStopped", "check_budget"]
+__all__ = ["DEFAULT_SHRINK_BUDGET", "MAX_SHRINK_BUDGET", "ShrinkBudget", "ShrinkStopped", "budget_or_default",
+           "check_budget"]
 
 DEFAULT_SHRINK_BUDGET = 120.0   # seconds of shrinking after a property's first failure (embedded or live system)
 MAX_SHRINK_BUDGET = 240.0       # Hypothesis stops (with its own warning) 300 s into shrinking: stay well below it
@@ -45,6 +46,12 @@ def check_budget(seconds: float | None, what: str = "shrink_budget") -> float | 
         raise ApiMisuseError(f"{what}={seconds!r}: expected seconds from 0 to {MAX_SHRINK_BUDGET:.0f} (Hypothesis "
                              "itself stops shrinking after 300 s, with a warning converge keeps out of its output)")
     return float(seconds)
+
+
+def budget_or_default(seconds: float | None) -> float:
+    """The budget a run keeps: the one given, checked, or DEFAULT_SHRINK_BUDGET."""
+    checked = check_budget(seconds)
+    return DEFAULT_SHRINK_BUDGET if checked is None else checked
 
 
 class ShrinkStopped(BaseException):

@@ -22,7 +22,7 @@ from converge.engine.model.errors import (
     UnsupportedError,
 )
 from converge.generators.profile import PROFILE
-from converge.properties.budget import DEFAULT_SHRINK_BUDGET, ShrinkBudget, ShrinkStopped, check_budget
+from converge.properties.budget import ShrinkBudget, ShrinkStopped, budget_or_default
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import PropertyFailure
@@ -104,13 +104,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
                                   or (name == "max_examples" and value == 0)):
             raise ApiMisuseError(f"run_property({name}={value!r}): expected a positive integer or None")
-    budget_seconds = check_budget(shrink_budget)
+    seconds = budget_or_default(shrink_budget)
     if seed is None:
         seed = random.SystemRandom().getrandbits(32)
     result = PropertyResult(spec.family, spec.name, seed=seed)
     counter = [0]
     planned = max_examples or spec.examples
-    seconds = DEFAULT_SHRINK_BUDGET if budget_seconds is None else budget_seconds
     budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
     watch = _Watcher(spec, planned, result, budget, progress)
     system_failed: list[SystemUnderTestError] = []

@@ -31,7 +31,7 @@ from converge.engine.model.errors import (
 )
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
-from converge.properties.budget import DEFAULT_SHRINK_BUDGET, check_budget
+from converge.properties.budget import budget_or_default, check_budget
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_summary
 from converge.properties.progress import ProgressCallback
@@ -99,7 +99,7 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
     reason = not_applicable(prop, system)
     if reason is not None:
         return SystemRun(prop, reason=reason)
-    budget = DEFAULT_SHRINK_BUDGET if options.shrink_budget is None else options.shrink_budget
+    budget = budget_or_default(options.shrink_budget)
 
     def reducing(done: Reduction) -> None:
         note = getattr(progress, "note", None)  # a CampaignProgress draws lines of its own; a bare callback not

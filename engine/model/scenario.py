@@ -27,6 +27,10 @@ TimeMode = Literal["event", "processing"]
 ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]
 PerKeyOrder = Literal["kept", "disordered"]
 ExpectMatch = Literal["exact", "contains"]
+# How a real system runs the job (docs/flink.md): none of them changes the join's answer, only how it is reached.
+StateBackend = Literal["hashmap", "rocksdb"]
+SinkKind = Literal["retract", "upsert"]
+UpsertMaterialize = Literal["auto", "force", "none"]
 
 COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
 INTEGER_TYPES = frozenset({"BIGINT", "INTEGER"})
@@ -244,6 +248,13 @@ class Config:
     # the mini-batch regular join (Flink's table.exec.mini-batch.*); docs/minibatch.md
     mini_batch_size: int | None = None
     mini_batch_latency_ms: int | None = None
+    # how a real system runs the job (docs/flink.md "Job options"); converge's engine has one way to run a join
+    state_backend: StateBackend | None = None     # None: the system's default
+    parallelism: int | None = None                # None: the system's default (Flink's adapter: 1)
+    sink: SinkKind = "retract"                    # upsert: a sink with a primary key (sink_key)
+    sink_key: tuple[str, ...] = ()                # the upsert sink's primary key: output columns "input.column"
+    upsert_materialize: UpsertMaterialize = "auto"  # Flink's table.exec.sink.upsert-materialize
+    restart_after: int | None = None              # stop with a savepoint after this many changes, then restore
 
     def __post_init__(self) -> None:
         ttl = self.state_ttl_ms
@@ -286,6 +297,27 @@ class Config:
             if self.mini_batch_size is None:
                 raise BadInputError("a latency trigger needs mini_batch_size too (Flink requires both)",
                                     path="mini_batch_latency_ms")
+        self._check_job_options()
+
+    def _check_job_options(self) -> None:
+        if self.state_backend is not None:
+            check_literal(self.state_backend, StateBackend, "state_backend")
+        if self.parallelism is not None:
+            check_int(self.parallelism, "parallelism", lo=1, hi=64)
+        check_literal(self.sink, SinkKind, "sink")
+        check_literal(self.upsert_materialize, UpsertMaterialize, "upsert_materialize")
+        if not isinstance(self.sink_key, tuple) or len(set(self.sink_key)) != len(self.sink_key) \
+                or not all(isinstance(c, str) and "." in c for c in self.sink_key):
+            raise BadInputError(f"expected a list of distinct output columns \"input.column\", got "
+                                f"{short_repr(self.sink_key)}", path="sink_key")
+        if self.sink == "upsert" and not self.sink_key:
+            raise BadInputError("an upsert sink needs its primary key (sink_key)", path="sink_key")
+        if self.sink == "retract" and self.sink_key:
+            raise BadInputError("sink_key is the primary key of an upsert sink; this sink is retract", path="sink_key")
+        if self.sink == "retract" and self.upsert_materialize != "auto":
+            raise BadInputError("upsert_materialize applies to an upsert sink only", path="upsert_materialize")
+        if self.restart_after is not None:
+            check_int(self.restart_after, "restart_after", lo=0, hi=2**31)
 
     def ttl_for(self, input_name: str) -> int | None:
         ttl = self.state_ttl_ms
@@ -301,7 +333,10 @@ class Config:
 
 OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
                         "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
-                        "mini_batch_latency_ms")
+                        "mini_batch_latency_ms", "state_backend", "parallelism", "sink", "sink_key",
+                        "upsert_materialize", "restart_after")
+# The job options: how a real system runs the join, never what it means (none changes the batch answer).
+JOB_OPTION_KEYS = ("state_backend", "parallelism", "sink", "sink_key", "upsert_materialize", "restart_after")
 _DEFAULT_CONFIG = Config()
 
 

@@ -58,7 +58,8 @@ INTERVAL_KEYS: Final = ("left_time", "right_time", "lower_ms", "upper_ms", "time
 CONFIG_KEYS: Final = ("state_ttl_ms", "map_state_order", "multi_join", "changelog_normalize", "semantics",
                       "min_cleanup_interval_ms", "dedupe_before_join", "unique_key_lost", "per_key_order",
                       "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right",
-                      "mini_batch_size", "mini_batch_latency_ms")
+                      "mini_batch_size", "mini_batch_latency_ms", "state_backend", "parallelism", "sink", "sink_key",
+                      "upsert_materialize", "restart_after")
 EXPECT_KEYS: Final = ("emits", "ordered", "match")
 _CHANGE_KEYS: Final = frozenset({"input", "kind", "row", "expect"})
 _WATERMARK_KEYS: Final = frozenset({"input", "watermark", "expect"})
@@ -242,6 +243,8 @@ def _parse_config(obj: Any) -> Config:
             kwargs["dedupe_before_join"] = dict.fromkeys(_names(raw, where))
     if "unique_key_lost" in kwargs:
         kwargs["unique_key_lost"] = _names(kwargs["unique_key_lost"], "config.unique_key_lost")
+    if "sink_key" in kwargs:
+        kwargs["sink_key"] = _names(kwargs["sink_key"], "config.sink_key")
     return _build("config", Config, **kwargs)
 
 
@@ -443,7 +446,7 @@ def _config_to_json(cfg: Config) -> dict[str, Any]:
         if key == "dedupe_before_join":
             value = (list(value) if all(v is None for v in value.values())
                      else {k: None if v is None else list(v) for k, v in value.items()})
-        elif key == "unique_key_lost":
+        elif key in ("unique_key_lost", "sink_key"):
             value = list(value)
         out[key] = value
     return out

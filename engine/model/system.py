@@ -34,10 +34,14 @@ TimeDomain = Literal["event_time", "processing_time"]
 OutputForm = Literal["final", "changelog"]
 CaseStatus = Literal["ok", "unsupported", "error"]
 # Options of a case that a system may silently ignore: a system honours one only when it says so.
-Setting = Literal["multi_join", "mini_batch"]
+Setting = Literal["multi_join", "mini_batch", "state_backend", "parallelism", "upsert_sink", "restart"]
 SETTING_MEANING: dict[str, str] = {
     "multi_join": "config.multi_join=on (a multi-way join operator)",
     "mini_batch": "config.mini_batch_size (a mini-batch join)",
+    "state_backend": "config.state_backend (the state backend)",
+    "parallelism": "config.parallelism (the job's parallelism)",
+    "upsert_sink": "config.sink=upsert (a sink with a primary key)",
+    "restart": "config.restart_after (a stop with a savepoint and a restore)",
 }
 
 MAX_BATCH_LIMIT = 1_000_000
@@ -191,8 +195,17 @@ def settings_used(scenario: Scenario) -> tuple[Setting, ...]:
     out: list[Setting] = []
     if scenario.config.multi_join == "on" and len(scenario.join.inputs) > 2:
         out.append("multi_join")
-    if scenario.config.mini_batch_size is not None:
+    cfg = scenario.config
+    if cfg.mini_batch_size is not None:
         out.append("mini_batch")
+    if cfg.state_backend is not None:
+        out.append("state_backend")
+    if cfg.parallelism is not None:
+        out.append("parallelism")
+    if cfg.sink == "upsert":
+        out.append("upsert_sink")
+    if cfg.restart_after is not None:
+        out.append("restart")
     return tuple(out)
 
 

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from converge.engine.model.changelog import sign
 from converge.engine.model.errors import ConvergeError
-from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario import JOB_OPTION_KEYS, Scenario
 from converge.engine.model.system import CaseResult, System
 from converge.engine.model.system_cases import engine_model_settings
 from converge.engine.reference_system import ReferenceSystem
@@ -37,7 +37,8 @@ def oracle_decides(scenario: Scenario) -> str | None:
     if not cfg.changelog_normalize and any(i.changelog_mode == "upsert" for i in scenario.chain):
         return "without changelog normalize an upsert input's join is an upsert stream, not a table"
     if cfg.optional_settings().keys() - {"multi_join_max_tables", "multi_join_min_tables",
-                                         "multi_join_rewrite_right", "mini_batch_size", "mini_batch_latency_ms"}:
+                                         "multi_join_rewrite_right", "mini_batch_size", "mini_batch_latency_ms",
+                                         *JOB_OPTION_KEYS}:
         return "the pipeline options of the anomalies family change the answer on purpose"
     iv = scenario.join.interval
     if iv is not None:

@@ -26,6 +26,8 @@ _INTERVAL_KEYS = {"left_time", "right_time", "lower_ms", "upper_ms", "time", "al
 # the join's final answer alone; a real Flink job has its own and the adapter ignores these.
 _MODEL_ONLY = {"map_state_order", "changelog_normalize", "semantics", "min_cleanup_interval_ms", "per_key_order",
                "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right"}
+# How the job runs (docs/flink.md "Job options"); each is sent to Flink, none changes the join's meaning.
+_JOB_KEYS = {"state_backend", "parallelism", "sink", "sink_key", "upsert_materialize", "restart_after"}
 # Rowtimes go through TO_TIMESTAMP_LTZ(ms, 3): keep them between the years 100 and 9999.
 _TIME_RANGE = (-59_000_000_000_000, 253_000_000_000_000)
 
@@ -43,6 +45,21 @@ class InputPlan:
     time_column: int | None = None              # interval joins: the column turned into a rowtime
 
 
+@dataclass(frozen=True)
+class JobOptions:
+    """The case's job options as Flink takes them (the defaults: how the adapter ran every job before them)."""
+    state_backend: str = "hashmap"              # state.backend.type
+    parallelism: int = 1                        # parallelism.default
+    sink: str = "retract"                       # retract: collect(); upsert: a sink with primary key sink_key
+    sink_key: tuple[str, ...] = ()              # output columns "input.column"
+    upsert_materialize: str = "auto"            # table.exec.sink.upsert-materialize
+    restart_after: int | None = None            # stop with a savepoint after this many of each case's changes
+
+    def key(self) -> list[Any]:
+        return [self.state_backend, self.parallelism, self.sink, list(self.sink_key), self.upsert_materialize,
+                self.restart_after]
+
+
 @dataclass
 class Shape:
     key: str
@@ -51,6 +68,7 @@ class Shape:
     multi_join: bool
     interval: bool
     mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
+    job: JobOptions = field(default_factory=JobOptions)
 
 
 @dataclass
@@ -76,7 +94,8 @@ def plan(case: dict) -> PlannedCase:
     join = _check_keys(scenario.get("join"), _JOIN_KEYS, "scenario.join")
     config = _check_keys(scenario.get("config", {}), _MODEL_ONLY | {"state_ttl_ms", "multi_join",
                                                                   "dedupe_before_join", "unique_key_lost",
-                                                                  "mini_batch_size", "mini_batch_latency_ms"},
+                                                                  "mini_batch_size", "mini_batch_latency_ms"}
+                         | _JOB_KEYS,
                          "scenario.config")
     if config.get("state_ttl_ms") is not None:
         raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
@@ -106,6 +125,7 @@ def plan(case: dict) -> PlannedCase:
         # bundle still closes on its size and at the end of the bounded input, so the final answer is the same
         mini_batch = (int(config["mini_batch_size"]), int(config.get("mini_batch_latency_ms") or 1000))
 
+    job = _job_options(config)
     plans: list[InputPlan] = []
     visible: list[Column] = []
     for i, name in enumerate(chain):
@@ -136,13 +156,35 @@ def plan(case: dict) -> PlannedCase:
 
     select = _query(chain, types, conditions, visible, interval)
     shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
-                            mini_batch], sort_keys=True)
-    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch)
+                            mini_batch, job.key()], sort_keys=True)
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:
         _check_no_late_rows(scenario, chain, plans)
     return PlannedCase(shape, rows, times, case_order(scenario.get("events"), chain, rows))
+
+
+def _job_options(config: dict) -> JobOptions:
+    """The job options of scenario.config, checked as converge's loader checks them (a CaseError otherwise)."""
+    backend = config.get("state_backend") or "hashmap"
+    parallelism = config.get("parallelism") or 1
+    sink = config.get("sink", "retract")
+    sink_key = config.get("sink_key") or []
+    materialize = config.get("upsert_materialize", "auto")
+    restart = config.get("restart_after")
+    if backend not in ("hashmap", "rocksdb"):
+        raise CaseError(f"scenario.config.state_backend: {backend!r} is not hashmap or rocksdb")
+    if not isinstance(parallelism, int) or isinstance(parallelism, bool) or not 1 <= parallelism <= 64:
+        raise CaseError(f"scenario.config.parallelism: {parallelism!r} is not an integer from 1 to 64")
+    if sink not in ("retract", "upsert") or materialize not in ("auto", "force", "none"):
+        raise CaseError(f"scenario.config: sink {sink!r} / upsert_materialize {materialize!r} is not known")
+    if not isinstance(sink_key, list) or not all(isinstance(c, str) for c in sink_key) \
+            or bool(sink_key) != (sink == "upsert"):
+        raise CaseError("scenario.config.sink_key: an upsert sink's primary key, as output columns (and only then)")
+    if restart is not None and (not isinstance(restart, int) or isinstance(restart, bool) or restart < 0):
+        raise CaseError(f"scenario.config.restart_after: {restart!r} is not a count of changes")
+    return JobOptions(backend, parallelism, sink, tuple(sink_key), materialize, restart)
 
 
 def _query(chain: list[str], types: list[str], conditions: list[str], columns: list[Column],

@@ -1,0 +1,367 @@
+"""The long-lived MiniCluster and how one job of cases runs on it (part of the Flink adapter program).
+
+Standard library, pyflink and the sibling modules only (see adapter.py). Every job runs on the one
+MiniCluster through a remote environment; every input of a job is fed from one checkpoint-gated
+source in the scenario's order (arrival.py), so a case's changelog repeats from run to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from arrival import LEAD, rounds  # the program's folder is on sys.path
+from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
+
+# How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
+# order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
+ARRIVALS = ("paced", "free")
+CHECKPOINT_MS = 10       # the checkpoint interval: Flink's smallest
+PAUSE_MS = 20            # the least time between two checkpoints: how long the source has to emit a round,
+PAUSE_PER_RECORD_MS = 0.5  # ... plus this per record of the round's width
+GUARD = 1                # filler rounds between two rounds (arrival.rounds)
+LATENCY_MS = 86_400_000  # mini-batch allow-latency when paced: its markers fall at UTC midnight only
+_MODES = {"insert_only": "insert_only", "retract": "all", "upsert": "upsert"}
+
+
+class FlinkJobError(Exception):
+    """Flink refused or failed a job; the message is Flink's, shortened."""
+
+
+def flink_message(exc: BaseException, lines: int = 4) -> str:
+    """The first lines of a (py4j-wrapped) Java exception, plus its root cause."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        head = str(exc).strip().splitlines()
+        return " | ".join(head[:lines]) or type(exc).__name__
+    root = java
+    while root.getCause() is not None and root.getCause() != root:
+        root = root.getCause()
+    top = str(java.toString()).splitlines()[:lines]
+    cause = str(root.toString()).splitlines()[:lines]
+    return " | ".join(top if root == java else top + ["caused by: " + " ".join(cause)])
+
+
+class FlinkSession:
+    """The long-lived MiniCluster and the table environment that submits jobs to it."""
+
+    def __init__(self, arrival: str = "paced", guard: int = GUARD) -> None:
+        if arrival not in ARRIVALS:
+            raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
+        self.arrival = arrival
+        self.guard = guard
+        _drain_gateway_stderr()
+        from py4j.protocol import Py4JJavaError  # lazy: the module must import without pyflink (tests, docs)
+        from pyflink.common import Configuration, Types  # lazy: pyflink
+        from pyflink.datastream import StreamExecutionEnvironment  # lazy: pyflink
+        from pyflink.java_gateway import get_gateway  # lazy: pyflink
+        from pyflink.table import StreamTableEnvironment  # lazy: pyflink
+
+        self.java_error = Py4JJavaError
+        self.types = Types
+        gateway = get_gateway()
+        jvm = gateway.jvm
+        conf = jvm.org.apache.flink.configuration.Configuration()
+        conf.setString("rest.port", "0")
+        conf.setString("rest.bind-address", "127.0.0.1")
+        conf.setString("rest.address", "127.0.0.1")
+        mini = jvm.org.apache.flink.runtime.minicluster
+        self.cluster = mini.MiniCluster(mini.MiniClusterConfiguration.Builder().setConfiguration(conf)
+                                        .setNumTaskManagers(1).setNumSlotsPerTaskManager(4).build())
+        self.cluster.start()
+        port = self.cluster.getRestAddress().get().getPort()
+        remote = jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+            "127.0.0.1", port, Configuration()._j_configuration, gateway.new_array(jvm.java.lang.String, 0))
+        self.env = StreamExecutionEnvironment(remote)
+        self.env.set_parallelism(1)
+        if arrival == "paced":  # the gate of arrival.py: one round per checkpoint (the pause is set per job)
+            self.env.enable_checkpointing(CHECKPOINT_MS)
+            # with checkpoints on, Flink's default restart strategy retries a failed job forever; fail at once
+            restart = jvm.org.apache.flink.configuration.Configuration()
+            restart.setString("restart-strategy.type", "none")
+            self.env._j_stream_execution_environment.configure(restart)
+            # watermarks follow the records only (no processing-time timer emits one between rounds)
+            self.env.get_config().set_auto_watermark_interval(0)
+        self.t_env = StreamTableEnvironment.create(self.env)
+        if arrival == "paced":
+            self.t_env.get_config().set("pipeline.auto-watermark-interval", "0 ms")
+            self.t_env.get_config().set("restart-strategy.type", "none")
+        self.jvm = jvm
+        self.jobs = 0
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """Run one small job before the hello is answered, so the first run request does not pay the JVM's
+        one-off costs (loading and compiling the planner, the runtime and the code generator).
+
+        Measured on a loaded two-core machine (load average 6): the first job of a fresh MiniCluster took
+        21 s, each later one 2-4 s, so the first request of `converge check --system flink` (one case per
+        request, a limit of 31 s) timed out under a little more load. The hello's limit is 120 s. The job
+        joins an upsert input (ChangelogNormalize) LEFT with a retract one and keeps the rows with a match
+        in a third (EXISTS: a semi join), the operators converge's cases use most."""
+        started = time.perf_counter()
+        inputs = [{"name": "a", "columns": [["k", "BIGINT"], ["x", "VARCHAR"]], "unique_key": ["k"],
+                   "changelog_mode": "upsert"},
+                  {"name": "b", "columns": [["k", "BIGINT"], ["y", "DOUBLE"]], "unique_key": None,
+                   "changelog_mode": "retract"},
+                  {"name": "c", "columns": [["k", "BIGINT"]], "unique_key": None, "changelog_mode": "insert_only"}]
+        case = {"id": "warm-up", "changelogs": {"a": [["+I", 1, "x"], ["+U", 1, "y"]],
+                                                "b": [["+I", 1, 0.5], ["-D", 1, 0.5], ["+I", 1, 1.5]],
+                                                "c": [["+I", 1]]},
+                "scenario": {"name": "warm-up", "inputs": inputs, "config": {}, "events": [],
+                             "join": {"inputs": ["a", "b", "c"], "types": ["left", "semi"],
+                                      "conditions": ["a.k = b.k AND b.y > 1", "c.k = a.k"]}}}
+        planned = plan(case)
+        try:
+            answer: Any = fold(self.run(planned.shape, [planned])[0])
+        except FlinkJobError as exc:  # only time is lost: the first request pays the warm-up instead
+            answer = f"failed: {exc}"
+        print(f"converge flink adapter: warm-up job in {time.perf_counter() - started:.1f} s: {answer}",
+              file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        self.cluster.close()
+
+    def run(self, shape: Shape, cases: list[PlannedCase]) -> dict[int, list[list[Any]]]:
+        """Run `cases` (all of `shape`) as one job; each case's changelog ([kind, value...]) in emission order."""
+        from pyflink.table import Schema  # lazy: pyflink
+        from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
+
+        self.jobs += 1
+        views = [f"j{self.jobs}_v{p.view}" for p in shape.inputs]
+        times = [t for case in cases for t in case.times]
+        try:
+            # first: the paced split plans its own small queries (to_changelog_stream) with this config
+            config = self.t_env.get_config()
+            config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
+            if shape.mini_batch is not None:
+                config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
+                # paced: only the size, the checkpoints between rounds and the end of input close a bundle
+                latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
+                config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
+            if self.arrival == "paced":
+                streams = self._paced_streams(shape, cases)
+            else:
+                streams = [self._free_stream(p, cases, times) for p in shape.inputs]
+            for p, view, stream in zip(shape.inputs, views, streams):
+                names = _names(p)
+                schema = Schema.new_builder()
+                key = [names[0]] + [names[1 + j] for j in p.primary_key]
+                for name, ctype in zip(names, ["INTEGER", *p.types]):
+                    dtype = _data_type(ctype)
+                    schema.column(name, dtype.not_null() if p.primary_key and name in key else dtype)
+                if p.primary_key:
+                    schema.primary_key(*key)
+                if p.time_column is not None:
+                    rowtime = f"t{p.view}rt"
+                    schema.column_by_expression(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column}, 3)")
+                    # Never late: the delay spans every time of the job, so the watermark passes no row
+                    # before the bounded source ends (its final watermark then flushes outer padding).
+                    delay = max(times, default=0) - min(times, default=0) + 1
+                    schema.watermark(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column} - {delay}, 3)")
+                mode = getattr(ChangelogMode, _MODES[p.mode])()
+                table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
+                self.t_env.create_temporary_view(view, table)
+            sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
+            text = self._collect(sql)
+        except self.java_error as exc:
+            raise FlinkJobError(flink_message(exc)) from None
+        except Exception as exc:  # pyflink converts some Java errors into its own exception classes
+            raise FlinkJobError(flink_message(exc)) from None
+        finally:
+            # to_changelog_stream (the paced split) adds its transformations to the environment, which never
+            # executes them: without this each job's rows would stay referenced until the process ends
+            from py4j.java_gateway import get_method  # lazy: py4j; Java's own clear (py4j's list proxy pops)
+
+            get_method(self.env._j_stream_execution_environment.getTransformations(), "clear")()
+            for view in views:
+                try:
+                    self.t_env.drop_temporary_view(view)
+                except Exception:  # a view that was never created
+                    pass
+        return _changelogs(text, len(cases))
+
+    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int]) -> Any:
+        """Input `p` as its own collection source (arrival "free": Flink interleaves the sources as data arrives)."""
+        from pyflink.common import Row  # lazy: see __init__
+        from pyflink.common.types import RowKind  # lazy: pyflink
+
+        kinds = _row_kinds()
+        rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases) for r in case.rows[p.view]]
+        if not rows:  # from_collection needs a row: one of a case id no case has
+            rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
+        return self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
+            _names(p), [self.types.INT()] + [_TYPE_INFOS[t](self.types)() for t in p.types]))
+
+    def _paced_streams(self, shape: Shape, cases: list[PlannedCase]) -> list[Any]:
+        """Every input from ONE checkpoint-gated source, in the rounds of arrival.rounds (see there why).
+
+        The source's rows are wide: a tag (the view, -1 for a filler), the case id, then the columns of
+        every input, the other inputs' columns holding fillers. A changelog view over it (mode `all`) is
+        filtered by tag into one stream per input, which then gets its own changelog mode and key."""
+        from pyflink.common import Row  # lazy: see __init__
+        from pyflink.datastream import DataStream  # lazy: pyflink
+        from pyflink.table.expressions import col  # lazy: pyflink
+
+        kinds = _row_kinds()
+        all_types = [t for p in shape.inputs for t in p.types]
+        all_names = ["tag", "cid"] + [n for p in shape.inputs for n in _names(p)[1:]]
+        fillers = [_filler(t, 0) for t in all_types]
+        first = min((t for case in cases for t in case.times), default=0)
+        dummies = [_filler(t, first) for t in all_types]  # a lead's time: never ahead of a case's row
+        offsets = [sum(len(q.types) for q in shape.inputs[:p.view]) for p in shape.inputs]
+        orders = [case.order for case in cases]
+        laid = rounds(orders, len(shape.inputs), shape.mini_batch[0] if shape.mini_batch else None, self.guard)
+        rows = []
+        for members in laid:
+            for slot in members:
+                if slot is None:
+                    rows.append(Row.of_kind(kinds["+I"], -1, -1, *fillers))
+                    continue
+                case, view, change = slot
+                values = list(fillers if case != LEAD else dummies)
+                values[offsets[view]:offsets[view] + len(change) - 1] = change[1:]
+                # each input's dummy has a case id of its own (-1, -2, ...): dummies never meet in a join,
+                # so no condition is evaluated on them (a division by a filler 0 would fail the job)
+                rows.append(Row.of_kind(kinds[change[0]], view, case if case != LEAD else LEAD - view, *values))
+        type_info = self.types.ROW_NAMED(all_names, [self.types.INT(), self.types.INT()]
+                                         + [_TYPE_INFOS[t](self.types)() for t in all_types])
+        jvm = self.jvm
+        width = len(laid[0])
+        gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
+        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(
+            int(PAUSE_MS + PAUSE_PER_RECORD_MS * width))
+        function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
+            type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
+            self._java_rows(rows, type_info))
+        source = jvm.org.apache.flink.connector.datagen.source.DataGeneratorSource(
+            function, len(rows), gated, type_info.get_java_type_info())
+        no_watermarks = jvm.org.apache.flink.api.common.eventtime.WatermarkStrategy.noWatermarks()
+        wide = DataStream(self.env._j_stream_execution_environment.fromSource(source, no_watermarks, "arrival"))
+        table = self.t_env.from_changelog_stream(wide)
+        streams = []
+        for p, offset in zip(shape.inputs, offsets):
+            picked = [col("cid").alias(_names(p)[0])] + [
+                col(all_names[2 + offset + j]).alias(name) for j, name in enumerate(_names(p)[1:])]
+            streams.append(self.t_env.to_changelog_stream(table.filter(col("tag") == p.view).select(*picked)))
+        return streams
+
+    def _java_rows(self, rows: list[Any], type_info: Any) -> Any:
+        """The rows as a Java list of Java Rows (row kinds kept), converted in a few py4j calls.
+
+        PyFlink's own from_collection route: pickle to a file, let Java read and convert it into a
+        collection input format; its private collection is then read by reflection."""
+        import tempfile  # lazy: only this path writes a file
+
+        internal = [type_info.to_internal_type(row) for row in rows]
+        folder = tempfile.mkdtemp(prefix="converge-arrival-")
+        path = os.path.join(folder, "rows")
+        try:
+            with open(path, "wb") as handle:
+                self.env.serializer.serialize(internal, handle)
+            objects = self.jvm.PythonBridgeUtils.readPythonObjects(path)
+        finally:
+            os.unlink(path)
+            os.rmdir(folder)
+        fmt = self.jvm.org.apache.flink.streaming.api.utils.PythonTypeUtils.getCollectionInputFormat(
+            objects, type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig())
+        field = fmt.getClass().getDeclaredField("dataSet")
+        field.setAccessible(True)
+        return field.get(fmt)
+
+    def _collect(self, sql: str) -> str:
+        """The whole result in one py4j call: the Java list's text, `[+I[json], -D[json], ...]`."""
+        result = self.t_env.sql_query(sql).execute()
+        iterator = result._j_table_result.collect()
+        try:
+            rows = self.jvm.org.apache.flink.util.CollectionUtil.iteratorToList(iterator)
+            return str(self.jvm.java.lang.String.valueOf(rows))
+        finally:
+            iterator.close()
+
+
+def _names(p: InputPlan) -> list[str]:
+    """Input p's column names in Flink: its case id, then its columns by position."""
+    return [f"t{p.view}cid"] + [f"t{p.view}c{j}" for j in range(len(p.types))]
+
+
+def _row_kinds() -> dict[str, Any]:
+    from pyflink.common.types import RowKind  # lazy: pyflink
+
+    return {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+
+
+_TYPE_INFOS = {"BIGINT": lambda types: types.LONG, "INTEGER": lambda types: types.INT,
+               "DOUBLE": lambda types: types.DOUBLE, "VARCHAR": lambda types: types.STRING,
+               "BOOLEAN": lambda types: types.BOOLEAN}
+
+
+def _data_type(ctype: str) -> Any:
+    from pyflink.table import DataTypes  # lazy: pyflink
+
+    return {"BIGINT": DataTypes.BIGINT, "INTEGER": DataTypes.INT, "DOUBLE": DataTypes.DOUBLE,
+            "VARCHAR": DataTypes.STRING, "BOOLEAN": DataTypes.BOOLEAN}[ctype]()
+
+
+def _filler(ctype: str, time: int) -> Any:
+    return {"BIGINT": time, "INTEGER": 0, "DOUBLE": 0.0, "VARCHAR": "", "BOOLEAN": False}[ctype]
+
+
+def _changelogs(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
+    """Split the job's changelog text into each case's changelog, [kind, value, ...] in emission order."""
+    decoder = json.JSONDecoder()
+    out: dict[int, list[list[Any]]] = {case: [] for case in range(n_cases)}
+    pos = 1 if text.startswith("[") else 0
+    while pos < len(text) and text[pos] != "]":
+        kind = text[pos:pos + 2]
+        if kind not in ("+I", "+U", "-U", "-D") or text[pos + 2] != "[":
+            raise FlinkJobError(f"cannot read Flink's result at {text[pos:pos + 40]!r}")
+        value, end = decoder.raw_decode(text, pos + 3)
+        if text[end] != "]":
+            raise FlinkJobError(f"cannot read Flink's result at {text[end:end + 40]!r}")
+        pos = end + 1
+        if text.startswith(", ", pos):
+            pos += 2
+        case, row = value[0], value[1:]
+        if isinstance(case, int) and 0 <= case < n_cases:  # -1: the filler row of an empty input
+            out[case].append([kind, *row])
+    return out
+
+
+def fold(changelog: list[list[Any]]) -> list[list[Any]]:
+    """A changelog's final multiset (+I/+U add a row, -U/-D remove one), rows sorted by their JSON text."""
+    bag: dict[str, int] = defaultdict(int)
+    for kind, *row in changelog:
+        bag[json.dumps(row)] += 1 if kind[0] == "+" else -1
+    rows: list[list[Any]] = []
+    for row, count in sorted(bag.items()):
+        if count < 0:
+            raise FlinkJobError(f"Flink retracted a row it never emitted: {row} ({count})")
+        rows.extend(json.loads(row) for _ in range(count))
+    return rows
+
+
+def _drain_gateway_stderr() -> None:
+    """PyFlink starts the JVM with stderr=PIPE and never reads it; copy it to our stderr so it never fills."""
+    from pyflink import java_gateway  # lazy: see FlinkSession
+
+    launch = java_gateway.launch_gateway_server_process
+
+    def launch_and_drain(*args: Any, **kwargs: Any) -> Any:
+        process = launch(*args, **kwargs)
+
+        def pump() -> None:
+            for line in iter(process.stderr.readline, b""):
+                sys.stderr.buffer.write(line)
+                sys.stderr.flush()
+        threading.Thread(target=pump, daemon=True, name="jvm-stderr").start()
+        return process
+    java_gateway.launch_gateway_server_process = launch_and_drain
+
+

@@ -489,6 +489,18 @@ def _check_references(s: Scenario) -> None:
                                 path="config.unique_key_lost")
         if not declared[name].unique_key:
             raise BadInputError(f"input {name!r} declares no unique key to lose", path="config.unique_key_lost")
+    _check_sink_key(s, declared)
+
+
+def _check_sink_key(s: Scenario, declared: Mapping[str, InputSpec]) -> None:
+    """An upsert sink's key names output columns: a column of an input whose columns reach the output."""
+    shown = [s.join.inputs[0]] + [name for name, jtype in zip(s.join.inputs[1:], s.join.types)
+                                  if jtype not in ("semi", "anti")]
+    for i, ref in enumerate(s.config.sink_key):
+        name, _, column = ref.partition(".")
+        if name not in shown or column not in declared[name].column_names:
+            raise BadInputError(f"{ref!r} is not an output column (the output has the columns of "
+                                f"{', '.join(shown)})", path=f"config.sink_key[{i}]")
 
 
 def time_index(spec: InputSpec, ref: str | None, where: str) -> int:

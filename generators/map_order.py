@@ -35,12 +35,14 @@ def _domains(spec: InputSpec) -> list[tuple]:
 
 
 def map_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Sequence[str] = ("inner", "left"),
-                        modes: Sequence[str] = ("insert_only", "retract"), min_ops: int = 3,
-                        max_ops: int = 12) -> st.SearchStrategy[Scenario]:
-    """`a JOIN b ON a.k = b.k` with several rows per side on one join key, on a drawn state backend."""
+                        modes: Sequence[str] = ("insert_only", "retract"), layouts: Sequence[tuple] = LAYOUTS,
+                        min_ops: int = 3, max_ops: int = 12) -> st.SearchStrategy[Scenario]:
+    """`a JOIN b ON a.k = b.k` with several rows per side on one join key, on a drawn state backend (`layouts`:
+    the column orders drawn, generators/scenarios.py; fewer make fewer shapes, so fewer jobs on a real engine)."""
     backends = check_choices("map_order_scenarios", "backends", backends)
     join_types = check_choices("map_order_scenarios", "join_types", join_types)
     modes = check_choices("map_order_scenarios", "modes", modes)
+    layouts = check_choices("map_order_scenarios", "layouts", layouts)
     ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=False,
                           actions=(INSERT, INSERT, UPDATE, DELETE))
 
@@ -49,7 +51,7 @@ def map_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Seque
         jtype = draw(st.sampled_from(tuple(join_types)))
         backend = draw(st.sampled_from(tuple(backends)))
         specs = [input_spec(name, value, draw(st.sampled_from(("none", "own"))), draw(st.sampled_from(tuple(modes))),
-                            ("k",), draw(st.sampled_from(LAYOUTS)))
+                            ("k",), draw(st.sampled_from(layouts)))
                  for name, value in (("a", "x"), ("b", "y"))]
         events = build_events(specs, [("k",), ("k",)], draw(ops_st), conditions=(CONDITION,),
                               domains=[_domains(s) for s in specs])

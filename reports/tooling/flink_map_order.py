@@ -2,7 +2,7 @@
 
 A measurement, not a test: `CONVERGE_FLINK_OUTPUT=changelog python -m converge.reports.tooling.flink_map_order
 [--system flink] [--cases 100] [--seed 1] [--batch 20]`. It draws `--cases` scenarios per backend from
-generators/map_order.py (Hypothesis, seeded), sends them in requests of `--batch` (one job each), and for each
+generators/map_order.py (Hypothesis, seeded), sends them grouped by shape, at most `--batch` a request (one job each), and for each
 case with an event that emits two or more rows compares the system's order with two models
 (properties/systems/map_order.py): "measured rule" (rocksdb: byte order; hashmap: java.util.HashMap order of
 BinaryRowData.hashCode) and "converge model" (`map_state_order` rocksdb / heap, converge's own). A case agrees
@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
+from converge.generators.scenarios import LAYOUTS
 from converge.properties.systems.map_order import case_ids, compare_orders, model_per_event, why_not_ordered
 from converge.reports.systems.registry import open_system
 
@@ -31,7 +32,7 @@ def draw_cases(backend: str, n: int, seed_value: int) -> list[Scenario]:
 
     @seed(seed_value)
     @settings(max_examples=n * 4, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(map_order_scenarios(backends=(backend,)))
+    @given(map_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1]))
     def collect(scenario: Scenario) -> None:
         if len(drawn) < n and scenario not in drawn:
             drawn.append(scenario)
@@ -43,13 +44,13 @@ def draw_cases(backend: str, n: int, seed_value: int) -> list[Scenario]:
 def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     """Counts over `cases` (of one backend): ordered cases, and how many agree with each model."""
     counts: Counter = Counter()
-    for start in range(0, len(cases), batch):
-        chunk = cases[start:start + batch]
-        # one shape per request (the adapter's case ids count per shape): group the chunk by its inputs and join
-        shapes: dict[str, list[Scenario]] = {}
-        for s in chunk:
-            shapes.setdefault(repr((s.inputs, s.join)), []).append(s)
-        for group in shapes.values():
+    # one shape per request (the adapter's case ids count per shape), at most `batch` cases each
+    shapes: dict[str, list[Scenario]] = {}
+    for s in cases:
+        shapes.setdefault(repr((s.inputs, s.join)), []).append(s)
+    groups = [g[i:i + batch] for g in shapes.values() for i in range(0, len(g), batch)]
+    for group in groups:
+        if group:
             results = system.run_cases(group)
             for scenario, result, case_id in zip(group, results, case_ids(results)):
                 counts["cases"] += 1

@@ -3,10 +3,11 @@
 A measurement, not a test: `CONVERGE_FLINK_OUTPUT=changelog python -m converge.reports.tooling.flink_map_order
 [--system flink] [--cases 100] [--seed 1] [--batch 20]`. It draws `--cases` scenarios per backend from
 generators/map_order.py (Hypothesis, seeded), sends them grouped by shape, at most `--batch` a request (one job each), and for each
-case with an event that emits two or more rows compares the system's order with two models
+case with an event that emits two or more rows compares the order in which the system visits the stored rows with two models
 (properties/systems/map_order.py): "measured rule" (rocksdb: byte order; hashmap: java.util.HashMap order of
 BinaryRowData.hashCode) and "converge model" (`map_state_order` rocksdb / heap, converge's own). A case agrees
-when every such event's rows come in the model's order. Prints one JSON object per backend.
+when every such event visits its stored rows in the model's order; how many events also have the reference
+engine's exact output sequence (an outer row's retraction and padding interleaved the same way) is counted apart. Prints one JSON object per backend.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
 from converge.generators.scenarios import LAYOUTS
-from converge.properties.systems.map_order import case_ids, compare_orders, model_per_event, why_not_ordered
+from converge.properties.systems.map_order import (
+    case_ids,
+    compare_orders,
+    model_per_event,
+    stored_visits,
+    why_not_ordered,
+)
 from converge.reports.systems.registry import open_system
 
 
@@ -57,8 +64,9 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                rule = compare_orders(result.changelog, model_per_event(scenario, case_id, "flink"))
-                ours = compare_orders(result.changelog, model_per_event(scenario, case_id, "converge"))
+                visit = stored_visits(scenario)
+                rule = compare_orders(result.changelog, model_per_event(scenario, case_id, "flink"), visit)
+                ours = compare_orders(result.changelog, model_per_event(scenario, case_id, "converge"), visit)
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
                     continue
@@ -69,6 +77,7 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 counts["agree with the measured rule"] += rule.ordered == rule.agreed
                 counts["agree with converge's model"] += ours.unsplit is None and ours.ordered == ours.agreed
                 counts["events agreeing with the measured rule"] += rule.agreed
+                counts["events with the reference engine's output sequence"] += rule.same_sequence
                 counts["events agreeing with converge's model"] += ours.agreed if ours.unsplit is None else 0
     return dict(counts)
 

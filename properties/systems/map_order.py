@@ -188,7 +188,7 @@ def _join_columns(scenario: Scenario) -> dict[str, tuple[str, ...]]:
 
 def stored_visits(scenario: Scenario) -> list[Visit | None]:
     """For each event of a binary join: the stored row (the other input's part) an output carries."""
-    left, right = scenario.chain
+    left = scenario.chain[0]
     width = len(left.columns)
 
     def part(stored_is_right: bool) -> Visit:

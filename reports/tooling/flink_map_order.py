@@ -30,6 +30,7 @@ from converge.properties.systems.map_order import (
     stored_visits,
     why_not_ordered,
 )
+from converge.reports.systems.adapter.client import Timeouts
 from converge.reports.systems.registry import open_system
 
 
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=20)
     args = parser.parse_args(argv)
-    with open_system(args.system) as system:
+    # a measurement on a loaded machine: a JVM's start and a job may take minutes
+    with open_system(args.system, timeouts=Timeouts(hello=600.0, run_base=300.0)) as system:
         reason = why_not_ordered(system.capabilities, system.name)
         if reason is not None:
             print(f"no order to measure: {reason} (set CONVERGE_FLINK_OUTPUT=changelog)", file=sys.stderr)

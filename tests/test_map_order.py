@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.scenario_json import scenario_from_dict
-from converge.engine.model.system import Capabilities, CaseResult
+from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.model.system_cases import case_to_json
 from converge.generators.map_order import map_order_scenarios
+from converge.properties.campaign import run_property
 from converge.properties.systems import map_order
-from converge.properties.systems.specs import SYSTEM_PROPERTIES
+from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
 from converge.reports.systems.flink.environment import program_module
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "systems"
@@ -182,3 +184,27 @@ def test_a_bad_dedupe_option_is_a_case_error(option, message) -> None:
     case["scenario"]["config"]["dedupe_before_join"] = option
     with pytest.raises(case_plan.CaseError, match=message):
         case_plan.plan(case)
+
+
+class _Answering(System):
+    """A system that answers every case with a model's changelog (the case id as the Flink adapter gives it)."""
+
+    name, version = "flink", "test"
+    capabilities = replace(Capabilities.everything(), settings=("state_backend",))
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def run_cases(self, cases):
+        return [CaseResult.ok(changelog=[c for piece in map_order.model_per_event(s, i, self.model) for c in piece])
+                for i, s in enumerate(cases)]
+
+
+@pytest.mark.parametrize(("model", "holds"), [("flink", True), ("converge", False)])
+def test_the_property_holds_for_the_measured_rule_and_fails_for_converges_heap_model(model: str, holds: bool) -> None:
+    prop = next(p for p in SYSTEM_PROPERTIES if p.name == "emission_order_matches_backend")
+    result = run_property(bind(prop, _Answering(model), batch=4), max_examples=40, seed=1, shrink=False)
+    assert result.ok is holds
+    assert result.exercised.compared >= (10 if holds else 1)   # a failure ends the run at its example
+    if not holds:
+        assert "hashmap state backend" in str(result.failure)

@@ -307,7 +307,7 @@ def _judge(prop: str, system: System, scenario: Scenario, result: CaseResult, ca
                         f"engine's per-event outputs ({backend}): {report.unsplit}",
                         _show(result.changelog), None, system_spec=system_spec)
     if report.ordered == 0:
-        exercise.skipped("no event emitted two or more rows: no order to compare")
+        exercise.skipped("no event visits two or more stored rows: no order to compare")
         return
     case.compared()
     if report.mismatch is not None:

@@ -24,7 +24,7 @@ from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
 from converge.properties.divergence import PropertyFailure, require
 from converge.properties.spec import PropertySpec
-from converge.properties.systems import checks
+from converge.properties.systems import checks, map_order
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
@@ -193,6 +193,9 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    "the system", _multiway_on, checks.multiway_equals_binary_chain),
     SystemProperty("interval", "no_late_equals_oracle", "event-time interval joins without late records: final "
                    "answer = batch interval join", _interval, checks.final_equals_oracle),
+    SystemProperty("regular", "emission_order_matches_backend", "one record meeting several stored rows: the "
+                   "system emits them in its state backend's MapState order (hashmap, rocksdb; docs/anomalies.md)",
+                   map_order.draws, map_order.emission_order_matches_model),
     SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
                    "converge's reference engine's", _any, checks.system_equals_reference),
 )

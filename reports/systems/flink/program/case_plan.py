@@ -15,6 +15,7 @@ from typing import Any
 
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
+from dedupe_sql import DedupeError, dedupe_keys, deduplicated  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -100,8 +101,6 @@ def plan(case: dict) -> PlannedCase:
     if config.get("state_ttl_ms") is not None:
         raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
                              "adapter can drive event by event")
-    if config.get("dedupe_before_join"):
-        raise Untranslatable("dedupe_before_join is not translated (it needs a processing-time ROW_NUMBER)")
     specs = {}
     for i, spec in enumerate(scenario.get("inputs") or []):
         spec = _check_keys(spec, _INPUT_KEYS, f"scenario.inputs[{i}]")
@@ -155,6 +154,14 @@ def plan(case: dict) -> PlannedCase:
         visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
 
     select = _query(chain, types, conditions, visible, interval)
+    if config.get("dedupe_before_join"):  # Flink's deduplication query in front of those inputs (dedupe_sql.py)
+        if interval is not None:
+            raise Untranslatable("dedupe_before_join on an interval join (converge's dedupe is for regular joins)")
+        try:
+            keys = dedupe_keys(config["dedupe_before_join"], chain, specs)
+        except DedupeError as exc:
+            raise CaseError(str(exc)) from None
+        select = deduplicated(select, keys, [len(p.types) for p in plans])
     shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
                             mini_batch, job.key()], sort_keys=True)
     shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job)

@@ -17,6 +17,7 @@ from typing import Any
 
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
+from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
 
 # How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
 # order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
@@ -139,6 +140,7 @@ class FlinkSession:
             # first: the paced split plans its own small queries (to_changelog_stream) with this config
             config = self.t_env.get_config()
             config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
+            apply_state_backend(config, shape.job.state_backend)
             config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
             if shape.mini_batch is not None:
                 config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
@@ -170,6 +172,9 @@ class FlinkSession:
                 self.t_env.create_temporary_view(view, table)
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
             text = self._collect(sql)
+            ran_on = backend_of(self.cluster, self.last_job_id)
+            if ran_on != shape.job.state_backend:  # an option Flink ignored would pass unnoticed otherwise
+                raise FlinkJobError(f"the job ran on state backend {ran_on!r}, not {shape.job.state_backend!r}")
         except self.java_error as exc:
             raise FlinkJobError(flink_message(exc)) from None
         except Exception as exc:  # pyflink converts some Java errors into its own exception classes
@@ -278,6 +283,7 @@ class FlinkSession:
     def _collect(self, sql: str) -> str:
         """The whole result in one py4j call: the Java list's text, `[+I[json], -D[json], ...]`."""
         result = self.t_env.sql_query(sql).execute()
+        self.last_job_id = result._j_table_result.getJobClient().get().getJobID()
         iterator = result._j_table_result.collect()
         try:
             rows = self.jvm.org.apache.flink.util.CollectionUtil.iteratorToList(iterator)

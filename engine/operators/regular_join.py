@@ -226,16 +226,15 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change("+I", self._padded(is_left, row)))
                 in_view.add_record(row, 0)  # type: ignore[call-arg]
                 return
-            if other_outer:
+            if other_outer:  # per matched record: its padding retraction, then the joined row (Flink 2.2+)
                 for other, n in assoc:
                     if n == 0 and (pad is None or pad.matched_from_zero(other)):
                         append(Change("-D", self._padded(not is_left, other)))
                     other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
-                others = [o for o, _ in assoc]
+                    append(Change("+I", self._joined(is_left, row, other)))
             else:
-                others = assoc
-            for other in others:
-                append(Change("+I", self._joined(is_left, row, other)))
+                for other in assoc:
+                    append(Change("+I", self._joined(is_left, row, other)))
             in_view.add_record(row, len(assoc))  # type: ignore[call-arg]
             return
         if other_outer:
@@ -267,10 +266,9 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change("-D", self._padded(is_left, row)))
             return
         out_kind = "-D" if in_outer else kind
-        if other_outer:
-            for other, _ in assoc:
-                append(Change(out_kind, self._joined(is_left, row, other)))
+        if other_outer:  # per matched record: the joined row's retraction, then its padding (Flink 2.2+)
             for other, n in assoc:
+                append(Change(out_kind, self._joined(is_left, row, other)))
                 if n == 1 and (pad is None or pad.retracted_to_zero(other)):
                     append(Change("+I", self._padded(not is_left, other)))
                 other_view.update_num_of_associations(other, n - 1)  # type: ignore[attr-defined]

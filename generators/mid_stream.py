@@ -20,8 +20,8 @@ alone (a per-input table of held rows, apart from the engine's state views).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from hypothesis import strategies as st
 
@@ -89,7 +89,7 @@ def raw_retractions(scenario: Scenario, inputs: Sequence[str] | None = None) -> 
     held = {s.name: _HeldRows(s) for s in scenario.inputs if s.name in names}
     out: list[int] = []
     for i, event in enumerate(scenario.events):
-        if isinstance(event, ChangeEvent) and event.input in held:
-            if not held[event.input].apply(event.kind, tuple(event.row)):
-                out.append(i)
+        if (isinstance(event, ChangeEvent) and event.input in held
+                and not held[event.input].apply(event.kind, tuple(event.row))):
+            out.append(i)
     return out

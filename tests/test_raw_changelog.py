@@ -27,6 +27,8 @@ FIRST_RAW = {
     "inner_join_key_contains_unique_key.json": (2, "event 2: -D on input 'a' retracts row [1, 99]"),
     "inner_input_side_has_unique_key.json": (2, "event 2: -U on input 'a' retracts row [1, 7, 99]"),
     "left_outer_side.json": (1, "event 1: -D on input 'a' retracts row [1, 10]"),
+    "left_outer_join_key_contains_unique_key.json": (1, "event 1: -D on input 'a' retracts row [1, 99]"),
+    "left_outer_input_side_has_unique_key.json": (1, "event 1: -U on input 'a' retracts row [1, 7, 99]"),
     "left_inner_side.json": (1, "event 1: -D on input 'b' retracts row [1, 20]"),
     "full_both_outer.json": (1, "event 1: -D on input 'a' retracts row [1, 10]"),
     "semi.json": (1, "event 1: -D on input 'a' retracts row [1, 10]"),

@@ -36,6 +36,7 @@ FIRST_RAW = {
     "minibatch_inner_bundle_starts_with_update_before.json": (2, "event 2: -U on input 'a' retracts row [1, 10]"),
     "minibatch_left_bundle_starts_with_update_before.json": (2, "event 2: -U on input 'a' retracts row [1, 10]"),
     "multiway_left_padding_by_count.json": (2, "event 2: -D on input 'b' retracts row [1, 21]"),
+    "minibatch_no_unique_key_raw_delete_cancels_insert.json": (0, "event 0: -D on input 'a' retracts row [1, 10]"),
 }
 
 
@@ -136,3 +137,12 @@ def test_lost_state_property_fails_when_expired_rows_are_still_read(monkeypatch)
     monkeypatch.setattr(MapState, "items", items_with_expired)
     with pytest.raises(PropertyFailure, match="after the unsent events' state expired"):
         lost_state_equals_never_sent(*_cut())
+
+
+def test_without_mini_batch_the_raw_delete_does_not_cancel_the_insert() -> None:
+    """The contrast the mini-batch file's description states: record by record, the raw -D changes nothing, the +I
+    is stored, and b's row joins it."""
+    s = load_scenario(RAW / "minibatch_no_unique_key_raw_delete_cancels_insert.json")
+    plain = replace(s, config=replace(s.config, mini_batch_size=None))
+    out = run_scenario(plain).per_event
+    assert [[(c.kind, c.row) for c in items] for items in out] == [[], [], [("+I", (1, 10, 1, 20))], []]

@@ -25,6 +25,7 @@ engine module:
 | `or_equality` | an equality between two inputs' columns inside an OR of a join condition |
 | `mixed_modes` | a chain of three or more inputs declared with two or more changelog modes |
 | `bundle_update_pair` | mini-batch: a `-U`/`+U` pair inside one bundle whose rows differ in a column the condition names |
+| `raw_retraction` | a retraction of a row its input never sent (a stream started mid-way; generators/mid_stream.py) |
 
 `run_property` records them per example with Hypothesis's `event()` (shown by
 pytest's `--hypothesis-show-statistics`) and counts them; `target()` steers
@@ -45,12 +46,13 @@ from sqlglot import exp
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
+from converge.generators.mid_stream import raw_retractions
 from converge.properties.reference import equality_keys, view_kind
 
 CASES = ("duplicate_rows_no_uk", "null_key", "uk_none", "uk_join_key", "uk_own", "mode_insert_only",
          "mode_retract", "mode_upsert", "mode_all", "key_emptied", "single_row_key", "empty_input",
          "key_composite", "key_three_columns", "key_mixed_types", "key_positions_differ", "key_crossed",
-         "key_columns_tied", "or_equality", "mixed_modes", "bundle_update_pair")
+         "key_columns_tied", "or_equality", "mixed_modes", "bundle_update_pair", "raw_retraction")
 # The shapes where planners broke (issue 25; docs/generators.md); `mixed_modes` needs a chain, `bundle_update_pair`
 # a bundle, so only the families that draw those require them.
 _PLANNER = frozenset(CASES[12:19])
@@ -71,6 +73,8 @@ REQUIRED: dict[str, frozenset[str]] = {
     # a bundle folds `+U v, -U v` away, which is right only when every +U follows its -U; a raw `all` input's
     # bare +U breaks that promise, so mini-batch on and off differ on it by design (docs/minibatch.md)
     "minibatch": (_BASIC - {"mode_all"}) | _PLANNER | {"bundle_update_pair"},
+    # streams cut from the regular, multi-way and mini-batch generators' changelogs (generators/mid_stream.py)
+    "raw_changelog": _BASIC | _PLANNER | {"raw_retraction"},
 }
 
 
@@ -180,6 +184,8 @@ def special_cases(scenario: Scenario) -> set[str]:
     keys = {spec.name: _key_columns(scenario, spec) for spec in chain}
     if _bundle_update_pair(scenario):
         found.add("bundle_update_pair")
+    if raw_retractions(scenario):
+        found.add("raw_retraction")
     idx = {spec.name: [spec.index_of(c) for c in keys[spec.name]] for spec in chain}
     for spec in chain:
         found.add(f"mode_{spec.changelog_mode}")

@@ -8,13 +8,14 @@ alike (tests/test_layering.py fails on a family module missing from FAMILIES).
 
 from __future__ import annotations
 
-from converge.properties.families import anomalies, dense, interval, minibatch, multiway, regular, state_order
+from converge.properties.families import (anomalies, dense, interval, minibatch, multiway, raw_changelog, regular,
+                                          state_order)
 from converge.properties.spec import PropertySpec
 
 __all__ = ["FAMILIES", "PROPERTIES", "PropertySpec", "families", "select"]
 
 # The order of `converge run`'s table: the regular family first, then the others by module name.
-FAMILIES = (regular, anomalies, dense, interval, minibatch, multiway, state_order)
+FAMILIES = (regular, anomalies, dense, interval, minibatch, multiway, raw_changelog, state_order)
 
 PROPERTIES: list[PropertySpec] = [spec for module in FAMILIES for spec in module.PROPERTIES]
 

@@ -55,6 +55,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.wellformed", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.families.state_order", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.minibatch", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.raw_changelog", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     # the reference engine as a system under test (its answer is the 'got' side, or the engine model's answer)
     ("converge.properties.systems.answers", "converge.engine.reference_system"): RUNS_THE_SYSTEM,
     # `converge check` and `converge verify` (the user's own query)

@@ -27,9 +27,11 @@ association count really crosses zero over the pair.
 
 The bundle lives outside keyed state, as in Flink; `volatile_state` hands it
 to the runtime (rollback of a rejected event, snapshot and restore with a
-partly filled bundle). Retractions are checked against the state as it will
-be once the bundle's earlier records apply, when they arrive, so bad input is
-rejected at its own event, not at the flush.
+partly filled bundle). Under `semantics="correct"` retractions are checked
+against the state as it will be once the bundle's earlier records apply, when
+they arrive, so bad input is rejected at its own event, not at the flush;
+under `"flink"` a retraction of a row never held is bundled and processed as
+Flink does (a bundle may start with a -U: docs/semantics.md, "Raw changelogs").
 """
 
 from __future__ import annotations

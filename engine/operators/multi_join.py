@@ -27,7 +27,9 @@ same unique key (a bare `+U`, a duplicate `+I`), and retracts the full image
 the state holds when a retraction names a unique key (a raw upsert `-D` may
 carry only the key); `semantics="flink"` overwrites the replaced record (it
 keeps counting as a partner, as in the binary join's flink mode) and joins
-the retraction row as it came.
+the retraction row as it came, also when the state does not hold it (a raw
+retraction: it is joined, and the padding comes back by Flink's count, see
+`_has_other_match`).
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class StreamingMultiJoinOperator(Operator):
         self._left = tuple(d > 0 and t == "left" for d, t in enumerate(spec.join_types))
         self._conds = tuple(c or _always for c in spec.conditions)
         self._replace_retracts = spec.semantics == "correct"
+        self._flink_counts = spec.semantics == "flink"
         order = spec.output_order
         if order is not None and sorted(order) != list(range(n)):
             raise InternalError(f"output_order {order} is not a permutation of the {n} inputs")
@@ -186,8 +189,24 @@ class StreamingMultiJoinOperator(Operator):
 
     def _has_other_match(self, j: int, rows: list, r: tuple, accumulate: bool) -> bool:
         """The association count of rows[0..j-1], computed on the fly: does it match a record of
-        input j other than r? (A retracted r is still in state: one copy of it is skipped.)"""
+        input j other than r? (A retracted r is still in state: one copy of it is skipped.)
+
+        Under semantics=flink a retraction counts as Flink 2.3's operator counts it: the matching
+        records in state, r's own copy included if it is there, minus one; the padding comes back
+        only when that is exactly 0. For a raw retraction (r not in state) that differs from "no
+        other match": with no record at all the count is -1 and nothing is padded; with exactly one
+        other record the count is 0 and the padding comes back beside a live match."""
         cond = self._conds[j]
+        if not accumulate and self._flink_counts:
+            matching = 0
+            for rec in self.views[j].records():
+                rows[j] = rec
+                if cond(*rows):
+                    matching += 1
+                    if matching > 1:
+                        break
+            rows[j] = r
+            return matching != 1
         skip = not accumulate
         found = False
         for rec in self.views[j].records():

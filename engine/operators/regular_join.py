@@ -4,21 +4,31 @@ The algorithm is the regular-join write-up's accumulate/retract pseudocode, with
 kinds of Flink's implementation:
 
 * outer input, accumulate: no match -> +I[row+null], stored with 0
-  associations; matches -> (other side outer: -D[null+other] for every matched
-  other record with 0 associations, which gets +1) then +I[row+other] for each
-  match, stored with the match count;
+  associations; matches -> per match (other side outer: -D[null+other] when
+  that record has 0 associations, and +1) then +I[row+other], stored with the
+  match count;
 * inner input, accumulate: other side outer -> per matched record, -D padding
   when it had 0 associations, +I joined row, +1; other side inner -> joined
   rows with the input's own kind (+I/+U);
-* retract: no match -> -D[row+null] if the input is outer; matches -> joined
-  rows as -D (outer input) or the input's own kind (-U/-D), then, if the other
-  side is outer, +I[null+other] for each matched record whose associations go
-  1 -> 0, and -1.
+* retract: no match -> -D[row+null] if the input is outer; matches -> per
+  match, the joined row as -D (outer input) or the input's own kind (-U/-D),
+  then, if the other side is outer, +I[null+other] when that record's
+  associations go 1 -> 0, and -1.
+
+Per match means interleaved, as Flink 2.2 and 2.3 emit (1.19 to 2.1 sent an
+outer input's paddings, or a retraction's joined rows, all first;
+docs/semantics.md).
 
 `semantics="flink"` keeps Flink's current behaviour for a record that replaces
 another with the same unique key (a bare +U, or a duplicate +I): it is counted
 as a new association (FLINK-40681), so a later delete does not bring the
-padding back. `semantics="correct"` first retracts the replaced record.
+padding back. `semantics="correct"` first retracts the replaced record. A
+retraction of a row the input's state does not hold is bad input under
+`correct` (`JoinSide.validate_retractions`); under `flink` the planner turns
+the check off and the retract path above runs as it is, as in Flink: the
+row is joined, the view's retract changes what it changes (nothing, or the
+row its unique key holds), and an outer other side's counts may go to -1
+(docs/semantics.md, "Raw changelogs").
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ class JoinSide:
     side: JoinInputSideSpec
     key_indexes: tuple[int, ...]
     ttl_ms: int | None
-    validate_retractions: bool        # reject a retraction of a row that is not in state
+    validate_retractions: bool        # reject a retraction of a row that is not in state (never under flink)
 
 
 def check_retraction(side: JoinSide, view: JoinRecordStateView, kind: str, row: tuple) -> None:
@@ -226,16 +236,15 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change("+I", self._padded(is_left, row)))
                 in_view.add_record(row, 0)  # type: ignore[call-arg]
                 return
-            if other_outer:
+            if other_outer:  # per matched record: its padding retraction, then the joined row (Flink 2.2+)
                 for other, n in assoc:
                     if n == 0 and (pad is None or pad.matched_from_zero(other)):
                         append(Change("-D", self._padded(not is_left, other)))
                     other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
-                others = [o for o, _ in assoc]
+                    append(Change("+I", self._joined(is_left, row, other)))
             else:
-                others = assoc
-            for other in others:
-                append(Change("+I", self._joined(is_left, row, other)))
+                for other in assoc:
+                    append(Change("+I", self._joined(is_left, row, other)))
             in_view.add_record(row, len(assoc))  # type: ignore[call-arg]
             return
         if other_outer:
@@ -267,10 +276,9 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change("-D", self._padded(is_left, row)))
             return
         out_kind = "-D" if in_outer else kind
-        if other_outer:
-            for other, _ in assoc:
-                append(Change(out_kind, self._joined(is_left, row, other)))
+        if other_outer:  # per matched record: the joined row's retraction, then its padding (Flink 2.2+)
             for other, n in assoc:
+                append(Change(out_kind, self._joined(is_left, row, other)))
                 if n == 1 and (pad is None or pad.retracted_to_zero(other)):
                     append(Change("+I", self._padded(not is_left, other)))
                 other_view.update_num_of_associations(other, n - 1)  # type: ignore[attr-defined]

@@ -36,11 +36,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from converge.engine.condition import split_condition
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import ConvergeError
 from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
 from converge.engine.runtime.local import run_scenario
+from converge.properties.reference import equality_keys, has_residual
 
 # The systems converge's engine has a model of: their changelogs are compared with it under these semantics; any
 # other system (converge's own reference engine) with the engine's default, semantics=correct.
@@ -76,11 +76,12 @@ def update_key(scenario: Scenario) -> tuple[tuple[int, ...] | None, str | None]:
     if scenario.join.types[0] not in ("inner", "left", "right", "full"):
         return None, f"a {scenario.join.types[0].upper()} join's key is not derived"
     left, right = chain
-    split = split_condition(scenario.join.conditions[0], [left], right)
-    if split.residual_sql is not None or not split.equi_keys or any(k.null_safe for k in split.equi_keys):
+    condition = scenario.join.conditions[0]
+    keys = equality_keys(condition, [left.name], right.name)
+    if not keys or has_residual(condition, [left.name], right.name) or any(k[3] for k in keys):
         return None, ("the condition is not column equalities alone: an update's before and after images may "
                       "meet different rows, and Flink then forwards a +U without a -U by design")
-    join_columns = ({k.left.column for k in split.equi_keys}, {k.right.column for k in split.equi_keys})
+    join_columns = ({k[1] for k in keys}, {k[2] for k in keys})
     positions: list[int] = []
     for (i, offset), spec in zip(output_inputs(scenario), chain):
         names = [c for c, _ in spec.columns]

@@ -195,15 +195,17 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
         _changelog_diverged(prop, system, scenario, f"{system.name}'s output of event {diff.event} differs from "
                             f"{label}'s (row kinds compared; + {system.name} only, - model only)",
                             diff.system, diff.model, {system.title: diff.system, label: diff.model},
-                            system_spec)
+                            system_spec, event_index=diff.event)
 
 
 def _changelog_diverged(prop: str, system: System, scenario: Scenario, message: str, got: Counter,
-                        compared_with: Counter, answers: dict[str, Counter], system_spec: str | None) -> None:
+                        compared_with: Counter, answers: dict[str, Counter], system_spec: str | None,
+                        event_index: int | None = None) -> None:
     """A changelog divergence: the answers shown are kinded rows ((kind, value, ...)), the system's and the
     model's, never a folded answer beside them (they would not be comparable)."""
     groups = agreement(dict(answers))
     extra = {"answers": answers, "agreement": groups, "system": system.title, "system_name": system.name}
     if system_spec:
         extra["system_spec"] = system_spec
-    fail(prop, scenario, f"{message} ({groups})", engine=got, expected=compared_with, extra=extra)
+    fail(prop, scenario, f"{message} ({groups})", engine=got, expected=compared_with, extra=extra,
+         event_index=event_index)

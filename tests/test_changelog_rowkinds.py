@@ -202,3 +202,13 @@ def test_semi_and_anti_joins_are_not_compared_with_the_model() -> None:
     of b (explain_sql, docs/flink.md), which writes -D where the semi-join operator would forward b's -U."""
     s = _scenario("a.k = b.k AND (a.x IS NULL OR b.y > 1)", jtype="semi", events=PAIRED)
     assert "decorrelate EXISTS" in changelogs.model_events(s)
+
+
+def test_a_mini_batch_outer_join_is_not_compared_with_the_model() -> None:
+    """Measured on Flink 2.3.0 (docs/flink.md): a FULL mini-batch bundle holding -U(2,0,NULL,0), +U(2,0,'',0) of a
+    keyless input, both matching b's one row: converge processes them in arrival order and flips b's padding (+I
+    then -D), Flink walks them in the order of their hashes and emits no padding. Both end at the same table."""
+    s = _scenario(a_uk=None, a_mode="retract", jtype="full", events=PAIRED[:2], mini_batch_size=2)
+    assert "order of their hashes" in changelogs.model_events(s)
+    inner = _scenario(a_uk=None, a_mode="retract", events=PAIRED[:2], mini_batch_size=2)
+    assert changelogs.model_events(inner, "flink") == [[], [C("+I", 1, 5, 1, 10)]]

@@ -89,11 +89,16 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
     rows = _rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out
     for prop, cells in rows.items():
-        assert cells[4] == "passed", (prop, out)
+        # seed 1 draws a FLINK-34380 template for the mini-batch row kinds: known (docs/flink-findings.md #7)
+        assert cells[4] == ("known" if prop == "minibatch changelog_rowkinds" else "passed"), (prop, out)
         batches, cases, compared, unsupported = (int(c) for c in cells[5:9])
-        assert batches >= 1 and cases >= batches and 1 <= compared == cases - unsupported, (prop, out)
+        assert batches >= 1 and cases >= batches and compared >= 1, (prop, out)
+        if "changelog_rowkinds" in prop:  # a case neither of its rules claims is skipped, with the reasons
+            assert compared + int(cells[9]) <= cases - unsupported, (prop, out)
+        else:
+            assert compared == cases - unsupported, (prop, out)
     assert "system: flink 2.3.0 (started in" in out
-    assert "10 passed" in out and "not applicable" not in out
+    assert "9 passed, 1 known" in out and "not applicable" not in out
     assert summary["system"] == "flink 2.3.0"
 
 

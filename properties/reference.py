@@ -158,6 +158,11 @@ def equality_keys(condition: str, left: Sequence[str], right: str) -> list[tuple
     return keys
 
 
+def has_residual(condition: str, left: Sequence[str], right: str) -> bool:
+    """Whether the condition holds anything besides the equalities `equality_keys` finds (a residual predicate)."""
+    return len(_top_level_conjuncts(condition)) != len(equality_keys(condition, left, right))
+
+
 def view_kind(spec: InputSpec, key_columns: Sequence[str]) -> str:
     """Flink's JoinInputSideSpec: no unique key; a unique key inside the join key; another unique key."""
     if not spec.unique_key:

@@ -58,6 +58,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.raw_changelog", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     # the reference engine as a system under test (its answer is the 'got' side, or the engine model's answer)
     ("converge.properties.systems.answers", "converge.engine.reference_system"): RUNS_THE_SYSTEM,
+    ("converge.properties.systems.changelogs", "converge.engine.runtime.local"):
+        "runs converge's semantics=flink model, which changelog_rowkinds compares with a system event by event: "
+        "the model is under test there too (a model bug shows as a divergence, never hides one of the system)",
     # `converge check` and `converge verify` (the user's own query)
     ("converge.properties.query_check", "converge.engine.materialize"): FOLDS_OUTPUT,
     ("converge.properties.query_check", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,

@@ -180,6 +180,6 @@ def test_replaying_on_a_system_that_answers_unsupported_is_not_checked(tmp_path:
     dump_scenario(drawn[0], path)
     outcome = replay_on_system(path, _Unsupporting())
     assert outcome.label == "not checked" and outcome.exit_code == 2, outcome.problems
-    assert outcome.problems[-1] == ("NotCheckedError: nothing 0 compared nothing: none of 2 cases compared (2 "
-                                   "unsupported): unsupported: not today (2)")  # final_equals_oracle, reference
+    assert outcome.problems[-1] == ("NotCheckedError: nothing 0 compared nothing: none of 3 cases compared (3 "
+                                   "unsupported): unsupported: not today (3)")  # oracle, reference, changelog_rowkinds
     assert replay_on_system(path, ReferenceSystem()).label == "passed"

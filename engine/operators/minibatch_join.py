@@ -158,6 +158,11 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
                     continue
                 for first, second in pair_up(bundle_fold.fold_unique_key(records, semantics)):
                     if second is None:
+                        if semantics == "correct" and first.kind == "+U" \
+                                and self.views[index].stored_for(first.row) is None:
+                            # an earlier bundle cleared the key (+I then -U cancelled): nothing of it was
+                            # emitted, so its +U is an insert (FLINK-34380 across bundles)
+                            first = Change("+I", first.row)
                         self._process_into(index, first, ctx, out, check=False)
                     else:
                         self._process_pair(index, first, second, ctx, out)

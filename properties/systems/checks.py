@@ -21,9 +21,11 @@ from types import TracebackType
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import CaseResult, System
 from converge.properties import exercise
-from converge.properties.divergence import Divergence, PropertyFailure, require
+from converge.properties.divergence import Divergence, PropertyFailure, fail, require
+from converge.properties.systems import changelogs
 from converge.properties.systems.answers import (
     REFERENCE,
+    agreement,
     answer_of,
     oracle_decides,
     oracle_final,
@@ -147,3 +149,63 @@ def _system_equals_reference(prop: str, system: System, scenario: Scenario, resu
                         f"engine's (+ {system.name} only, - reference engine only)", got,
                         ref if isinstance(ref, Counter) else Counter(), oracle=want,
                         extra_answers={REFERENCE: ref}, system_spec=system_spec)
+
+
+def changelog_rowkinds(system: System, cases: Sequence[Scenario], *, prop: str = "changelog_rowkinds",
+                       system_spec: str | None = None, known: Known | None = None) -> None:
+    """The system's changelog itself (properties/systems/changelogs.py): no retraction of a row that is not there;
+    no +U without a -U of its key where the key pairs every update; and each event's rows (with their row kinds)
+    those of converge's semantics=flink model on the same events, where the model predicts them. A case for which
+    neither the update rule nor the model comparison is claimed is skipped with both reasons."""
+    for scenario, result in zip(cases, _run(prop, system, cases)):
+        with Judged(known) as case:
+            _changelog_rowkinds(prop, system, scenario, result, system_spec, case)
+
+
+def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: CaseResult,
+                        system_spec: str | None, case: Judged) -> None:
+    if answer_of(prop, system, scenario, result, None, system_spec) is None:
+        return  # unsupported, counted by _run
+    if result.changelog is None:
+        exercise.skipped(f"{system.name} answered a final multiset, not a changelog")
+        return
+    changelog = list(result.changelog)
+    key, no_rule = changelogs.update_key(scenario)
+    found = changelogs.violations(changelog, key)
+    semantics = changelogs.MODELLED.get(system.name, "correct")
+    label = f"converge's model (semantics={semantics})"
+    model = changelogs.model_events(scenario, semantics)
+    if found:
+        v = found[0]
+        mine = [c for c in changelog if key is None or changelogs.identity(c, key) == changelogs.identity(v.change, key)]
+        model_rows = [c for e in model for c in e] if not isinstance(model, str) else []
+        theirs = [c for c in model_rows if key is None or changelogs.identity(c, key) == changelogs.identity(v.change, key)]
+        _changelog_diverged(prop, system, scenario, f"{system.name}'s changelog is not well formed: {v.message} "
+                            f"(row kinds compared)", changelogs.kinded([v.change]), Counter(),
+                            {system.title: changelogs.kinded(mine), label: changelogs.kinded(theirs)},
+                            system_spec)
+    if isinstance(model, str) and no_rule is not None:
+        exercise.skipped(f"{no_rule}; {model}")
+        return
+    case.compared()
+    if isinstance(model, str):
+        return
+    diff = changelogs.first_event_difference(changelog, model)
+    if diff is not None:
+        _changelog_diverged(prop, system, scenario, f"{system.name}'s output of event {diff.event} differs from "
+                            f"{label}'s (row kinds compared; + {system.name} only, - model only)",
+                            diff.system, diff.model, {system.title: diff.system, label: diff.model},
+                            system_spec, event_index=diff.event)
+
+
+def _changelog_diverged(prop: str, system: System, scenario: Scenario, message: str, got: Counter,
+                        compared_with: Counter, answers: dict[str, Counter], system_spec: str | None,
+                        event_index: int | None = None) -> None:
+    """A changelog divergence: the answers shown are kinded rows ((kind, value, ...)), the system's and the
+    model's, never a folded answer beside them (they would not be comparable)."""
+    groups = agreement(dict(answers))
+    extra = {"answers": answers, "agreement": groups, "system": system.title, "system_name": system.name}
+    if system_spec:
+        extra["system_spec"] = system_spec
+    fail(prop, scenario, f"{message} ({groups})", engine=got, expected=compared_with, extra=extra,
+         event_index=event_index)

@@ -3,7 +3,8 @@
 A failure report of a system campaign names the property that failed; any
 other scenario file is checked by every system property that applies to it:
 the batch answer (where an oracle decides), the reference engine's answer,
-the binary chain (multi-way joins), and the file's own `expect_final`.
+the binary chain (multi-way joins), the changelog's row kinds (a system that
+answers its changelog in a repeatable order), and the file's own `expect_final`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def _checks(scenario: Scenario, system: System) -> list[tuple[str, object]]:
         out.append(("multiway_equals_binary_chain", checks.multiway_equals_binary_chain))
     if engine_model_reason(scenario) is None:
         out.append(("system_equals_reference", checks.system_equals_reference))
+        caps = system.capabilities
+        if caps.output == "changelog" and caps.deterministic_order:  # its row kinds, in a repeatable order
+            out.append(("changelog_rowkinds", checks.changelog_rowkinds))
     return out
 
 

@@ -10,7 +10,7 @@ applicable" with the reason, and never runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
@@ -18,7 +18,7 @@ from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
-from converge.generators.minibatch import match_flip_cases, minibatch_scenarios
+from converge.generators.minibatch import flink_34380_cases, match_flip_cases, minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
@@ -163,6 +163,42 @@ def _any(caps: Capabilities, name: str):
     return (lambda: st.one_of(*(s() for s in usable))), reason
 
 
+def _changelog(draws: Callable[[Capabilities, str], tuple]) -> Callable[[Capabilities, str], tuple]:
+    """`draws`, for a property that reads the changelog itself: the system must answer it in a repeatable order."""
+    def changelog_draws(caps: Capabilities, name: str) -> tuple:
+        strategy, reason = draws(caps, name)
+        if reason is None and not (caps.output == "changelog" and caps.deterministic_order):
+            reason = f"{name} does not answer its changelog in a repeatable order (output, deterministic_order)"
+        return strategy, reason
+
+    return changelog_draws
+
+
+def _regular_changelogs(caps: Capabilities, name: str):
+    """Binary joins of every type and input mode the system takes (the plain, SEMI/ANTI and upsert draws)."""
+    drawn = [make(caps, name) for make in (_regular, _semi_anti, _upsert)]
+    usable = [strategy for strategy, reason in drawn if reason is None]
+    reason = None if usable else "; ".join(r for _, r in drawn if r)
+    return (lambda: st.one_of(*(s() for s in usable))), reason
+
+
+def _minibatch_changelogs(caps: Capabilities, name: str):
+    """The mini-batch draws, and (where the system takes retract inputs) a third of the templates an INNER join of
+    a keyed input whose +I, -U and +U of one unique key share a bundle (generators.minibatch.flink_34380_cases):
+    the fold that decides the row kind of the key's first row. They carry converge's default semantics: the system
+    is not told about semantics, and the changelog property models Flink's on its own."""
+    strategy, reason = _minibatch(caps, name)
+
+    def drawn() -> st.SearchStrategy[Scenario]:
+        if "retract" not in caps.changelog_modes or "inner" not in caps.join_types:
+            return strategy()
+        folds = flink_34380_cases().map(lambda made: replace(made[0], config=replace(made[0].config,
+                                                                                      semantics="correct")))
+        return st.one_of(strategy(), strategy(), folds)
+
+    return drawn, reason
+
+
 @dataclass(frozen=True)
 class SystemProperty:
     family: str
@@ -187,6 +223,12 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    "batch answer", _upsert, checks.final_equals_oracle),
     SystemProperty("minibatch", "final_equals_oracle", "mini-batch join (bundles of 1..6 records): final answer = "
                    "batch answer", _minibatch, checks.final_equals_oracle),
+    SystemProperty("regular", "changelog_rowkinds", "binary joins: the changelog well formed per key and, event by "
+                   "event, converge's semantics=flink model's rows and row kinds", _changelog(_regular_changelogs),
+                   checks.changelog_rowkinds),
+    SystemProperty("minibatch", "changelog_rowkinds", "mini-batch join: the changelog well formed per key (no +U "
+                   "as a key's first row, FLINK-34380) and, bundle by bundle, the semantics=flink model's rows",
+                   _changelog(_minibatch_changelogs), checks.changelog_rowkinds),
     SystemProperty("multiway", "final_equals_oracle", "3- and 4-way INNER/LEFT chains, multi-way plan on or off: "
                    "final answer = batch answer", _multiway, checks.final_equals_oracle),
     SystemProperty("multiway", "multiway_equals_binary_chain", "multi_join on and off give the same final answer on "

@@ -2,7 +2,7 @@
 and "paced" (one checkpoint-gated source in the scenario's order; reports/systems/flink/program/arrival.py).
 
 A measurement, not a test: `python -m converge.reports.tooling.flink_arrival [--runs 20] [--batch 100]`.
-For each arrival it starts one adapter (one MiniCluster, `CONVERGE_FLINK_OUTPUT=changelog`), sends each of
+For each arrival it starts one adapter (one MiniCluster; it answers changelogs), sends each of
 three interleaving-sensitive cases `--runs` times, one case per request, and counts the distinct changelogs
 (the emitted rows with their kinds, in order) and distinct final answers; then one request of `--batch`
 copies of each case (distinct ids, so one job), twice: how many distinct changelogs (and multisets of
@@ -66,7 +66,7 @@ class Adapter:
     """One adapter process speaking raw protocol lines."""
 
     def __init__(self, arrival: str) -> None:
-        env = dict(os.environ, CONVERGE_FLINK_ARRIVAL=arrival, CONVERGE_FLINK_OUTPUT="changelog")
+        env = dict(os.environ, CONVERGE_FLINK_ARRIVAL=arrival)
         started = time.perf_counter()
         self.process = subprocess.Popen(environment.adapter_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, env=env, start_new_session=True)

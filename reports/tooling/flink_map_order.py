@@ -1,6 +1,6 @@
 """How often a model of the MapState order agrees with a system's emission order, per state backend.
 
-A measurement, not a test: `CONVERGE_FLINK_OUTPUT=changelog python -m converge.reports.tooling.flink_map_order
+A measurement, not a test: `python -m converge.reports.tooling.flink_map_order
 [--system flink] [--cases 100] [--seed 1] [--batch 20]`. It draws `--cases` scenarios per backend from
 generators/map_order.py (Hypothesis, seeded), sends them grouped by shape, at most `--batch` a request (one job each), and for each
 case with an event that emits two or more rows compares the order in which the system visits the stored rows with two models
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     with open_system(args.system, timeouts=Timeouts(hello=600.0, run_base=300.0)) as system:
         reason = why_not_ordered(system.capabilities, system.name)
         if reason is not None:
-            print(f"no order to measure: {reason} (set CONVERGE_FLINK_OUTPUT=changelog)", file=sys.stderr)
+            print(f"no order to measure: {reason}", file=sys.stderr)
             return 2
         for backend in BACKENDS:
             counts = measure(system, draw_cases(backend, args.cases, args.seed), args.batch)

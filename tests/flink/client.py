@@ -61,3 +61,14 @@ def case(case_id: str, inputs: list[dict], types: list[str], conditions: list[st
 def bag(rows: list[list]) -> list[str]:
     """A multiset of rows in a comparable form (Flink's order is not repeatable)."""
     return sorted(json.dumps(r) for r in rows)
+
+
+def folded(result: dict) -> list[list]:
+    """A result's changelog folded into its final rows (+I/+U add one, -U/-D remove one), as a sorted multiset
+    (`bag`); a row retracted more often than emitted fails here."""
+    count: dict[str, int] = {}
+    for kind, *row in result["changelog"]:
+        text = json.dumps(row)
+        count[text] = count.get(text, 0) + (1 if kind in ("+I", "+U") else -1)
+        assert count[text] >= 0, f"{kind}{row} retracts a row not emitted before: {result['changelog']}"
+    return sorted(text for text, n in count.items() for _ in range(n))

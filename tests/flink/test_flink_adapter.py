@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from converge.reports.systems.adapter.client import AdapterProcess, AdapterSystem
-from tests.flink.client import ProtocolClient, bag, bigint_input, case
+from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -24,7 +24,7 @@ N = None
 def test_hello_declares_what_flink_can_do(flink_system: AdapterSystem) -> None:
     assert (flink_system.name, flink_system.version) == ("flink", "2.3.0")
     caps = flink_system.capabilities
-    assert caps.output == "final" and caps.deterministic_order is False
+    assert caps.output == "changelog" and caps.deterministic_order is True  # paced arrival
     assert caps.state_ttl is False and caps.time_domains == ("event_time",)
     assert set(caps.join_types) == {"inner", "left", "right", "full", "semi", "anti"}
     assert set(caps.settings) == {"mini_batch", "multi_join", "state_backend"}  # 2.3.0 has the multi-way operator
@@ -42,7 +42,7 @@ def test_regular_joins_with_a_residual_condition(flink: ProtocolClient) -> None:
     cases = [case(t, AB, [t], ["a.k = b.k AND a.x > b.y"], {"a": A_ROWS, "b": B_ROWS}) for t in expected]
     for result in flink.run(cases):
         assert result["status"] == "ok", result
-        assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
+        assert folded(result) == bag(expected[result["id"]]), result["id"]
 
 
 @pytest.mark.parametrize("size", [1, 3, 1000])
@@ -56,7 +56,7 @@ def test_flinks_mini_batch_join_gives_the_same_hand_worked_answers(flink: Protoc
                   config={"mini_batch_size": size}) for t in expected]
     for result in flink.run(cases):
         assert result["status"] == "ok", result
-        assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
+        assert folded(result) == bag(expected[result["id"]]), result["id"]
 
 
 def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
@@ -66,7 +66,7 @@ def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
     b = [["+I", 1, 100], ["+I", 3, 300], ["+I", 2, 200], ["-U", 3, 300], ["+U", 3, 301]]   # (1,100) (2,200) (3,301)
     (result,) = flink.run([case("upsert", inputs, ["left"], ["a.k = b.k"], {"a": a, "b": b})])
     assert result["status"] == "ok", result
-    assert bag(result["final"]) == bag([[1, 7, 1, 100], [3, 6, 3, 301]])
+    assert folded(result) == bag([[1, 7, 1, 100], [3, 6, 3, 301]])
 
 
 @pytest.mark.parametrize("multi_join", ["on", "off"])
@@ -78,7 +78,7 @@ def test_three_way_chain_with_and_without_the_multi_join(flink: ProtocolClient, 
     (result,) = flink.run([case("3way", inputs, ["inner", "left"], conditions, {"a": A_ROWS, "b": B_ROWS, "c": c},
                                 config={"multi_join": multi_join})])
     assert result["status"] == "ok", result
-    assert result["final"] == [[1, 15, 1, 1, 1, 200]]
+    assert folded(result) == bag([[1, 15, 1, 1, 1, 200]])
 
 
 def test_interval_join_on_event_time(flink: ProtocolClient) -> None:
@@ -92,8 +92,8 @@ def test_interval_join_on_event_time(flink: ProtocolClient) -> None:
     matched = [[1, 8, 1, 10], [1, 13, 1, 10], [2, 20, 2, 17], [2, 20, 2, 22]]
     inner, full = flink.run([case(t, inputs, [t], ["a.k = b.k"], {"a": a, "b": b}, interval=interval)
                              for t in ("inner", "full")])
-    assert bag(inner["final"]) == bag(matched)
-    assert bag(full["final"]) == bag(matched + [[1, 7, N, N], [1, 14, N, N], [N, N, 2, 16], [N, N, 2, 23]])
+    assert folded(inner) == bag(matched)
+    assert folded(full) == bag(matched + [[1, 7, N, N], [1, 14, N, N], [N, N, 2, 16], [N, N, 2, 23]])
 
 
 def _chain_case(i: int) -> tuple[dict, list[list]]:
@@ -130,8 +130,8 @@ def test_many_cases_of_one_shape_in_one_request(flink: ProtocolClient) -> None:
     results = {r["id"]: r for r in flink.run(cases)}
     for c, final in pairs:
         assert results[c["id"]]["status"] == "ok", results[c["id"]]
-        assert bag(results[c["id"]]["final"]) == bag(final), c["id"]
-    assert results["other-shape"]["final"] == [[7, 1, 7, 2]]
+        assert folded(results[c["id"]]) == bag(final), c["id"]
+    assert results["other-shape"]["changelog"] == [["+I", 7, 1, 7, 2]]
     assert results["ttl"]["status"] == "unsupported" and "state TTL" in results["ttl"]["message"]
 
 
@@ -153,7 +153,7 @@ def test_a_flink_failure_is_an_error_of_that_case_only(flink: ProtocolClient) ->
     good = case("good", AB, ["inner"], cond, {"a": [["+I", 1, 4]], "b": [["+I", 1, 2]]})
     bad = case("bad", AB, ["inner"], cond, {"a": [["+I", 1, 4]], "b": [["+I", 1, 0]]})
     results = flink.run([good, bad])
-    assert results[0] == {"id": "good", "status": "ok", "final": [[1, 4, 1, 2]]}
+    assert results[0] == {"id": "good", "status": "ok", "changelog": [["+I", 1, 4, 1, 2]]}
     assert results[1]["status"] == "error" and "by zero" in results[1]["message"], results[1]
 
 
@@ -167,7 +167,7 @@ def test_a_malformed_request_is_answered_and_the_adapter_stays_up(flink: Protoco
     answer = flink.ask({"type": "run", "request": 901, "cases": [], "extra": True})
     assert answer["type"] == "error" and "'extra'" in answer["message"]
     (result,) = flink.run([case("after", AB, ["inner"], ["a.k = b.k"], {"a": [["+I", 1, 1]], "b": [["+I", 1, 2]]})])
-    assert result["final"] == [[1, 1, 1, 2]]
+    assert result["changelog"] == [["+I", 1, 1, 1, 2]]
 
 
 def test_shutdown_before_any_hello_exits_cleanly_without_a_jvm(flink_command: list[str]) -> None:

@@ -1,6 +1,6 @@
 """Real Flink's changelog repeats when the adapter paces arrival (reports/systems/flink/program/arrival.py).
 
-Slow: an adapter of its own (`CONVERGE_FLINK_OUTPUT=changelog`, a second MiniCluster) and a few
+Slow: an adapter of its own (the arrival of its environment, a second MiniCluster) and a few
 seconds per run. With `CONVERGE_FLINK_ARRIVAL=free` in the environment the adapter feeds each input
 from its own source, as it did before, and the LEFT join test fails (checked once by hand: docs/flink.md).
 The default suite exercises the paced arrival through every other Flink test (it is the default).
@@ -28,7 +28,7 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 def changelogs(flink_command: list[str]):
     """An adapter answering changelogs; the arrival is the environment's CONVERGE_FLINK_ARRIVAL (default paced)."""
     arrival = os.environ.get("CONVERGE_FLINK_ARRIVAL", "paced")
-    process = AdapterProcess(["env", "CONVERGE_FLINK_OUTPUT=changelog", f"CONVERGE_FLINK_ARRIVAL={arrival}",
+    process = AdapterProcess(["env", f"CONVERGE_FLINK_ARRIVAL={arrival}",
                               *flink_command], label="flink-changelog")
     client = ProtocolClient(process)
     try:

@@ -4,14 +4,12 @@ dedupe that removes it, the heap backend's HashMap order, and the order property
 Every expected changelog here is worked out by hand from the backend's rule (docs/anomalies.md, "On real
 Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the heap
 backend a java.util.HashMap (buckets of BinaryRowData.hashCode, the Java values in tests/test_map_order.py).
-The order needs the adapter's changelog output with paced arrival: the session's adapter when it answers
-changelogs, else one started with CONVERGE_FLINK_OUTPUT=changelog for this module.
+The order needs the adapter's changelog output with paced arrival, which the session's adapter answers.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,17 +27,10 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 @pytest.fixture(scope="module")
-def ordered_flink(flink_system: AdapterSystem, flink_command: list[str]) -> Iterator[AdapterSystem]:
+def ordered_flink(flink_system: AdapterSystem) -> AdapterSystem:
     caps = flink_system.capabilities
-    if caps.output == "changelog" and caps.deterministic_order:
-        yield flink_system
-        return
-    system = AdapterSystem(["env", "CONVERGE_FLINK_OUTPUT=changelog", *flink_command], label="flink")
-    try:
-        yield system
-        assert system.process.shutdown(30.0) == 0
-    finally:
-        system.process.kill()
+    assert caps.output == "changelog" and caps.deterministic_order, caps
+    return flink_system
 
 
 def _load(name: str, folder: str = "systems") -> Scenario:

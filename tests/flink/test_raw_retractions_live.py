@@ -2,7 +2,7 @@
 "Raw changelogs"): each file of tests/scenarios/raw_retractions/ and the per-match order file, sent to Flink 2.3.0
 with the changelog answer, must give the emits written by hand in the file, event by event.
 
-Slow: an adapter of its own (`CONVERGE_FLINK_OUTPUT=changelog`, a second MiniCluster), about 190 s on a loaded
+Slow: an adapter of its own (a second MiniCluster), about 190 s on a loaded
 machine. The expectations are the files' own, derived from Flink's operator code, never from converge's engine.
 """
 
@@ -27,7 +27,7 @@ FILES = sorted((SCENARIOS / "raw_retractions").glob("*.json")) + [
 @pytest.fixture(scope="module")
 def changelogs(flink_command: list[str]):
     """An adapter answering changelogs in Flink's emission order (paced arrival)."""
-    process = AdapterProcess(["env", "CONVERGE_FLINK_OUTPUT=changelog", *flink_command], label="flink-changelog")
+    process = AdapterProcess(flink_command, label="flink-changelog")
     client = ProtocolClient(process)
     try:
         hello = client.ask({"type": "hello", "protocol": "converge-adapter", "versions": [1]}, timeout=300)

@@ -16,7 +16,7 @@ from tests.flink.conftest import _unavailable
 from tests.flink.test_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
-PROPERTIES = 8
+PROPERTIES = 10
 
 
 def _installed(version: str) -> environment.InstalledSystem:
@@ -48,6 +48,8 @@ def test_each_version_answers_a_handshake_and_passes_the_smoke_campaign(version:
     for row in rows:
         if "multiway_equals_binary_chain" in row and lacks:
             assert f"not applicable: Flink {version} {NO_MULTI_JOIN}" in row, out
+        elif "minibatch  changelog_rowkinds" in row:  # FLINK-34380 is known on every version (flink-findings #7)
+            assert " passed " in row or " known " in row, out
         else:
             assert " passed " in row, out
     assert f"system: flink {version} (started in" in out

@@ -11,7 +11,8 @@ remote environment (a local environment would start a MiniCluster per job, ~1.6 
 of one request are grouped by shape (case_plan.Shape) and each group runs as one job whose result
 comes back in one py4j call. Every input of a job is fed from one checkpoint-gated source in the
 scenario's order (arrival.py), so a case's changelog repeats from run to run; the answer is each
-case's folded final multiset, or its changelog with CONVERGE_FLINK_OUTPUT=changelog.
+case's changelog, row kinds and emission order as Flink's collect() gave them (`output: "changelog"`),
+which converge folds for the final answer and reads for the row-kind properties.
 """
 
 from __future__ import annotations
@@ -28,15 +29,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as
 
 from case_plan import CaseError, PlannedCase, plan
 from condition_sql import FLINK_TYPES, Untranslatable
-from session import ARRIVALS, FlinkJobError, FlinkSession, fold
+from session import ARRIVALS, FlinkJobError, FlinkSession
 
 PROTOCOL = "converge-adapter"
 MAX_BATCH = 500
 _MESSAGE_KEYS = {"hello": {"type", "protocol", "versions"}, "run": {"type", "request", "cases"},
                  "shutdown": {"type"}}
 _CASE_KEYS = {"id", "scenario", "changelogs"}
-# What a result carries (CONVERGE_FLINK_OUTPUT): the folded "final" multiset, or the "changelog" as emitted.
-OUTPUTS = ("final", "changelog")
 
 
 class RequestError(Exception):
@@ -77,10 +76,9 @@ class Adapter:
     """The protocol loop: one request line in, one answer line out."""
 
     def __init__(self, write: Callable[[dict], None], session_factory: Callable[[], FlinkSession],
-                 output: str = "final", arrival: str = "paced") -> None:
-        if output not in OUTPUTS or arrival not in ARRIVALS:
-            raise ValueError(f"output {output!r} / arrival {arrival!r}: expected one of {OUTPUTS} / {ARRIVALS}")
-        self.output = output
+                 arrival: str = "paced") -> None:
+        if arrival not in ARRIVALS:
+            raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
         self.arrival = arrival
         self.write = write
         self.session_factory = session_factory
@@ -96,8 +94,9 @@ class Adapter:
                     "join_types": ["inner", "left", "right", "full", "semi", "anti"],
                     "changelog_modes": ["insert_only", "retract", "upsert"],
                     "column_types": list(FLINK_TYPES),
-                    "time_domains": ["event_time"], "state_ttl": False, "output": self.output,
-                    "deterministic_order": self.output == "changelog" and self.arrival == "paced",
+                    "time_domains": ["event_time"], "state_ttl": False, "output": "changelog",
+                    # paced arrival repeats each case's changelog; free arrival interleaves inputs as Flink reads
+                    "deterministic_order": self.arrival == "paced",
                     "max_batch": MAX_BATCH,
                     "settings": honoured_settings(flink_version), "lacks": lacked_settings(flink_version)}}
 
@@ -178,9 +177,7 @@ class Adapter:
         shape = members[0][1].shape
         try:
             changelogs = self.session.run(shape, [p for _, p in members])
-            if self.output == "changelog":
-                return [(n, {"status": "ok", "changelog": changelogs[i]}) for i, (n, _) in enumerate(members)]
-            return [(n, {"status": "ok", "final": fold(changelogs[i])}) for i, (n, _) in enumerate(members)]
+            return [(n, {"status": "ok", "changelog": changelogs[i]}) for i, (n, _) in enumerate(members)]
         except FlinkJobError as exc:
             if len(members) == 1:
                 return [(members[0][0], {"status": "error", "message": str(exc)})]
@@ -199,13 +196,12 @@ def main() -> int:
         protocol_out.write(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
         protocol_out.flush()
 
-    output = os.environ.get("CONVERGE_FLINK_OUTPUT", "final")
     arrival = os.environ.get("CONVERGE_FLINK_ARRIVAL", "paced")
-    if output not in OUTPUTS or arrival not in ARRIVALS:
-        print(f"converge flink adapter: CONVERGE_FLINK_OUTPUT={output!r} / CONVERGE_FLINK_ARRIVAL={arrival!r}: "
-              f"expected one of {', '.join(OUTPUTS)} / {', '.join(ARRIVALS)}", file=sys.stderr)
+    if arrival not in ARRIVALS:
+        print(f"converge flink adapter: CONVERGE_FLINK_ARRIVAL={arrival!r}: expected one of {', '.join(ARRIVALS)}",
+              file=sys.stderr)
         return 2
-    adapter = Adapter(write, lambda: FlinkSession(arrival), output, arrival)
+    adapter = Adapter(write, lambda: FlinkSession(arrival), arrival)
     try:
         for line in protocol_in:
             if not line.strip():

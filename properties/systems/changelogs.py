@@ -1,0 +1,199 @@
+"""A system's changelog judged as a changelog: its row kinds per key, and its rows event by event.
+
+A final answer says nothing about the row kinds a system emits on the way, and a
+downstream consumer (an upsert sink, a materializer) acts on them. So a system
+that answers its changelog in a repeatable order (`output: "changelog"`,
+`deterministic_order`: Flink with paced arrival) is held to two more things:
+
+* **well formed** (`violations`): no -U/-D of a row that is not there (rule
+  "retract"), and, where the changelog's key guarantees that every update is a
+  -U/+U pair of that key (`update_key`), no +U that does not follow a -U of its
+  key (rule "update": a +U as the first row of its key is FLINK-34380's
+  symptom);
+* **the model's rows, event by event** (`first_event_difference`): converge's
+  engine with `semantics: flink` run on the same events in the same order; each
+  event's output compared as a multiset of (row kind, row), since the order
+  inside one event is the state's iteration order (another property's concern).
+
+The key of the "update" rule (docs/flink.md, "What a campaign compares"): the
+output row's identity, made of each input's unique-key columns (an insert-only
+input without one: all its columns). Flink's non-mini-batch join passes an
+input's row kind on to the rows it joins (INNER) and writes outer padding as
++I/-D, so its -U/+U come in pairs of one output identity exactly when an
+update's before and after images meet the same rows of the other side and
+nothing arrives between them. `update_key` claims the rule only for such cases:
+a binary INNER/LEFT/RIGHT/FULL join on column equalities alone, every input
+with updates keyed by a unique key that holds its join-key columns (so an update
+keeps its join key), each -U/+U of a retract input adjacent in the arrival
+order with the same unique key. Elsewhere a +U without a -U is what Flink does
+by design (a residual condition that an update starts to meet), and the rule is
+not claimed: the case's verdict says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from converge.engine.model.changelog import Change
+from converge.engine.model.errors import ConvergeError
+from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
+from converge.engine.runtime.local import run_scenario
+from converge.properties.reference import equality_keys, has_residual
+
+# The systems converge's engine has a model of: their changelogs are compared with it under these semantics; any
+# other system (converge's own reference engine) with the engine's default, semantics=correct.
+MODELLED = {"flink": "flink"}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One change that breaks a rule: where it is in the changelog, the rule, and what it breaks."""
+
+    index: int
+    change: Change
+    rule: str          # "retract" or "update"
+    message: str
+
+
+def output_inputs(scenario: Scenario) -> list[tuple[int, int]]:
+    """(chain index, first output position) of each input whose columns the output carries (SEMI/ANTI add none)."""
+    out, offset = [], 0
+    for i, spec in enumerate(scenario.chain):
+        if i and scenario.join.types[i - 1] in ("semi", "anti"):
+            continue
+        out.append((i, offset))
+        offset += len(spec.columns)
+    return out
+
+
+def update_key(scenario: Scenario) -> tuple[tuple[int, ...] | None, str | None]:
+    """The output positions of the key the "update" rule is judged on, or (None, why the rule is not claimed)."""
+    chain = scenario.chain
+    if len(chain) != 2 or scenario.join.interval is not None:
+        return None, "only a binary regular join's key is derived"
+    if scenario.join.types[0] not in ("inner", "left", "right", "full"):
+        return None, f"a {scenario.join.types[0].upper()} join's key is not derived"
+    left, right = chain
+    condition = scenario.join.conditions[0]
+    keys = equality_keys(condition, [left.name], right.name)
+    if not keys or has_residual(condition, [left.name], right.name) or any(k[3] for k in keys):
+        return None, ("the condition is not column equalities alone: an update's before and after images may "
+                      "meet different rows, and Flink then forwards a +U without a -U by design")
+    join_columns = ({k[1] for k in keys}, {k[2] for k in keys})
+    positions: list[int] = []
+    for (i, offset), spec in zip(output_inputs(scenario), chain):
+        names = [c for c, _ in spec.columns]
+        if spec.unique_key is None:
+            if spec.changelog_mode != "insert_only":
+                return None, f"input {spec.name} has updates but no unique key: an update's rows have no identity"
+            positions.extend(offset + j for j in range(len(names)))
+            continue
+        if spec.changelog_mode != "insert_only" and not join_columns[i] <= set(spec.unique_key):
+            return None, f"an update of {spec.name} may change its join key (not all in its unique key)"
+        positions.extend(offset + names.index(c) for c in spec.unique_key)
+    reason = _unpaired_update(scenario)
+    return (None, reason) if reason else (tuple(positions), None)
+
+
+def _unpaired_update(scenario: Scenario) -> str | None:
+    """Why some update of a retract input is not a -U directly followed by the +U of its unique key, if one is."""
+    events = [e for e in scenario.events if isinstance(e, ChangeEvent)]
+    for n, event in enumerate(events):
+        spec = scenario.input(event.input)
+        if spec.changelog_mode != "retract":
+            continue  # insert-only: none; upsert: ChangelogNormalize writes the pair itself
+        uk = [j for j, (c, _) in enumerate(spec.columns) if spec.unique_key and c in spec.unique_key]
+        before = events[n - 1] if n else None
+        if event.kind == "+U" and not (before is not None and before.input == event.input and before.kind == "-U"
+                                       and [before.row[j] for j in uk] == [event.row[j] for j in uk]):
+            return f"a +U of input {event.input} (event {n}) does not directly follow the -U of its unique key"
+    return None
+
+
+def violations(changelog: Sequence[Change], key: Sequence[int] | None) -> list[Violation]:
+    """The changes that break the rules: "retract" always (a -U/-D of a row with none emitted), "update" only
+    with a `key` (a +U with no unanswered -U of its key before it)."""
+    live: Counter = Counter()
+    open_befores: Counter = Counter()
+    out: list[Violation] = []
+    for i, change in enumerate(changelog):
+        kind, row = change.kind, tuple(change.row)
+        ident = None if key is None else tuple(row[j] for j in key)
+        if kind in ("-U", "-D"):
+            if live[row] <= 0:
+                out.append(Violation(i, change, "retract", f"{kind}{list(row)} at output {i} retracts a row "
+                                     f"that is not there (no +I/+U of it before)"))
+                continue
+            live[row] -= 1
+            if kind == "-U" and ident is not None:
+                open_befores[ident] += 1
+            continue
+        live[row] += 1
+        if kind == "+U" and ident is not None:
+            if open_befores[ident] <= 0:
+                first = "the first row of its key" if not any(identity(c, key) == ident for c in changelog[:i]) \
+                    else "no -U of its key before it"
+                out.append(Violation(i, change, "update", f"+U{list(row)} at output {i} is {first} "
+                                     f"{list(ident)}: an update-after without an update-before"))
+                continue
+            open_befores[ident] -= 1
+    return out
+
+
+def identity(change: Change, key: Sequence[int] | None) -> tuple | None:
+    """The change's values at the key's positions (None without a key)."""
+    return None if key is None else tuple(change.row[j] for j in key)
+
+
+def model_events(scenario: Scenario, semantics: Semantics = "flink") -> list[list[Change]] | str:
+    """Each event's output on converge's engine with `semantics` (Flink's: "flink"; the end of input's flush
+    with the last event), or why the model cannot be compared event by event with a paced system."""
+    cfg = scenario.config
+    if scenario.join.interval is not None:
+        return "an interval join's output moves with watermarks, which the system derives on its own"
+    if any(t in ("semi", "anti") for t in scenario.join.types):
+        return ("Flink's planner may decorrelate EXISTS into a join with an aggregate of the inner input, whose row "
+                "kinds are not the semi-join operator's (docs/flink.md)")
+    if not scenario.events or not all(isinstance(e, ChangeEvent) for e in scenario.events):
+        return "the scenario has events that are no records (a system is fed its records only)"
+    if cfg.mini_batch_size is not None and any(s.changelog_mode == "upsert" for s in scenario.chain):
+        return ("a mini-batch case with an upsert input: Flink's ChangelogNormalize buffers a bundle of its own, "
+                "so the join's bundles need not be the scenario's")
+    if cfg.mini_batch_size is not None and any(t != "inner" for t in scenario.join.types):
+        return ("a mini-batch outer join: Flink joins a bundle's records of one join key in the order of their "
+                "hashes (InputSideHasNoUniqueKeyBundle), or of their unique keys, not in arrival order, and that "
+                "order decides which padding rows it emits and retracts on the way")
+    try:
+        run = run_scenario(replace(scenario, config=replace(cfg, semantics=semantics)))
+    except ConvergeError as exc:
+        return f"the model rejects the case: {type(exc).__name__}: {exc}"
+    return [[item for item in items if isinstance(item, Change)] for items in run.per_event]
+
+
+def kinded(changes: Sequence[Change]) -> Counter:
+    """Changes as a multiset of (row kind, value, ...), so that a comparison sees the row kinds."""
+    return Counter((c.kind, *c.row) for c in changes)
+
+
+@dataclass(frozen=True)
+class EventDifference:
+    event: int
+    system: Counter      # the system's rows for that event, kinded
+    model: Counter
+
+
+def first_event_difference(changelog: Sequence[Change], per_event: Sequence[Sequence[Change]]
+                           ) -> EventDifference | None:
+    """The first event whose output differs: the system's changelog is cut into consecutive runs as long as each
+    event's model output (the events before agree, so the cut is where that event's output starts)."""
+    pos = 0
+    for n, expected in enumerate(per_event):
+        got = changelog[pos:pos + len(expected)]
+        if kinded(got) != kinded(expected):
+            return EventDifference(n, kinded(got), kinded(expected))
+        pos += len(expected)
+    if pos < len(changelog):
+        return EventDifference(len(per_event) - 1, kinded(changelog[pos:]), Counter())
+    return None

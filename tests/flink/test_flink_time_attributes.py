@@ -1,0 +1,68 @@
+"""Rowtime attributes on the inputs of regular and multi-way joins, on real Flink through the shared adapter.
+
+A regular join over time attributes must give the batch answer: the planner materializes the rowtimes
+(they become plain TIMESTAMP_LTZ values in the join's output). The adapter outputs each joined input's
+rowtime as text and strips it only where it equals the row's own time column (time_attributes.py), so a
+lost or misplaced time attribute would show as a longer row. Answers below are worked out by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from converge.reports.systems.adapter.client import AdapterSystem
+from converge.reports.systems.flink.environment import program_module
+from tests.flink.client import ProtocolClient, bag, bigint_input, case
+
+pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+
+N = None
+# a(k, x, t) and b(k, y, t): t is each row's event time in ms (a rowtime with a watermark in Flink)
+A = [["+I", 1, 5, 100], ["+I", 2, 7, 90], ["-U", 1, 5, 100], ["+U", 1, 15, 130], ["+I", 3, 1, 80]]
+B = [["+I", 1, 10, 120], ["+I", 2, 3, 60], ["-D", 2, 3, 60], ["+I", 4, 4, 200]]
+TIMED = [bigint_input("a", ["k", "x", "t"], time_column="t"), bigint_input("b", ["k", "y", "t"], time_column="t")]
+
+
+def test_rowtime_text_is_flinks_utc_text_of_the_millis() -> None:
+    ta = program_module("time_attributes")
+    assert ta.rowtime_text(5) == "1970-01-01 00:00:00.005"
+    assert ta.rowtime_text(-1) == "1969-12-31 23:59:59.999"
+    assert ta.rowtime_text(86_400_000 + 61_001) == "1970-01-02 00:01:01.001"
+    assert ta.rowtime_text(None) is None
+    # a row keeps its texts where one is not its time column's: the divergence shows the value Flink gave
+    assert ta.strip([1, 100, "1970-01-01 00:00:00.100"], (1,)) == [1, 100]
+    assert ta.strip([1, 100, "1970-01-01 00:00:00.101"], (1,)) == [1, 100, "1970-01-01 00:00:00.101"]
+    assert ta.strip([N, N, N], (1,)) == [N, N]
+
+
+def test_left_join_with_rowtimes_on_both_inputs_gives_the_batch_answer(flink: ProtocolClient) -> None:
+    # final a: (1,15,130) (2,7,90) (3,1,80); final b: (1,10,120) (4,4,200); ON a.k = b.k AND a.x > b.y
+    expected = {"left": [[1, 15, 130, 1, 10, 120], [2, 7, 90, N, N, N], [3, 1, 80, N, N, N]],
+                "full": [[1, 15, 130, 1, 10, 120], [2, 7, 90, N, N, N], [3, 1, 80, N, N, N], [N, N, N, 4, 4, 200]],
+                "anti": [[2, 7, 90], [3, 1, 80]]}
+    cases = [case(t, TIMED, [t], ["a.k = b.k AND a.x > b.y"], {"a": A, "b": B}) for t in expected]
+    for result in flink.run(cases):
+        assert result["status"] == "ok", result
+        assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
+
+
+@pytest.mark.parametrize("multi_join", ["on", "off"])
+def test_three_way_chain_with_rowtimes_on_later_inputs(flink_system: AdapterSystem, flink: ProtocolClient,
+                                                       multi_join: str) -> None:
+    """Rowtimes on the second and third inputs only: the multi-way operator's materialization once read the
+    wrong fields for them (FLINK-38379, fixed in 2.2.0)."""
+    inputs = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "t"], time_column="t"),
+              bigint_input("c", ["k", "u"], time_column="u")]
+    data = {"a": [["+I", 1, 5], ["+I", 2, 6]], "b": [["+I", 1, 40], ["+I", 2, 50], ["-D", 2, 50]],
+            "c": [["+I", 1, 7], ["+I", 2, 8]]}
+    [result] = flink.run([case(f"chain-{multi_join}", inputs, ["inner", "left"], ["a.k = b.k", "a.k = c.k"], data,
+                               config={"multi_join": multi_join})])
+    assert result["status"] == "ok", result
+    assert bag(result["final"]) == bag([[1, 5, 1, 40, 1, 7]])
+
+
+def test_a_null_time_is_unsupported_as_flink_refuses_a_null_rowtime(flink: ProtocolClient) -> None:
+    [result] = flink.run([case("null-time", TIMED, ["inner"], ["a.k = b.k"],
+                               {"a": [["+I", 1, 5, None]], "b": [["+I", 1, 6, 3]]})])
+    assert result["status"] == "unsupported", result
+    assert "event time None" in result["message"], result

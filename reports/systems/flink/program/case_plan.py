@@ -15,7 +15,7 @@ from typing import Any
 
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
-from time_attributes import rowtime_sql  # the program's folder is on sys.path
+from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -210,7 +210,7 @@ def _query(chain: list[str], types: list[str], conditions: list[str], columns: l
         if not isinstance(cond, str):
             raise CaseError(f"condition {k - 1} is not text")
         try:
-            sql = translate(cond, visible + mine)
+            sql = on_rowtimes(translate(cond, visible + mine), timed)
         except Untranslatable as exc:
             raise Untranslatable(f"condition {cond!r}: {exc}") from None
         left_cid = f"COALESCE({', '.join(cids)})" if padded else "t0cid"

@@ -13,6 +13,7 @@ match stays in the row, so the answer differs from the batch answer and the dive
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any
 
 # The session's time zone for TIMESTAMP_LTZ text (table.local-time-zone): the check below writes UTC.
@@ -23,6 +24,21 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 def rowtime_sql(view: int) -> str:
     """The SELECT item that reads input `view`'s rowtime after the join (NULL on a padded side)."""
     return f"CAST(t{view}rt AS STRING)"
+
+
+_COMPARISON = re.compile(r"\((t(\d+)c(\d+)) (<=|<|>=|>|=|<>) (t(\d+)c(\d+))\)")
+
+
+def on_rowtimes(sql: str, timed: dict[int, int]) -> str:
+    """A translated condition with every comparison of two time columns (`(t0c2 <= t1c2)`) made on their rowtimes
+    instead (`(t0rt <= t1rt)`): the same truth value (TO_TIMESTAMP_LTZ keeps the order of the millis, and NULL),
+    but now the join's condition reads time attributes, which the planner must materialize there."""
+    def swap(m: re.Match) -> str:
+        left, right = (int(m.group(2)), int(m.group(3))), (int(m.group(6)), int(m.group(7)))
+        if timed.get(left[0]) != left[1] or timed.get(right[0]) != right[1]:
+            return m.group(0)
+        return f"(t{left[0]}rt {m.group(4)} t{right[0]}rt)"
+    return _COMPARISON.sub(swap, sql)
 
 
 def rowtime_text(ms: int | None) -> str | None:

@@ -100,8 +100,9 @@ def plan(case: dict) -> PlannedCase:
                          | _JOB_KEYS,
                          "scenario.config")
     if config.get("state_ttl_ms") is not None:
-        raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
-                             "adapter can drive event by event")
+        raise Untranslatable("state TTL: Flink expires state by TtlTimeProvider.DEFAULT, the TaskManager's wall "
+                             "clock (System.currentTimeMillis), which no job option, hint or API replaces, so no "
+                             "adapter can drive it event by event")
     if config.get("dedupe_before_join"):
         raise Untranslatable("dedupe_before_join is not translated (it needs a processing-time ROW_NUMBER)")
     specs = {}

@@ -8,6 +8,8 @@ lost or misplaced time attribute would show as a longer row. Answers below are w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from converge.reports.systems.adapter.client import AdapterSystem
@@ -17,6 +19,7 @@ from tests.flink.client import ProtocolClient, bag, bigint_input, case
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
 N = None
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "systems"
 # a(k, x, t) and b(k, y, t): t is each row's event time in ms (a rowtime with a watermark in Flink)
 A = [["+I", 1, 5, 100], ["+I", 2, 7, 90], ["-U", 1, 5, 100], ["+U", 1, 15, 130], ["+I", 3, 1, 80]]
 B = [["+I", 1, 10, 120], ["+I", 2, 3, 60], ["-D", 2, 3, 60], ["+I", 4, 4, 200]]
@@ -66,3 +69,20 @@ def test_a_null_time_is_unsupported_as_flink_refuses_a_null_rowtime(flink: Proto
                                {"a": [["+I", 1, 5, None]], "b": [["+I", 1, 6, 3]]})])
     assert result["status"] == "unsupported", result
     assert "event time None" in result["message"], result
+
+
+@pytest.mark.slow
+def test_finding_7_an_upsert_input_with_a_rowtime_is_not_planned(flink_system: AdapterSystem) -> None:
+    """docs/flink-findings.md #7, on the session's Flink (2.3.0): the scenario file's case fails while Flink plans
+    it, and the same case without the rowtime (or with a retract input) gives the batch answer."""
+    from dataclasses import replace
+
+    from converge.engine.model.scenario_json import load_scenario
+
+    found = load_scenario(SCENARIOS / "flink_upsert_rowtime_plan_fails.json")
+    plain = replace(found, inputs=(found.inputs[0], replace(found.inputs[1], time_column=None)))
+    retract = replace(found, inputs=(found.inputs[0], replace(found.inputs[1], changelog_mode="retract")))
+    failed, untimed, keyed = flink_system.run_cases([found, plain, retract])
+    assert failed.status == "error" and "IndexOutOfBoundsException: 0" in (failed.message or ""), failed
+    for result in (untimed, keyed):
+        assert result.status == "ok" and sorted(result.final.elements()) == [(1, 0, 1, 7, 100)], result

@@ -86,3 +86,16 @@ def test_finding_7_an_upsert_input_with_a_rowtime_is_not_planned(flink_system: A
     assert failed.status == "error" and "IndexOutOfBoundsException: 0" in (failed.message or ""), failed
     for result in (untimed, keyed):
         assert result.status == "ok" and sorted(result.final.elements()) == [(1, 0, 1, 7, 100)], result
+
+
+def test_the_plan_selects_each_joined_rowtime_and_compares_time_columns_on_rowtimes() -> None:
+    """No Java: the job's SELECT for a LEFT join of two timed inputs, one condition comparing their times."""
+    plan = program_module("case_plan").plan
+    planned = plan(case("plan", TIMED, ["left"], ["a.k = b.k AND (a.t <= b.t)"], {"a": A, "b": B}))
+    shape = planned.shape
+    assert [p.time_column for p in shape.inputs] == [2, 2]
+    assert shape.rowtimes == (2, 5)  # a.t and b.t in the output row (case id aside)
+    assert shape.select.endswith(", CAST(t0rt AS STRING), CAST(t1rt AS STRING) NULL ON NULL) FROM {v0} LEFT JOIN "
+                                 "{v1} ON t0cid = t1cid AND ((t0c0 = t1c0) AND (t0rt <= t1rt))"), shape.select
+    anti = plan(case("anti", TIMED, ["anti"], ["a.k = b.k"], {"a": A, "b": B})).shape
+    assert anti.rowtimes == (2,) and "t1rt AS STRING" not in anti.select  # b only filters: no rowtime of it

@@ -155,9 +155,12 @@ def plan(case: dict) -> PlannedCase:
                 raise Untranslatable("interval joins take append-only inputs; "
                                      f"input {name!r} is {mode}")
         elif spec.get("time_column") is not None:  # a rowtime on a regular or multi-way join's input
-            if spec["time_column"] not in names or col_types[names.index(spec["time_column"])] != "BIGINT":
-                raise CaseError(f"input {name!r}: time_column {spec['time_column']!r} is not a BIGINT column")
+            if spec["time_column"] not in names:
+                raise CaseError(f"input {name!r}: time_column {spec['time_column']!r} is not one of its columns")
             time_column = names.index(spec["time_column"])
+            if col_types[time_column] != "BIGINT":
+                raise Untranslatable(f"input {name!r}: the rowtime of a regular join is sent for a BIGINT time "
+                                     f"column (millis) only")
         plans.append(InputPlan(i, col_types, tuple(names.index(k) for k in key), mode, time_column))
         visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
 

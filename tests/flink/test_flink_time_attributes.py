@@ -49,7 +49,7 @@ def test_left_join_with_rowtimes_on_both_inputs_gives_the_batch_answer(flink: Pr
         assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
 
 
-@pytest.mark.parametrize("multi_join", ["on", "off"])
+@pytest.mark.parametrize("multi_join", ["on", pytest.param("off", marks=pytest.mark.slow)])
 def test_three_way_chain_with_rowtimes_on_later_inputs(flink_system: AdapterSystem, flink: ProtocolClient,
                                                        multi_join: str) -> None:
     """Rowtimes on the second and third inputs only: the multi-way operator's materialization once read the

@@ -99,3 +99,30 @@ def test_the_plan_selects_each_joined_rowtime_and_compares_time_columns_on_rowti
                                  "{v1} ON t0cid = t1cid AND ((t0c0 = t1c0) AND (t0rt <= t1rt))"), shape.select
     anti = plan(case("anti", TIMED, ["anti"], ["a.k = b.k"], {"a": A, "b": B})).shape
     assert anti.rowtimes == (2,) and "t1rt AS STRING" not in anti.select  # b only filters: no rowtime of it
+
+
+def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
+        flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """`converge check --system flink` on docs/examples/job_options.sql (RocksDB, parallelism 2, an upsert sink):
+    the options go with every case; an adapter that does not declare one of them in its hello makes
+    check/system_final_answer not applicable, naming it, instead of running Flink's defaults."""
+    from converge.reports.tooling.cli import main
+    from converge.reports.tooling.commands import check
+    from tests.flink.test_flink_campaign import Borrowed
+
+    monkeypatch.setattr(check, "open_system_under_test", lambda spec, timeout=None: Borrowed(flink_system))
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "job_options.sql"
+    code = main(["check", str(example), "--system", "flink", "--examples", "4", "--seed", "1", "--no-reports"])
+    out = capsys.readouterr().out
+    assert "job options sent to flink with every case: state_backend=rocksdb, parallelism=2, sink=upsert, " \
+           "sink_key=o.order_id,p.payment_id" in out, out
+    row = next(line for line in out.splitlines() if line.startswith("check/system_final_answer"))
+    missing = [s for s in ("state_backend", "parallelism", "upsert_sink") if s not in flink_system.capabilities.settings]
+    if missing:
+        meaning = {"state_backend": "config.state_backend", "parallelism": "config.parallelism",
+                   "upsert_sink": "config.sink=upsert"}[missing[0]]
+        own = dict(flink_system.capabilities.lacks).get(missing[0])  # the hello's own sentence, when it gives one
+        assert "not applicable" in row and (meaning in row if own is None else own[:40] in row), row
+    else:
+        assert row.split()[1] == "passed", out
+    assert code == 0, out

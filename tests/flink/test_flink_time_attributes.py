@@ -126,3 +126,18 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
     else:
         assert row.split()[1] == "passed", out
     assert code == 0, out
+
+
+@pytest.mark.slow
+def test_finding_8_rowtimes_compared_in_a_multi_way_condition_give_the_batch_answer_on_2_3(
+        flink_system: AdapterSystem) -> None:
+    """docs/flink-findings.md #8 failed to plan on 2.1.0 (FLINK-38379); the session's Flink (2.3.0) gives the file's
+    hand-checked answer with the multi-way operator and with the binary chain."""
+    from dataclasses import replace
+
+    from converge.engine.model.scenario_json import load_scenario
+
+    found = load_scenario(SCENARIOS / "flink_2_1_multiway_rowtime_condition.json")
+    chain = replace(found, config=replace(found.config, multi_join="off"))
+    for result in flink_system.run_cases([found, chain]):
+        assert result.status == "ok" and sorted(result.final.elements()) == [(1, 10, 1, 5, 1, 20)], result

@@ -22,6 +22,7 @@ from converge.generators.changelog import INSERT, build_events, ops_strategy, pa
 from converge.generators.interval import STRATEGIES, _step_strategy, build_event_time_events
 from converge.generators.multiway import KEY_DOMAINS, WIDE_KEY_DOMAIN
 from converge.generators.scenarios import KEY_CONDITIONS
+from converge.generators.time_attributes import META_KEY, retimed, time_draws, without_time_columns
 
 
 def _regular_key_columns(condition: str) -> tuple[str, ...]:
@@ -72,6 +73,9 @@ def same_shape(template: Scenario, *, max_ops: int = 24) -> st.SearchStrategy[Sc
     (event time); its events are replaced, its name is kept."""
     if template.config.state_ttl_ms is not None:
         raise ApiMisuseError("same_shape: a template with a state TTL (its stream would need time advances)")
+    if META_KEY in template.meta:  # time columns added to a drawn shape: fresh streams of it, timed again
+        return st.tuples(same_shape(without_time_columns(template), max_ops=max_ops), time_draws()).map(
+            lambda drawn: retimed(drawn[0], template, drawn[1]))
     if template.join.interval is not None:
         strategy = _interval(template, max_ops)
     elif len(template.join.inputs) > 2:

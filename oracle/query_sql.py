@@ -121,6 +121,8 @@ class QueryAsWritten:
                                            if isinstance(c, exp.ColumnDef))
             elif isinstance(stmt, exp.Select):
                 selects.append(stmt)
+            elif isinstance(stmt, exp.Insert) and isinstance(stmt.expression, exp.Select):
+                selects.append(stmt.expression)  # the sink takes the SELECT's rows (its key: a job option)
         if len(selects) != 1:
             raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
         select = selects[0]

@@ -61,7 +61,8 @@ def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl
     not_null = {a: {c for c, t in query.table_of(a).columns if not t.nullable} for a, _ in query.aliases}
     delays = {a: query.table_of(a).watermark_delay_ms for a, _ in query.aliases
               if query.table_of(a).watermark_delay_ms is not None}
-    return schema_scenarios(query.inputs, query.join, config=config, not_null=not_null, watermark_delays=delays,
+    return schema_scenarios(query.inputs, query.join, config=query.with_job(config), not_null=not_null,
+                            watermark_delays=delays,
                             late=late, ttl=ttl, max_ops=max_ops, name=f"check {query.path}")
 
 

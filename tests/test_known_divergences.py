@@ -270,6 +270,10 @@ def test_no_known_needs_a_system(capsys) -> None:
 # ---------------------------------------------------------------- the built-in list
 
 
+# The versions each entry was replayed on (docs/flink-findings.md); every other entry: 1.19.0 to 2.3.0.
+REPLAYED_ON = {"flink-upsert-rowtime-not-planned": (">=2.1.0,<=2.3.0",), "flink-multiway-rowtime-condition": ("2.1.0",)}
+
+
 def test_the_built_in_list_loads_from_the_installed_package() -> None:
     folder = importlib.resources.files("converge.properties.systems") / "known_divergences"
     assert Path(str(folder)) == known.BUILTIN
@@ -278,7 +282,7 @@ def test_the_built_in_list_loads_from_the_installed_package() -> None:
                                        "flink-minibatch-suppressed-padding"}
     for entry in entries:
         assert entry.case is not None and entry.case.is_file() and entry.case.parent == known.BUILTIN / "cases"
-        assert entry.system == "flink" and entry.versions == (">=1.19.0,<=2.3.0",)  # replayed on each (flink-findings)
+        assert entry.system == "flink" and entry.versions == REPLAYED_ON.get(entry.id, (">=1.19.0,<=2.3.0",))
     assert campaign_known(builtin=False) == []
 
 
@@ -415,3 +419,46 @@ def test_known_options_are_refused_for_spark_native_joins(capsys) -> None:
     """Spark's native-join campaign runs its own cases, which no entry can match: refused, not ignored."""
     assert main(["run", "--system", "spark", "--no-known", "--no-reports"]) == 2
     assert "--system spark runs NativeJoinCase cases, which have no known divergences" in capsys.readouterr().err
+
+
+class Failing(System):
+    """A system that fails every case with one message: what Flink gave on the entry's minimal case (replayed)."""
+
+    def __init__(self, message: str, version: str) -> None:
+        self.name, self.version, self.message = "flink", version, message
+        self.capabilities = Capabilities.everything(max_batch=20)
+
+    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        return [CaseResult.error(self.message) for _ in cases]
+
+
+# Flink's messages on the minimal cases (docs/flink-findings.md #8 and #9), shortened as the adapter shortens them.
+PLANNING_FAILURES = {
+    "flink-upsert-rowtime-not-planned": ("2.3.0", "java.lang.IndexOutOfBoundsException: 0 | at java.base/jdk.internal."
+                                         "util.Preconditions.outOfBounds(Preconditions.java:100)"),
+    "flink-multiway-rowtime-condition": ("2.1.0", 'java.lang.NullPointerException: Cannot invoke "org.apache.calcite.'
+                                         'rel.RelNode.getInputs()" because "targetInput" is null'),
+}
+
+
+@pytest.mark.parametrize("entry_id", sorted(PLANNING_FAILURES))
+def test_a_planning_failure_entry_recognises_its_case_and_nothing_near_it(entry_id: str) -> None:
+    (entry,) = [k for k in builtin_known() if k.id == entry_id]
+    version, message = PLANNING_FAILURES[entry_id]
+    case = load_scenario(entry.case)
+    recognise = Recogniser(tuple(builtin_known()), "flink", version, "time", "final_equals_oracle")
+    assert recognise(_divergence(case, Failing(message, version))) == entry
+    assert Recogniser(tuple(builtin_known()), "flink", "2.0.1", "time", "final_equals_oracle")(
+        _divergence(case, Failing(message, "2.0.1"))) is None  # 2.0.1 plans both
+    assert recognise(_divergence(case, Failing("java.lang.IllegalStateException: boom", version))) is None
+    assert recognise(_divergence(case, Canned([[9] * case.output_width()], version))) is None  # an answer
+
+
+def test_the_upsert_rowtime_entry_needs_an_upsert_input() -> None:
+    (entry,) = [k for k in builtin_known() if k.id == "flink-upsert-rowtime-not-planned"]
+    case = load_scenario(entry.case)
+    retract = replace(case, inputs=tuple(replace(i, changelog_mode="retract") if i.changelog_mode == "upsert" else i
+                                         for i in case.inputs))
+    version, message = PLANNING_FAILURES[entry.id]
+    recognise = Recogniser(tuple(builtin_known()), "flink", version, "time", "final_equals_oracle")
+    assert recognise(_divergence(retract, Failing(message, version))) is None

@@ -22,7 +22,8 @@ ACCEPTED = [p.read_text() for p in sorted(EXAMPLES.glob("*.sql"))] + list(QUERIE
 
 
 def _select(text: str) -> exp.Select:
-    [select] = [s for s in sqlglot.parse(text, read=Flink) if isinstance(s, exp.Select)]
+    [select] = [s.expression if isinstance(s, exp.Insert) else s for s in sqlglot.parse(text, read=Flink)
+                if isinstance(s, (exp.Select, exp.Insert))]  # INSERT INTO sink SELECT: the SELECT is the query
     return select
 
 

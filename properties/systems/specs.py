@@ -28,6 +28,7 @@ from converge.properties.systems import checks, map_order
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
+from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
@@ -238,6 +239,11 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
     SystemProperty("regular", "emission_order_matches_backend", "one record meeting several stored rows: the "
                    "system emits them in its state backend's MapState order (hashmap, rocksdb; docs/anomalies.md)",
                    map_order.draws, map_order.emission_order_matches_model),
+    SystemProperty("time", "final_equals_oracle", "rowtime columns on regular and multi-way join inputs (some compared "
+                   "in a condition): final answer = batch answer", time_attribute_draws, checks.final_equals_oracle),
+    SystemProperty("time", "multiway_equals_binary_chain", "rowtime columns on 3- and 4-way chains: multi_join on "
+                   "and off give the same final answer", time_attribute_chain_draws,
+                   checks.multiway_equals_binary_chain),
     SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
                    "converge's reference engine's", _any, checks.system_equals_reference),
 )

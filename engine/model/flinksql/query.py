@@ -15,7 +15,7 @@ answer).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sqlglot import exp
@@ -24,6 +24,16 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
 from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
+from converge.engine.model.flinksql.job import (
+    JobSetting,
+    SinkTable,
+    check_consistent,
+    insert_target,
+    job_config,
+    read_set,
+    read_sink,
+    sink_settings,
+)
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
@@ -59,6 +69,16 @@ class MappedQuery:
     # (key path in the scenario, file:line:col): where each input and join condition is written, so that a later
     # refusal naming `join.conditions[1]` or `inputs[0]` can name the clause in the file instead
     positions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # the job options the file sets (SET statements, the INSERT's sink; engine/model/flinksql/job.py)
+    job: tuple[JobSetting, ...] = field(default_factory=tuple)
+
+    def job_config(self) -> dict:
+        """The job options as Config fields (JOB_OPTION_KEYS), for every case of the query."""
+        return job_config(self.job)
+
+    def with_job(self, config: Config) -> Config:
+        """`config` with the job options the file sets (every case of the query runs with them)."""
+        return replace(config, **self.job_config()) if self.job else config
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
@@ -82,7 +102,7 @@ class MappedQuery:
 
     def scenario(self, events: Sequence[Event] = (), config: Config | None = None, name: str = "") -> Scenario:
         return Scenario(name=name or f"query {Path(self.path).name}", inputs=self.inputs, join=self.join,
-                        config=config or Config(), events=tuple(events))
+                        config=self.with_job(config or Config()), events=tuple(events))
 
 
 def load_query(path: str | Path) -> MappedQuery:
@@ -112,10 +132,20 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     statements = read_statements(source)
     tables: dict[str, SourceTable] = {}
     selects = []
+    inserts: list[exp.Insert] = []
+    job: list[JobSetting] = []
     refused: list[Refusal] = []   # every refusal of the file, reported together
     skipped: set[str] = set()     # tables whose CREATE TABLE was refused: the SELECT's use of them is not
+    sink_names = {insert_target(s)[0].casefold() for s in statements if isinstance(s, exp.Insert)}
+    sinks: dict[str, SinkTable] = {}
     for stmt in statements:
-        if isinstance(stmt, exp.Create):
+        if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema) \
+                and stmt.this.this.name.casefold() in sink_names:
+            try:
+                sinks[stmt.this.this.name.casefold()] = read_sink(stmt, source)
+            except (BadInputError, UnsupportedError) as exc:
+                refused.append(exc)
+        elif isinstance(stmt, exp.Create):
             try:
                 table = read_table(stmt, source)
             except (BadInputError, UnsupportedError) as exc:
@@ -127,10 +157,19 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                 refused.append(source.error(stmt, f"table {short_repr(table.name)} is declared twice"))
                 continue
             tables[table.name] = table
+        elif isinstance(stmt, exp.Set):
+            try:
+                job += read_set(stmt, source)
+            except (BadInputError, UnsupportedError) as exc:
+                refused.append(exc)
+        elif isinstance(stmt, exp.Insert) and isinstance(stmt.expression, exp.Select):
+            inserts.append(stmt)
+            selects.append(stmt.expression)
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
-            refused.append(source.error(stmt, "only CREATE TABLE statements and one SELECT are supported"))
+            refused.append(source.error(stmt, "only SET, CREATE TABLE statements and one SELECT (or INSERT INTO "
+                                              "... SELECT) are supported"))
     if not selects:
         raise one_error(refused + [source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE "
                                                                       "statements, found none")], path)
@@ -144,7 +183,17 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     refused += sorted(denied + [r for r in mapper.refused if at(r) not in taken], key=position)
     if refused or mapped is None:
         raise one_error(refused or [BadInputError(f"{path}: the query could not be mapped")], path)
-    return mapped
+    try:
+        if inserts:
+            target = insert_target(inserts[0])[0]
+            if target.casefold() not in sinks:
+                raise source.error(inserts[0].this, f"sink table {short_repr(target)} is not declared")
+            job += sink_settings(inserts[0], sinks[target.casefold()], [(o.alias, o.column) for o in mapped.output],
+                                 source)
+        check_consistent(job, source)
+    except (BadInputError, UnsupportedError) as exc:
+        raise one_error([exc], path) from None
+    return replace(mapped, job=tuple(job))
 
 
 class _Skipped(Exception):

@@ -90,6 +90,8 @@ def describe_query(query: "MappedQuery") -> list[str]:
     lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
     lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
                  "DuckDB on every example (check/reading_equals_query)")
+    lines.append("job options: " + ("; ".join(s.describe() for s in query.job) if query.job else
+                                    "none set in the file (the system's defaults)"))
     return lines
 
 
@@ -112,6 +114,8 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     if under_test is not None:
         echo(f"system under test: {under_test.title} (system_final_answer); the other properties and the "
              f"findings check converge's model of Flink")
+        sent = ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in query.job_config().items())
+        echo(f"job options sent to {under_test.name} with every case: {sent or 'none (its defaults)'}")
     for line in describe_query(query):
         echo(line)
     echo("\nplan:")

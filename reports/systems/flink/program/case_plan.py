@@ -16,6 +16,7 @@ from typing import Any
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
 from dedupe_sql import DedupeError, dedupe_keys, deduplicated  # the program's folder is on sys.path
+from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -43,7 +44,7 @@ class InputPlan:
     types: tuple[str, ...]                      # converge column types
     primary_key: tuple[int, ...]                # column positions of the unique key
     mode: str                                   # insert_only | retract | upsert
-    time_column: int | None = None              # interval joins: the column turned into a rowtime
+    time_column: int | None = None              # the column turned into a rowtime (any join with a time_column)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Shape:
     interval: bool
     mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
     job: JobOptions = field(default_factory=JobOptions)
+    rowtimes: tuple[int, ...] = ()               # regular joins: output positions checked against a rowtime's text
 
 
 @dataclass
@@ -99,8 +101,9 @@ def plan(case: dict) -> PlannedCase:
                          | _JOB_KEYS,
                          "scenario.config")
     if config.get("state_ttl_ms") is not None:
-        raise Untranslatable("state TTL: Flink's state TTL runs on wall-clock processing time, which no "
-                             "adapter can drive event by event")
+        raise Untranslatable("state TTL: Flink expires state by TtlTimeProvider.DEFAULT, the TaskManager's wall "
+                             "clock (System.currentTimeMillis), which no job option, hint or API replaces, so no "
+                             "adapter can drive it event by event")
     specs = {}
     for i, spec in enumerate(scenario.get("inputs") or []):
         spec = _check_keys(spec, _INPUT_KEYS, f"scenario.inputs[{i}]")
@@ -150,13 +153,24 @@ def plan(case: dict) -> PlannedCase:
             if mode != "insert_only":
                 raise Untranslatable("interval joins take append-only inputs; "
                                      f"input {name!r} is {mode}")
+        elif spec.get("time_column") is not None:  # a rowtime on a regular or multi-way join's input
+            if spec["time_column"] not in names:
+                raise CaseError(f"input {name!r}: time_column {spec['time_column']!r} is not one of its columns")
+            time_column = names.index(spec["time_column"])
+            if col_types[time_column] != "BIGINT":
+                raise Untranslatable(f"input {name!r}: the rowtime of a regular join is sent for a BIGINT time "
+                                     f"column (millis) only")
         plans.append(InputPlan(i, col_types, tuple(names.index(k) for k in key), mode, time_column))
         visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
 
-    select = _query(chain, types, conditions, visible, interval)
+    timed = {p.view: p.time_column for p in plans if p.time_column is not None and interval is None}
+    select, rowtimes = _query(chain, types, conditions, visible, interval, timed)
     if config.get("dedupe_before_join"):  # Flink's deduplication query in front of those inputs (dedupe_sql.py)
         if interval is not None:
             raise Untranslatable("dedupe_before_join on an interval join (converge's dedupe is for regular joins)")
+        if timed:
+            raise Untranslatable("dedupe_before_join on inputs with time attributes is not translated (the "
+                                 "deduplication's PROCTIME() ordering beside a rowtime was never measured)")
         try:
             keys = dedupe_keys(config["dedupe_before_join"], chain, specs)
         except DedupeError as exc:
@@ -164,7 +178,7 @@ def plan(case: dict) -> PlannedCase:
         select = deduplicated(select, keys, [len(p.types) for p in plans])
     shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
                             mini_batch, job.key()], sort_keys=True)
-    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job)
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, rowtimes)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:
@@ -195,8 +209,9 @@ def _job_options(config: dict) -> JobOptions:
 
 
 def _query(chain: list[str], types: list[str], conditions: list[str], columns: list[Column],
-           interval: dict | None) -> str:
-    """The job's SELECT over views {v0}.. (one JSON text per row: case id, then the output columns)."""
+           interval: dict | None, timed: dict[int, int]) -> tuple[str, tuple[int, ...]]:
+    """The job's SELECT over views {v0}.. (one JSON text per row: case id, then the output columns, then the
+    rowtimes of the joined inputs in `timed` (view -> time column), whose positions in the row come second)."""
     frag = "{v0}"
     outputs = [c for c in columns if c.flink_name.startswith("t0c")]
     visible = list(outputs)
@@ -209,7 +224,7 @@ def _query(chain: list[str], types: list[str], conditions: list[str], columns: l
         if not isinstance(cond, str):
             raise CaseError(f"condition {k - 1} is not text")
         try:
-            sql = translate(cond, visible + mine)
+            sql = on_rowtimes(translate(cond, visible + mine), timed)
         except Untranslatable as exc:
             raise Untranslatable(f"condition {cond!r}: {exc}") from None
         left_cid = f"COALESCE({', '.join(cids)})" if padded else "t0cid"
@@ -231,8 +246,11 @@ def _query(chain: list[str], types: list[str], conditions: list[str], columns: l
             cids.append(f"t{k}cid")
             padded = padded or jtype in ("right", "full")
     out_cid = f"COALESCE({', '.join(cids)})" if padded else "t0cid"
-    values = ", ".join([out_cid] + [c.flink_name for c in outputs])
-    return f"SELECT JSON_ARRAY({values} NULL ON NULL) FROM {frag}"
+    names = [c.flink_name for c in outputs]
+    joined = sorted(v for v in timed if f"t{v}cid" in cids)
+    rowtimes = tuple(names.index(f"t{v}c{timed[v]}") for v in joined)
+    values = ", ".join([out_cid] + names + [rowtime_sql(v) for v in joined])
+    return f"SELECT JSON_ARRAY({values} NULL ON NULL) FROM {frag}", rowtimes
 
 
 def _interval(ms: int) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
 from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
+from time_attributes import TIME_ZONE, strip_all  # the program's folder is on sys.path
 
 # How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
 # order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
@@ -141,6 +142,7 @@ class FlinkSession:
             config = self.t_env.get_config()
             config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
             apply_state_backend(config, shape.job.state_backend)
+            config.set("table.local-time-zone", TIME_ZONE)  # rowtime texts (time_attributes.py)
             config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
             if shape.mini_batch is not None:
                 config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
@@ -190,7 +192,7 @@ class FlinkSession:
                     self.t_env.drop_temporary_view(view)
                 except Exception:  # a view that was never created
                     pass
-        return _changelogs(text, len(cases))
+        return strip_all(_changelogs(text, len(cases)), shape.rowtimes)
 
     def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int]) -> Any:
         """Input `p` as its own collection source (arrival "free": Flink interleaves the sources as data arrives)."""

@@ -188,8 +188,10 @@ def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> 
 
     assert main(["run", "--system", "reference", "--examples", "12", "--seed", "2", "--no-reports"]) == 0
     out = capsys.readouterr().out
-    assert "not applicable" not in out
-    assert f"\n{len(SYSTEM_PROPERTIES)} passed" in out  # every registered property (10 with time/*)
+    # the one property that makes no claim on converge's own engine: a backend's MapState order is Flink's
+    (row,) = [line for line in out.splitlines() if "not applicable" in line]
+    assert "emission_order_matches_backend" in row and "config.map_state_order" in row
+    assert f"\n{len(SYSTEM_PROPERTIES) - 1} passed, 1 not applicable" in out
 
 
 # ---------------------------------------------------------------- the registry of kinds

@@ -107,6 +107,8 @@ class RestartedRun:
 
     def collect(self, sql: str, first_view: str) -> str:
         """Both jobs' rows as one Java list's text (the format session._collect returns)."""
+        if self.session.arrival != "paced":
+            raise RuntimeError("restart_after needs the paced arrival: the free one has no marker to stop at")
         query = marked_query(sql, first_view)
         config = self.session.t_env.get_config()
         folder = tempfile.mkdtemp(prefix="converge-savepoint-")

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from arrival import Event, Slot, rounds  # the program's folder is on sys.path
 
@@ -83,9 +85,11 @@ def restart_rounds(orders: list[list[Event]], inputs: int, bundle: int | None, g
 
 def restore_key(jvm: Any) -> str:
     """The configuration key that names the savepoint a job starts from (renamed in Flink 2.0)."""
+    from py4j.protocol import Py4JError  # lazy: py4j comes with pyflink
+
     try:
         return str(jvm.org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH.key())
-    except Exception:  # Flink 1.x: the option lives in the runtime's SavepointConfigOptions
+    except Py4JError:  # Flink 1.x: no such class (py4j calls a package); the option is SavepointConfigOptions'
         return str(jvm.org.apache.flink.runtime.jobgraph.SavepointConfigOptions.SAVEPOINT_PATH.key())
 
 
@@ -103,6 +107,7 @@ class RestartedRun:
         self.session = session
         self.jvm = session.jvm
         self.backend = job.state_backend
+        self.restart_after = job.restart_after
         self.stats: dict[str, float] = {}
 
     def collect(self, sql: str, first_view: str) -> str:
@@ -124,8 +129,13 @@ class RestartedRun:
                 second = self.session.t_env.sql_query(query).execute()
             finally:
                 _unset(config, self.session.env, key)
+            self.session.last_job_id = second._j_table_result.getJobClient().get().getJobID()  # the job that ended
             self._drain(second._j_table_result.collect(), rows, None)
             self.stats["job2_s"] = time.perf_counter() - started - self.stats["job1_s"]
+            # evidence that the restart happened, and what it cost (tests and `converge run` show stderr's tail)
+            print(f"converge flink adapter: restarted after {self.restart_after} changes on {self.backend}: job 1 "
+                  f"{self.stats['job1_s']:.1f} s, savepoint {os.path.basename(savepoint)}, job 2 restored from it "
+                  f"{self.stats['job2_s']:.1f} s", file=sys.stderr, flush=True)
         finally:
             config.set("state.backend.type", "hashmap")
             shutil.rmtree(folder, ignore_errors=True)
@@ -191,7 +201,7 @@ def drop_collect_state(jvm: Any, path: str) -> int:
     """Rewrite the savepoint's _metadata without the collect sink's state, so that job 2 restores with unclaimed
     state refused (Flink's default): any other operator of job 1 that job 2 lacks fails the restore. Returns how
     many operator states were dropped (1: a job has one collect sink)."""
-    folder = path[len("file:"):] if path.startswith("file:") else path
+    folder = path.removeprefix("file:")
     meta = os.path.join(folder, "_metadata")
     io = jvm.java.io
     checkpoints = jvm.org.apache.flink.runtime.checkpoint.Checkpoints

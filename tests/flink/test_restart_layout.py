@@ -2,7 +2,8 @@
 
 Expected layouts are written out by hand from the module's docstring: the rounds of every case's first
 `restart_after` changes (a mini-batch join: rounded up to whole bundles), a marker round, the gap's filler
-rounds, the gap's end, then the rounds of the remaining changes, all as wide as the widest round.
+rounds, a second lead (the gap's end on input 0, the other inputs' dummies, a filler round), then the rounds of
+the remaining changes, all as wide as the widest round.
 """
 
 from __future__ import annotations
@@ -23,21 +24,22 @@ def test_record_by_record_the_cut_falls_after_event_k_of_every_case():
     assert laid == [
         [(LEAD, 0, ["+I"]), (LEAD, 1, ["+I"])], [None, None],
         [(0, 0, ["+I", 1]), (1, 1, ["+I", 7])],
-        [(M, 0, ["+I"]), None], [None, None], [None, None], [(E, 0, ["+I"]), None],
+        [(M, 0, ["+I"]), None], [None, None], [None, None], [(E, 0, ["+I"]), (LEAD, 1, ["+I"])], [None, None],
         [(0, 1, ["+I", 2]), (1, 0, ["+I", 8])],
         [(0, 1, ["-D", 2]), None]]
     assert marker == 3
 
 
-def test_guards_surround_the_marker_and_the_gap_end():
+def test_a_guard_precedes_the_marker_and_the_second_lead_has_a_dummy_per_input():
     a = [(0, ["+I", 1]), (1, ["+I", 2])]
-    laid, marker = restart.restart_rounds([a], 2, None, 1, 1, gap=1)
+    laid, marker = restart.restart_rounds([a], 3, None, 1, 1, gap=1)
     assert laid == [
-        [(LEAD, 0, ["+I"]), (LEAD, 1, ["+I"])], [None, None],
-        [(0, 0, ["+I", 1]), None],
-        [None, None], [(M, 0, ["+I"]), None], [None, None], [(E, 0, ["+I"]), None], [None, None],
-        [(0, 1, ["+I", 2]), None]]
-    assert laid[marker] == [(M, 0, ["+I"]), None]
+        [(LEAD, 0, ["+I"]), (LEAD, 1, ["+I"]), (LEAD, 2, ["+I"])], [None, None, None],
+        [(0, 0, ["+I", 1]), None, None],
+        [None, None, None], [(M, 0, ["+I"]), None, None], [None, None, None],
+        [(E, 0, ["+I"]), (LEAD, 1, ["+I"]), (LEAD, 2, ["+I"])], [None, None, None],
+        [(0, 1, ["+I", 2]), None, None]]
+    assert laid[marker] == [(M, 0, ["+I"]), None, None]
 
 
 def test_mini_batch_cut_is_rounded_up_to_a_whole_bundle():
@@ -46,7 +48,7 @@ def test_mini_batch_cut_is_rounded_up_to_a_whole_bundle():
     assert laid == [
         [(LEAD, 0, ["+I"]), (LEAD, 1, ["+I"])], [None, None],
         [(0, 0, ["+I", 1]), (0, 1, ["+I", 2])],
-        [(M, 0, ["+I"]), None], [(E, 0, ["+I"]), None],
+        [(M, 0, ["+I"]), None], [(E, 0, ["+I"]), (LEAD, 1, ["+I"])], [None, None],
         [(0, 1, ["-U", 2]), (0, 1, ["+U", 3])],
         [(0, 0, ["+I", 4]), None]]
     assert marker == 3

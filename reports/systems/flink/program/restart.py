@@ -6,7 +6,8 @@ tests import it without Java).
 How (docs/flink.md "Restarts"): the job's one paced source (arrival.py) emits, in this order, the rounds of
 every case's first changes (`cut` of them: `restart_after`; for a mini-batch join rounded up to a whole
 bundle, because a savepoint flushes the bundle as any checkpoint does), one round holding a MARKER record,
-`gap` rounds of fillers, then the rounds of the remaining changes. Job 1 runs that source; the marker goes
+`gap` rounds of fillers, a second lead (the gap's end), then the rounds of the remaining changes. Job 1 runs that
+source; the marker goes
 through the query unjoined (a UNION ALL branch) into the collect sink, and when the client reads it the
 adapter stops the job with a savepoint (`JobClient.stopWithSavepoint`, no drain: no end of input, no final
 watermark). The source is then somewhere in the gap. Job 2 is the same query over the same source, restored
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from arrival import Event, Slot, rounds  # the program's folder is on sys.path
+from arrival import LEAD, Event, Slot, rounds  # the program's folder is on sys.path
 
 MARKER = -1000            # the case id of the marker records (no case has it; below every dummy's)
 GAP_END = -1001           # the case id of the record that ends the gap
@@ -70,15 +71,18 @@ def restart_rounds(orders: list[list[Event]], inputs: int, bundle: int | None, g
     """The job's rounds with the restart between the changes before and after the cut, and the index of the
     marker's round. Round k of each part is as arrival.rounds lays it out (the same bundles as without a
     restart: the cut falls on a bundle's end), all rounds padded to one width; the marker record (case
-    MARKER, input 0) and the gap's end (GAP_END) are the first slots of their rounds."""
+    MARKER, input 0) is the first slot of its round. The gap's end (GAP_END, input 0) opens a second lead, with
+    the dummies of the other inputs and a filler round after it: the operators that keep something outside
+    state (the mini-batch assigner sends a watermark with the first record of each input, and that watermark
+    flushes the bundle) start afresh in job 2, so each input's first record there must be a dummy, as in job 1."""
     cuts = cut_points(orders, restart_after, bundle)
     before = rounds([o[:c] for o, c in zip(orders, cuts)], inputs, bundle, guard)
     after = rounds([o[c:] for o, c in zip(orders, cuts)], inputs, bundle, guard)[2:]  # no second lead
     width = max(len(r) for r in before + after)
     marker: list[Slot | None] = [(MARKER, 0, ["+I"])]
-    gap_end: list[Slot | None] = [(GAP_END, 0, ["+I"])]
+    gap_end: list[Slot | None] = [(GAP_END, 0, ["+I"])] + [(LEAD, view, ["+I"]) for view in range(1, inputs)]
     blank: list[Slot | None] = []
-    middle = [blank] * guard + [marker] + [blank] * gap + [gap_end] + [blank] * guard
+    middle = [blank] * guard + [marker] + [blank] * gap + [gap_end, blank]
     laid = before + middle + after
     return [list(r) + [None] * (width - len(r)) for r in laid], len(before) + guard
 

@@ -4,15 +4,15 @@ Standard library and pyflink only (part of the Flink adapter program; the layout
 tests import it without Java).
 
 How (docs/flink.md "Restarts"): the job's one paced source (arrival.py) emits, in this order, the rounds of
-every case's first changes (`cut` of them: `restart_after`; for a mini-batch join rounded up to a whole
-bundle, because a savepoint flushes the bundle as any checkpoint does), one round holding a MARKER record,
-`gap` rounds of fillers, a second lead (the gap's end), then the rounds of the remaining changes. Job 1 runs that
-source; the marker goes
-through the query unjoined (a UNION ALL branch) into the collect sink, and when the client reads it the
-adapter stops the job with a savepoint (`JobClient.stopWithSavepoint`, no drain: no end of input, no final
-watermark). The source is then somewhere in the gap. Job 2 is the same query over the same source, restored
-from the savepoint (`execution.savepoint.path`, unclaimed state refused): the source continues where it
-stopped, the join starts from its saved state. The case's changelog is job 1's rows, then job 2's.
+every case's first changes (`restart_after` of them; for a mini-batch join rounded up to a whole bundle,
+because a savepoint flushes the bundle as any checkpoint does), one round holding a MARKER record, `gap`
+rounds of fillers, a second lead (the gap's end), then the rounds of the remaining changes. Job 1 runs that
+source; the marker goes through the query unjoined (a UNION ALL branch) into the collect sink, and when the
+client reads it the adapter stops the job with a savepoint (`JobClient.stopWithSavepoint`, no drain: no end
+of input, no final watermark). The source is then somewhere in the gap. Job 2 is the same query over the
+same source, restored from the savepoint (the restore path option, unclaimed state refused): the source
+continues where it stopped, the join starts from its saved state. The case's changelog is job 1's rows,
+then job 2's. The collect sink's state is dropped from the savepoint first (drop_collect_state: why).
 
 Why a gap: the client sees the marker only after the checkpoint that covers it has completed, and the
 savepoint's barrier follows a little later; meanwhile the gate lets one round through per checkpoint.

@@ -109,3 +109,8 @@ def test_retrying_gives_up_after_its_tries():
     with pytest.raises(restart.RestartMissed):
         restart.retrying(always_late)
     assert len(gaps) == restart.TRIES
+
+
+def test_the_restore_key_follows_flink_2_0s_rename():
+    assert restart.restore_key("1.19.0") == restart.restore_key("1.20.3") == "execution.savepoint.path"
+    assert restart.restore_key("2.0.1") == restart.restore_key("2.3.0") == "execution.state-recovery.path"

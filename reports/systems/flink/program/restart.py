@@ -87,14 +87,9 @@ def restart_rounds(orders: list[list[Event]], inputs: int, bundle: int | None, g
     return [list(r) + [None] * (width - len(r)) for r in laid], len(before) + guard
 
 
-def restore_key(jvm: Any) -> str:
-    """The configuration key that names the savepoint a job starts from (renamed in Flink 2.0)."""
-    from py4j.protocol import Py4JError  # lazy: py4j comes with pyflink
-
-    try:
-        return str(jvm.org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH.key())
-    except Py4JError:  # Flink 1.x: no such class (py4j calls a package); the option is SavepointConfigOptions'
-        return str(jvm.org.apache.flink.runtime.jobgraph.SavepointConfigOptions.SAVEPOINT_PATH.key())
+def restore_key(version: str) -> str:
+    """The configuration key that names the savepoint a job starts from: Flink 2.0 renamed it (1.20 knows both)."""
+    return "execution.state-recovery.path" if int(version.split(".")[0]) >= 2 else "execution.savepoint.path"
 
 
 def marked_query(sql: str, first_view: str) -> str:
@@ -121,7 +116,9 @@ class RestartedRun:
         query = marked_query(sql, first_view)
         config = self.session.t_env.get_config()
         folder = tempfile.mkdtemp(prefix="converge-savepoint-")
-        key = restore_key(self.jvm)
+        from pyflink.version import __version__ as flink_version  # lazy: pyflink
+
+        key = restore_key(flink_version)
         rows = self.jvm.java.util.ArrayList()
         try:
             config.set("state.backend.type", self.backend)

@@ -20,6 +20,7 @@ from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import flink_34380_cases, match_flip_cases, minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
+from converge.generators.restarts import restarted
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
 from converge.properties.divergence import PropertyFailure, require
@@ -29,6 +30,7 @@ from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
+from converge.properties.systems.restarts import restart_changes_nothing
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
@@ -200,6 +202,16 @@ def _minibatch_changelogs(caps: Capabilities, name: str):
     return drawn, reason
 
 
+def _restarts(caps: Capabilities, name: str):
+    """Regular (plain, SEMI/ANTI, upsert), mini-batch and multi-way cases with config.restart_after, on every
+    state backend the system honours (properties/systems/restarts.py says what is compared, and why)."""
+    drawn = [make(caps, name) for make in (_regular, _semi_anti, _upsert, _minibatch, _multiway)]
+    usable = [strategy for strategy, reason in drawn if reason is None]
+    reason = _ignored(caps, name, "restart") or (None if usable else "; ".join(r for _, r in drawn if r))
+    backends = ("hashmap", "rocksdb") if caps.honours("state_backend") else (None,)
+    return (lambda: restarted(st.one_of(*(s() for s in usable)), backends=backends)), reason
+
+
 @dataclass(frozen=True)
 class SystemProperty:
     family: str
@@ -246,6 +258,9 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    checks.multiway_equals_binary_chain),
     SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
                    "converge's reference engine's", _any, checks.system_equals_reference),
+    SystemProperty("restart", "restart_changes_nothing", "stopped with a savepoint after a drawn change and "
+                   "restored (config.restart_after): the same changelog as without, and the batch answer",
+                   _restarts, restart_changes_nothing, examples=20),
 )
 
 

@@ -30,14 +30,16 @@ OPERATORS = "org/apache/flink/table/runtime/operators/join/stream/"
     ("1.18.1", [], {"mini_batch": "Flink 1.18.1 has no mini-batch regular join (FLIP-415, from 1.19)",
                     "multi_join": f"Flink 1.18.1 {NO_MULTI_JOIN}",
                     "state_backend": "Flink 1.18.1 has no state backend per job checked by this adapter "
-                                     "(state.backend.type, from 1.19)"}),
-    ("1.19.0", ["mini_batch", "state_backend"], {"multi_join": f"Flink 1.19.0 {NO_MULTI_JOIN}"}),
-    ("1.20.3", ["mini_batch", "state_backend"], {"multi_join": f"Flink 1.20.3 {NO_MULTI_JOIN}"}),
-    ("2.0.1", ["mini_batch", "state_backend"], {"multi_join": f"Flink 2.0.1 {NO_MULTI_JOIN}"}),
-    ("2.1.0", ["mini_batch", "multi_join", "state_backend"], {}),
-    ("2.2.0", ["mini_batch", "multi_join", "state_backend"], {}),
-    ("2.3.0", ["mini_batch", "multi_join", "state_backend"], {}),
-    ("2.4-SNAPSHOT", ["mini_batch", "multi_join", "state_backend"], {})])
+                                     "(state.backend.type, from 1.19)",
+                    "restart": "Flink 1.18.1 has no stop-with-savepoint and restore checked by this adapter "
+                               "(restart.py, from 1.19)"}),
+    ("1.19.0", ["mini_batch", "state_backend", "restart"], {"multi_join": f"Flink 1.19.0 {NO_MULTI_JOIN}"}),
+    ("1.20.3", ["mini_batch", "state_backend", "restart"], {"multi_join": f"Flink 1.20.3 {NO_MULTI_JOIN}"}),
+    ("2.0.1", ["mini_batch", "state_backend", "restart"], {"multi_join": f"Flink 2.0.1 {NO_MULTI_JOIN}"}),
+    ("2.1.0", ["mini_batch", "multi_join", "state_backend", "restart"], {}),
+    ("2.2.0", ["mini_batch", "multi_join", "state_backend", "restart"], {}),
+    ("2.3.0", ["mini_batch", "multi_join", "state_backend", "restart"], {}),
+    ("2.4-SNAPSHOT", ["mini_batch", "multi_join", "state_backend", "restart"], {})])
 def test_each_version_declares_what_it_honours_and_what_it_lacks(version: str, honours: list[str],
                                                                   lacks: dict[str, str]) -> None:
     assert ADAPTER.honoured_settings(version) == honours
@@ -96,10 +98,14 @@ def test_the_installed_jars_hold_the_operators_the_table_declares(version: str) 
     if not jars:
         pytest.skip(f"Flink {version} is not installed: run `converge systems install flink --version {version}`")
     names = set(zipfile.ZipFile(jars[0]).namelist())
-    dist = glob.glob(str(Path(jars[0]).parent / "flink-dist*.jar"))
+    dist = set(zipfile.ZipFile(glob.glob(str(Path(jars[0]).parent / "flink-dist*.jar"))[0]).namelist())
     has = {"mini_batch": f"{OPERATORS}MiniBatchStreamingJoinOperator.class" in names,
            "multi_join": f"{OPERATORS}StreamingMultiJoinOperator.class" in names,
            # state_backend: the RocksDB backend ships in flink-dist (its package moved in 2.0)
-           "state_backend": any(n.endswith("/EmbeddedRocksDBStateBackend.class")
-                                for n in zipfile.ZipFile(dist[0]).namelist())}
-    assert [s for s in ("mini_batch", "multi_join", "state_backend") if has[s]] == ADAPTER.honoured_settings(version)
+           "state_backend": any(n.endswith("/EmbeddedRocksDBStateBackend.class") for n in dist),
+           # restart: what restart.py calls, in flink-dist (the savepoint's metadata read and rewritten)
+           "restart": {"org/apache/flink/runtime/checkpoint/Checkpoints.class",
+                       "org/apache/flink/runtime/checkpoint/metadata/CheckpointMetadata.class",
+                       "org/apache/flink/core/execution/SavepointFormatType.class"} <= dist}
+    assert [s for s in ("mini_batch", "multi_join", "state_backend", "restart") if has[s]] == \
+        ADAPTER.honoured_settings(version)

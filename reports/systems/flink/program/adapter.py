@@ -47,7 +47,8 @@ class RequestError(Exception):
 # later, StreamingMultiJoinOperator in 2.1.0 and later. Before its release Flink ignores the setting's options.
 FEATURES = (("mini_batch", "mini-batch regular join", "FLIP-415", (1, 19)),
             ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)),
-            ("state_backend", "state backend per job checked by this adapter", "state.backend.type", (1, 19)))
+            ("state_backend", "state backend per job checked by this adapter", "state.backend.type", (1, 19)),
+            ("restart", "stop-with-savepoint and restore checked by this adapter", "restart.py", (1, 19)))
 
 
 def release(version: str) -> tuple[int, int]:
@@ -98,7 +99,9 @@ class Adapter:
                     # paced arrival repeats each case's changelog; free arrival interleaves inputs as Flink reads
                     "deterministic_order": self.arrival == "paced",
                     "max_batch": MAX_BATCH,
-                    "settings": honoured_settings(flink_version), "lacks": lacked_settings(flink_version)}}
+                    "settings": [s for s in honoured_settings(flink_version) if s != "restart" or self.arrival == "paced"],
+                    "lacks": {**lacked_settings(flink_version), **({} if self.arrival == "paced" else {
+                        "restart": "a restart needs the paced arrival (CONVERGE_FLINK_ARRIVAL=paced)"})}}}
 
     def handle(self, line: str) -> bool:
         """Answer one line; False when the adapter should exit."""

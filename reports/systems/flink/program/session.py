@@ -19,6 +19,7 @@ from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
 from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
 from time_attributes import TIME_ZONE, strip_all  # the program's folder is on sys.path
+from restart import RestartedRun, RestartMissed, restart_rounds, retrying  # the program's folder is on sys.path
 
 # How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
 # order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
@@ -129,8 +130,11 @@ class FlinkSession:
     def close(self) -> None:
         self.cluster.close()
 
-    def run(self, shape: Shape, cases: list[PlannedCase]) -> dict[int, list[list[Any]]]:
-        """Run `cases` (all of `shape`) as one job; each case's changelog ([kind, value...]) in emission order."""
+    def run(self, shape: Shape, cases: list[PlannedCase], gap: int | None = None) -> dict[int, list[list[Any]]]:
+        """Run `cases` (all of `shape`) as one job; each case's changelog ([kind, value...]) in emission order.
+        With `restart_after`: two jobs, the second restored from the first's savepoint (restart.py; `gap`)."""
+        if shape.job.restart_after is not None and gap is None:
+            return retrying(lambda wider: self.run(shape, cases, wider))
         from pyflink.table import Schema  # lazy: pyflink
         from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
 
@@ -150,7 +154,7 @@ class FlinkSession:
                 latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
                 config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
             if self.arrival == "paced":
-                streams = self._paced_streams(shape, cases)
+                streams = self._paced_streams(shape, cases, gap)
             else:
                 streams = [self._free_stream(p, cases, times) for p in shape.inputs]
             for p, view, stream in zip(shape.inputs, views, streams):
@@ -173,10 +177,12 @@ class FlinkSession:
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
-            text = self._collect(sql)
+            text = self._collect(sql) if gap is None else RestartedRun(self, shape.job).collect(sql, views[0])
             ran_on = backend_of(self.cluster, self.last_job_id)
             if ran_on != shape.job.state_backend:  # an option Flink ignored would pass unnoticed otherwise
                 raise FlinkJobError(f"the job ran on state backend {ran_on!r}, not {shape.job.state_backend!r}")
+        except RestartMissed:
+            raise
         except self.java_error as exc:
             raise FlinkJobError(flink_message(exc)) from None
         except Exception as exc:  # pyflink converts some Java errors into its own exception classes
@@ -206,7 +212,7 @@ class FlinkSession:
         return self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
             _names(p), [self.types.INT()] + [_TYPE_INFOS[t](self.types)() for t in p.types]))
 
-    def _paced_streams(self, shape: Shape, cases: list[PlannedCase]) -> list[Any]:
+    def _paced_streams(self, shape: Shape, cases: list[PlannedCase], gap: int | None = None) -> list[Any]:
         """Every input from ONE checkpoint-gated source, in the rounds of arrival.rounds (see there why).
 
         The source's rows are wide: a tag (the view, -1 for a filler), the case id, then the columns of
@@ -224,7 +230,9 @@ class FlinkSession:
         dummies = [_filler(t, first) for t in all_types]  # a lead's time: never ahead of a case's row
         offsets = [sum(len(q.types) for q in shape.inputs[:p.view]) for p in shape.inputs]
         orders = [case.order for case in cases]
-        laid = rounds(orders, len(shape.inputs), shape.mini_batch[0] if shape.mini_batch else None, self.guard)
+        bundle = shape.mini_batch[0] if shape.mini_batch else None
+        laid = rounds(orders, len(shape.inputs), bundle, self.guard) if gap is None else \
+            restart_rounds(orders, len(shape.inputs), bundle, self.guard, shape.job.restart_after, gap)[0]
         rows = []
         for members in laid:
             for slot in members:
@@ -232,7 +240,7 @@ class FlinkSession:
                     rows.append(Row.of_kind(kinds["+I"], -1, -1, *fillers))
                     continue
                 case, view, change = slot
-                values = list(fillers if case != LEAD else dummies)
+                values = list(fillers if case >= 0 else dummies)  # the lead's and restart.py's markers
                 values[offsets[view]:offsets[view] + len(change) - 1] = change[1:]
                 # each input's dummy has a case id of its own (-1, -2, ...): dummies never meet in a join,
                 # so no condition is evaluated on them (a division by a filler 0 would fail the job)

@@ -27,7 +27,7 @@ PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", 
               "minibatch final_equals_oracle", "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
               "interval no_late_equals_oracle", "reference system_equals_reference", "regular changelog_rowkinds",
               "minibatch changelog_rowkinds", "regular emission_order_matches_backend",
-              "restart restart_changes_nothing")
+              "restart restart_changes_nothing", "time final_equals_oracle", "time multiway_equals_binary_chain")
 # Compares only the cases with an event that meets two or more stored rows (the others are counted as skipped):
 # tests/flink/test_flink_map_order.py
 ORDER = "regular emission_order_matches_backend"
@@ -102,7 +102,7 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
         else:
             assert compared == cases - unsupported, (prop, out)
     assert "system: flink 2.3.0 (started in" in out
-    assert "11 passed, 1 known" in out and "not applicable" not in out
+    assert "13 passed, 1 known" in out and "not applicable" not in out
     assert summary["system"] == "flink 2.3.0"
 
 

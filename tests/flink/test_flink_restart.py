@@ -6,12 +6,11 @@ stderr must say that it restarted. The slow campaign compares restarted changelo
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from converge.reports.systems.adapter.client import AdapterSystem
-from tests.flink.client import ProtocolClient, bag, bigint_input, case
+from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -33,14 +32,8 @@ def _case(case_id: str, config: dict) -> dict:
 
 
 def _final(result: dict) -> list[str]:
-    """The folded answer, whichever form the adapter answers in (final, or changelog: +I/+U add, -U/-D remove)."""
-    if "final" in result:
-        return bag(result["final"])
-    count: dict[str, int] = {}
-    for kind, *row in result["changelog"]:
-        count[json.dumps(row)] = count.get(json.dumps(row), 0) + (1 if kind[0] == "+" else -1)
-    assert all(n >= 0 for n in count.values()), result
-    return sorted(row for row, n in count.items() for _ in range(n))
+    """The folded answer of the adapter's changelog (+I/+U add, -U/-D remove; never below zero)."""
+    return folded(result)
 
 
 def test_a_case_restarted_mid_stream_gives_the_hand_worked_answer_on_both_backends(

@@ -14,7 +14,7 @@ import pytest
 
 from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.systems.flink.environment import program_module
-from tests.flink.client import ProtocolClient, bag, bigint_input, case
+from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -46,7 +46,7 @@ def test_left_join_with_rowtimes_on_both_inputs_gives_the_batch_answer(flink: Pr
     cases = [case(t, TIMED, [t], ["a.k = b.k AND a.x > b.y"], {"a": A, "b": B}) for t in expected]
     for result in flink.run(cases):
         assert result["status"] == "ok", result
-        assert bag(result["final"]) == bag(expected[result["id"]]), result["id"]
+        assert folded(result) == bag(expected[result["id"]]), result["id"]
 
 
 @pytest.mark.parametrize("multi_join", ["on", pytest.param("off", marks=pytest.mark.slow)])
@@ -61,7 +61,7 @@ def test_three_way_chain_with_rowtimes_on_later_inputs(flink_system: AdapterSyst
     [result] = flink.run([case(f"chain-{multi_join}", inputs, ["inner", "left"], ["a.k = b.k", "a.k = c.k"], data,
                                config={"multi_join": multi_join})])
     assert result["status"] == "ok", result
-    assert bag(result["final"]) == bag([[1, 5, 1, 40, 1, 7]])
+    assert folded(result) == bag([[1, 5, 1, 40, 1, 7]])
 
 
 def test_a_null_time_is_unsupported_as_flink_refuses_a_null_rowtime(flink: ProtocolClient) -> None:

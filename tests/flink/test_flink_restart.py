@@ -6,7 +6,6 @@ stderr must say that it restarted. The slow campaign compares restarted changelo
 
 from __future__ import annotations
 
-
 import pytest
 
 from converge.reports.systems.adapter.client import AdapterSystem

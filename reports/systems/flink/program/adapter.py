@@ -29,6 +29,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as
 from case_plan import CaseError, PlannedCase, plan
 from condition_sql import FLINK_TYPES, Untranslatable
 from session import ARRIVALS, FlinkJobError, FlinkSession, fold
+from sinks import final
 
 PROTOCOL = "converge-adapter"
 MAX_BATCH = 500
@@ -47,7 +48,12 @@ class RequestError(Exception):
 # release with it). The jars agree (tests/flink/test_versions.py): MiniBatchStreamingJoinOperator is in 1.19.0 and
 # later, StreamingMultiJoinOperator in 2.1.0 and later. Before its release Flink ignores the setting's options.
 FEATURES = (("mini_batch", "mini-batch regular join", "FLIP-415", (1, 19)),
-            ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)))
+            ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)),
+            # toChangelogStream with a primary key and ChangelogMode.upsert(): an upsert sink (sinks.py)
+            ("upsert_sink", "upsert DataStream sink", "FLIP-136", (1, 13)),
+            # table.exec.resource.default-parallelism for the join's operators (parallel.py)
+            ("parallelism", "per-job SQL operator parallelism", "table.exec.resource.default-parallelism",
+             (1, 10)))
 
 
 def release(version: str) -> tuple[int, int]:
@@ -179,7 +185,8 @@ class Adapter:
             changelogs = self.session.run(shape, [p for _, p in members])
             if self.output == "changelog":
                 return [(n, {"status": "ok", "changelog": changelogs[i]}) for i, (n, _) in enumerate(members)]
-            return [(n, {"status": "ok", "final": fold(changelogs[i])}) for i, (n, _) in enumerate(members)]
+            return [(n, {"status": "ok", "final": final(shape, changelogs[i], fold)})
+                    for i, (n, _) in enumerate(members)]
         except FlinkJobError as exc:
             if len(members) == 1:
                 return [(members[0][0], {"status": "error", "message": str(exc)})]

@@ -15,6 +15,7 @@ from typing import Any
 
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
+from sinks import key_columns  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -69,6 +70,7 @@ class Shape:
     interval: bool
     mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
     job: JobOptions = field(default_factory=JobOptions)
+    sink_columns: tuple[str, ...] = ()           # an upsert sink's key columns, as Flink names (sinks.py)
 
 
 @dataclass
@@ -157,7 +159,9 @@ def plan(case: dict) -> PlannedCase:
     select = _query(chain, types, conditions, visible, interval)
     shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
                             mini_batch, job.key()], sort_keys=True)
-    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job)
+    unique = {name: tuple(specs[name].get("unique_key") or ()) for name in chain}
+    sink_columns = key_columns(chain, types, visible, unique, job.sink_key) if job.sink == "upsert" else ()
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, sink_columns)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:

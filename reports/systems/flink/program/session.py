@@ -15,6 +15,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import parallel  # the program's folder is on sys.path
+import sinks  # the program's folder is on sys.path
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
 
@@ -145,10 +147,13 @@ class FlinkSession:
                 # paced: only the size, the checkpoints between rounds and the end of input close a bundle
                 latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
                 config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
+            sinks.configure(config, shape.job.sink, shape.job.upsert_materialize)
+            parallel.before_arrival(config)
             if self.arrival == "paced":
                 streams = self._paced_streams(shape, cases)
             else:
                 streams = [self._free_stream(p, cases, times) for p in shape.inputs]
+            parallel.before_join(config, shape.job.parallelism)
             for p, view, stream in zip(shape.inputs, views, streams):
                 names = _names(p)
                 schema = Schema.new_builder()
@@ -169,7 +174,11 @@ class FlinkSession:
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
-            text = self._collect(sql)
+            if shape.job.sink == "upsert":
+                text = sinks.upsert_result(self, sql, shape.sink_columns, shape.job.upsert_materialize,
+                                           f"j{self.jobs}_sink")
+            else:
+                text = self._collect(sql)
         except self.java_error as exc:
             raise FlinkJobError(flink_message(exc)) from None
         except Exception as exc:  # pyflink converts some Java errors into its own exception classes

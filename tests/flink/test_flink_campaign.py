@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 CHECKOUT = Path(__file__).resolve().parents[2]
 PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", "regular upsert_equals_oracle",
               "minibatch final_equals_oracle", "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
-              "interval no_late_equals_oracle", "reference system_equals_reference")
+              "interval no_late_equals_oracle", "sinks upsert_sink_equals_oracle", "parallel final_equals_oracle",
+              "reference system_equals_reference")
 
 
 class Borrowed(System):
@@ -92,7 +93,7 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
         batches, cases, compared, unsupported = (int(c) for c in cells[5:9])
         assert batches >= 1 and cases >= batches and 1 <= compared == cases - unsupported, (prop, out)
     assert "system: flink 2.3.0 (started in" in out
-    assert "8 passed" in out and "not applicable" not in out
+    assert "10 passed" in out and "not applicable" not in out
     assert summary["system"] == "flink 2.3.0"
 
 

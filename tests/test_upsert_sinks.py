@@ -8,12 +8,16 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Config, InputSpec, JoinSpec, Scenario
-from converge.engine.model.scenario_json import scenario_from_dict, scenario_to_dict
+from converge.engine.model.scenario_json import load_scenario, scenario_from_dict, scenario_to_dict
+from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.generators.job_options import equated, sink_key, upsert_sink_scenarios
+from converge.properties.divergence import PropertyFailure
 from converge.properties.systems.answers import oracle_final
-from converge.properties.systems.sinks import duplicate_keys, output_columns, upsert_fold
+from converge.properties.systems.known import Recogniser, builtin_known
+from converge.properties.systems.sinks import duplicate_keys, output_columns, upsert_fold, upsert_sink_equals_oracle
 from converge.reports.systems.flink.environment import program_module
 from tests.flink.client import bigint_input, case
 
@@ -88,8 +92,6 @@ def test_every_drawn_case_has_a_batch_answer_unique_per_sink_key(scenario: Scena
 
 
 def test_the_check_refuses_a_case_whose_answer_repeats_a_key() -> None:
-    from converge.properties.systems.sinks import upsert_sink_equals_oracle
-
     s = _scenario("inner", "a.k = b.k", ("v",))
     data = scenario_to_dict(s)
     data["config"] = {"sink": "upsert", "sink_key": ["a.k"]}   # a.k repeats: two a rows meet one b row
@@ -154,3 +156,35 @@ def test_the_materializer_is_found_in_a_job_graph() -> None:
     assert not sinks.materializer_present(json.dumps({"nodes": graph["nodes"][:1]}))
     assert program_module("parallel").operator_parallelism(json.dumps(graph)) == {"Join[9]": 2,
                                                                                  "SinkMaterializer[11]": 2}
+
+
+# ---------------------------------------------------------------- FLINK-40681 (docs/flink-findings.md #7)
+
+FINDING = "tests/scenarios/systems/flink_upsert_sink_left_padding_lost.json"
+
+
+class _Flink23(System):
+    """Flink 2.3.0 as measured on the finding's case: what its upsert sink received (any materializer mode)."""
+
+    name, version = "flink", "2.3.0"
+
+    def __init__(self) -> None:
+        self.capabilities = Capabilities.everything()
+
+    def run_cases(self, cases):
+        sent = [("+I", (1, 10, None, None)), ("-D", (1, 10, None, None)), ("+I", (1, 10, 10, 1)),
+                ("+U", (1, 10, 10, 2)), ("-D", (1, 10, 10, 2))]
+        return [CaseResult.ok(changelog=[Change(k, r) for k, r in sent]) for _ in cases]
+
+
+def test_the_finding_diverges_and_the_builtin_entry_knows_it() -> None:
+    scenario = load_scenario(FINDING)
+    with pytest.raises(PropertyFailure) as failure:
+        upsert_sink_equals_oracle(_Flink23(), [scenario])
+    d = failure.value.divergence
+    assert d.expected == Counter({(1, 10, None, None): 1}) and d.engine == Counter()
+    recognise = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks", "upsert_sink_equals_oracle")
+    entry = recognise(d)
+    assert entry is not None and entry.id == "flink-upsert-sink-outer-padding-lost"
+    # the retract sink's fold of the same changes is no such table: the entry is about the upsert sink only
+    assert recognise.__class__(tuple(builtin_known()), "flink", "2.3.0", "regular", "final_equals_oracle")(d) is None

@@ -275,7 +275,9 @@ def test_the_built_in_list_loads_from_the_installed_package() -> None:
                                        "flink-minibatch-suppressed-padding"}
     for entry in entries:
         assert entry.case is not None and entry.case.is_file() and entry.case.parent == known.BUILTIN / "cases"
-        assert entry.system == "flink" and entry.versions == (">=1.19.0,<=2.3.0",)  # replayed on each (flink-findings)
+        # replayed on each (flink-findings); the upsert sink's finding (#7) on 2.3.0 only so far
+        assert entry.system == "flink" and entry.versions == ((">=2.3.0,<=2.3.0",) if entry.id == UPSERT_SINK
+                                                              else (">=1.19.0,<=2.3.0",))
     assert campaign_known(builtin=False) == []
 
 
@@ -312,7 +314,10 @@ WIDTH = {"flink-exists-correlated-null": 2, "flink-not-exists-correlated-null": 
          "flink-minibatch-suppressed-padding": 4}
 
 
-@pytest.mark.parametrize("entry", builtin_known(), ids=lambda k: k.id)
+UPSERT_SINK = "flink-upsert-sink-outer-padding-lost"  # its property folds by key: tests/test_upsert_sinks.py
+
+
+@pytest.mark.parametrize("entry", [k for k in builtin_known() if k.id != UPSERT_SINK], ids=lambda k: k.id)
 def test_each_built_in_matcher_recognises_its_minimal_case_and_nothing_near_it(entry) -> None:
     family, prop, answer = FLINK_ANSWERS[entry.id]
     case = load_scenario(entry.case)

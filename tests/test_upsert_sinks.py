@@ -186,5 +186,6 @@ def test_the_finding_diverges_and_the_builtin_entry_knows_it() -> None:
     recognise = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks", "upsert_sink_equals_oracle")
     entry = recognise(d)
     assert entry is not None and entry.id == "flink-upsert-sink-outer-padding-lost"
+    assert Recogniser(tuple(builtin_known()), "flink", "2.2.0", "sinks", "upsert_sink_equals_oracle")(d) is None
     # the retract sink's fold of the same changes is no such table: the entry is about the upsert sink only
     assert recognise.__class__(tuple(builtin_known()), "flink", "2.3.0", "regular", "final_equals_oracle")(d) is None

@@ -14,6 +14,7 @@ from converge.properties.systems.sinks import sink_table, upsert_sink_equals_ora
 from converge.reports.systems.adapter.client import AdapterSystem
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _left_join(config: dict, items: list) -> dict:
@@ -80,3 +81,19 @@ def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family
     assert summary["system"].startswith("flink"), out
     assert code == 0, out
     assert "not applicable" not in out, out
+
+
+def test_the_upsert_sink_padding_finding_reproduces_on_flink_and_is_known(flink_system: AdapterSystem) -> None:
+    """docs/flink-findings.md #7 (FLINK-40681): the upsert sink ends without the padded order on Flink 2.3.0, and
+    the built-in entry recognises the divergence. When a release fixes it this test fails: narrow the entry then."""
+    from converge.engine.model.scenario_json import load_scenario
+    from converge.properties.divergence import PropertyFailure
+    from converge.properties.systems.known import Recogniser, builtin_known
+
+    scenario = load_scenario(CHECKOUT / "tests/scenarios/systems/flink_upsert_sink_left_padding_lost.json")
+    with pytest.raises(PropertyFailure) as failure:
+        upsert_sink_equals_oracle(flink_system, [scenario])
+    d = failure.value.divergence
+    assert d.engine == Counter() and d.expected == Counter({(1, 10, None, None): 1})
+    recognise = Recogniser(tuple(builtin_known()), "flink", flink_system.version, "sinks", "upsert_sink_equals_oracle")
+    assert recognise(d) is not None and recognise(d).id == "flink-upsert-sink-outer-padding-lost"

@@ -83,9 +83,12 @@ def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family
     assert "not applicable" not in out, out
 
 
+@pytest.mark.slow
 def test_the_upsert_sink_padding_finding_reproduces_on_flink_and_is_known(flink_system: AdapterSystem) -> None:
     """docs/flink-findings.md #7 (FLINK-40681): the upsert sink ends without the padded order on Flink 2.3.0, and
-    the built-in entry recognises the divergence. When a release fixes it this test fails: narrow the entry then."""
+    the built-in entry recognises the divergence. When a release fixes it this test fails: narrow the entry then.
+    Slow: in 1 of 6 measured runs (a pytest session on a machine at load 17) the sink kept the first joined row
+    instead of nothing (the padding lost all the same), which the entry does not match; not explained yet."""
     from converge.engine.model.scenario_json import load_scenario
     from converge.properties.divergence import PropertyFailure
     from converge.properties.systems.known import Recogniser, builtin_known

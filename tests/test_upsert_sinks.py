@@ -189,3 +189,11 @@ def test_the_finding_diverges_and_the_builtin_entry_knows_it() -> None:
     assert Recogniser(tuple(builtin_known()), "flink", "2.2.0", "sinks", "upsert_sink_equals_oracle")(d) is None
     # the retract sink's fold of the same changes is no such table: the entry is about the upsert sink only
     assert recognise.__class__(tuple(builtin_known()), "flink", "2.3.0", "regular", "final_equals_oracle")(d) is None
+
+
+def test_the_adapter_refuses_a_parallelism_beyond_its_slots() -> None:
+    plan = program_module("case_plan").plan
+    config = {"parallelism": 8}
+    with pytest.raises(program_module("condition_sql").Untranslatable, match="4 task slots"):
+        plan(case("x", [A, B], ["inner"], ["a.k = b.k"], {}, config=config))
+    assert plan(case("x", [A, B], ["inner"], ["a.k = b.k"], {}, config={"parallelism": 4})).shape.job.parallelism == 4

@@ -15,6 +15,7 @@ from typing import Any
 
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
+from parallel import check as check_parallelism  # the program's folder is on sys.path
 from sinks import key_columns  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
@@ -128,6 +129,7 @@ def plan(case: dict) -> PlannedCase:
         mini_batch = (int(config["mini_batch_size"]), int(config.get("mini_batch_latency_ms") or 1000))
 
     job = _job_options(config)
+    check_parallelism(job.parallelism)
     plans: list[InputPlan] = []
     visible: list[Column] = []
     for i, name in enumerate(chain):

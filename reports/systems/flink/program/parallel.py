@@ -20,6 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 PARALLELISM = "table.exec.resource.default-parallelism"
+SLOTS = 4   # the MiniCluster's task slots (session.py): a job needs as many as its highest parallelism
+
+
+def check(parallelism: int) -> None:
+    """Refuse (untranslatable) a parallelism the MiniCluster has no slots for, rather than fail the job."""
+    if parallelism > SLOTS:
+        from condition_sql import Untranslatable  # the program's folder is on sys.path
+
+        raise Untranslatable(f"parallelism {parallelism}: the adapter's MiniCluster has {SLOTS} task slots")
 
 
 def before_arrival(config: Any) -> None:

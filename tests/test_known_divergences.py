@@ -275,8 +275,8 @@ def test_the_built_in_list_loads_from_the_installed_package() -> None:
                                        "flink-minibatch-suppressed-padding"}
     for entry in entries:
         assert entry.case is not None and entry.case.is_file() and entry.case.parent == known.BUILTIN / "cases"
-        # replayed on each (flink-findings); the upsert sink's finding (#7) on 2.3.0 only so far
-        assert entry.system == "flink" and entry.versions == ((">=2.3.0,<=2.3.0",) if entry.id == UPSERT_SINK
+        # replayed on each (flink-findings); the upsert sink's findings (#7, #8) on 2.3.0 only so far
+        assert entry.system == "flink" and entry.versions == ((">=2.3.0,<=2.3.0",) if entry.id in UPSERT_SINK
                                                               else (">=1.19.0,<=2.3.0",))
     assert campaign_known(builtin=False) == []
 
@@ -314,10 +314,11 @@ WIDTH = {"flink-exists-correlated-null": 2, "flink-not-exists-correlated-null": 
          "flink-minibatch-suppressed-padding": 4}
 
 
-UPSERT_SINK = "flink-upsert-sink-outer-padding-lost"  # its property folds by key: tests/test_upsert_sinks.py
+# their property folds by key: tests/test_upsert_sinks.py
+UPSERT_SINK = ("flink-upsert-sink-outer-padding-lost", "flink-upsert-sink-key-only-delete")
 
 
-@pytest.mark.parametrize("entry", [k for k in builtin_known() if k.id != UPSERT_SINK], ids=lambda k: k.id)
+@pytest.mark.parametrize("entry", [k for k in builtin_known() if k.id not in UPSERT_SINK], ids=lambda k: k.id)
 def test_each_built_in_matcher_recognises_its_minimal_case_and_nothing_near_it(entry) -> None:
     family, prop, answer = FLINK_ANSWERS[entry.id]
     case = load_scenario(entry.case)

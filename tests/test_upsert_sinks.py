@@ -197,3 +197,26 @@ def test_the_adapter_refuses_a_parallelism_beyond_its_slots() -> None:
     with pytest.raises(program_module("condition_sql").Untranslatable, match="4 task slots"):
         plan(case("x", [A, B], ["inner"], ["a.k = b.k"], {}, config=config))
     assert plan(case("x", [A, B], ["inner"], ["a.k = b.k"], {}, config={"parallelism": 4})).shape.job.parallelism == 4
+
+
+class _Flink23KeyOnly(_Flink23):
+    """Flink 2.3.0 on finding #8's case: the sink keeps the joined row (measured by the campaign that found it)."""
+
+    def run_cases(self, cases):
+        return [CaseResult.ok(final=Counter({(1, 1, 1, "a", 1, 1, 0, None): 1})) for _ in cases]
+
+
+def test_the_key_only_delete_finding_diverges_and_its_entry_knows_it() -> None:
+    scenario = load_scenario("tests/scenarios/systems/flink_upsert_sink_right_key_only_delete.json")
+    with pytest.raises(PropertyFailure) as failure:
+        upsert_sink_equals_oracle(_Flink23KeyOnly(), [scenario])
+    d = failure.value.divergence
+    assert d.expected == Counter({(None, None, None, None, 1, 1, 0, None): 1})
+    entry = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks", "upsert_sink_equals_oracle")(d)
+    assert entry is not None and entry.id == "flink-upsert-sink-key-only-delete"
+    # FLINK-40681's entry (only missing rows) is not this one, and this one needs a residual condition
+    padding = load_scenario(FINDING)
+    with pytest.raises(PropertyFailure) as lost:
+        upsert_sink_equals_oracle(_Flink23(), [padding])
+    assert Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks",
+                      "upsert_sink_equals_oracle")(lost.value.divergence).id == "flink-upsert-sink-outer-padding-lost"

@@ -20,6 +20,7 @@ from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties import exercise
+from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.replay import replay_path
 from converge.properties.systems import checks, known
@@ -27,9 +28,8 @@ from converge.properties.systems.known import Recogniser, builtin_known, campaig
 from converge.properties.systems.specs import SYSTEM_PROPERTIES
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.properties.campaign import PropertyResult
-from converge.reports.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
 from converge.reports.systems.base import SystemKind
+from converge.reports.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
 from converge.reports.tooling.cli import main
 
 # A campaign seed whose draws hold LEFT-join batches in both final_equals_oracle and upsert_equals_oracle, so the
@@ -271,7 +271,9 @@ def test_no_known_needs_a_system(capsys) -> None:
 
 
 # The versions each entry was replayed on (docs/flink-findings.md); every other entry: 1.19.0 to 2.3.0.
-REPLAYED_ON = {"flink-upsert-rowtime-not-planned": (">=2.1.0,<=2.3.0",), "flink-multiway-rowtime-condition": ("2.1.0",)}
+REPLAYED_ON = {"flink-upsert-rowtime-not-planned": (">=2.1.0,<=2.3.0",), "flink-multiway-rowtime-condition": ("2.1.0",),
+               "flink-upsert-sink-outer-padding-lost": (">=2.3.0,<=2.3.0",),
+               "flink-upsert-sink-key-only-delete": (">=2.3.0,<=2.3.0",)}
 
 
 def test_the_built_in_list_loads_from_the_installed_package() -> None:

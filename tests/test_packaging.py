@@ -53,7 +53,8 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert not any(n.startswith("converge/tests") for n in names)
     assert "converge/reports/tooling/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
     program = {n.rpartition("/")[2] for n in names if n.startswith("converge/reports/systems/flink/program/")}
-    assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "restart.py",
+    assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "parallel.py",
+                       "restart.py", "sinks.py",
                        "session.py", "state_backend.py", "time_attributes.py"}  # package data, run by Flink's Python
     # the built-in known divergences, applied by default, and each entry's minimal case (package data)
     known = "converge/properties/systems/known_divergences/"

@@ -18,6 +18,7 @@ from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
+from converge.generators.job_options import upsert_sink_scenarios, with_parallelism
 from converge.generators.minibatch import flink_34380_cases, match_flip_cases, minibatch_scenarios
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.restarts import restarted
@@ -25,7 +26,7 @@ from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
 from converge.properties.divergence import PropertyFailure, require
 from converge.properties.spec import PropertySpec
-from converge.properties.systems import checks, map_order
+from converge.properties.systems import checks, map_order, sinks
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
@@ -212,6 +213,27 @@ def _restarts(caps: Capabilities, name: str):
     return (lambda: restarted(st.one_of(*(s() for s in usable)), backends=backends)), reason
 
 
+def _upsert_sink(caps: Capabilities, name: str):
+    """Binary joins of upsert inputs through an upsert sink (generators/job_options.py), materializer drawn."""
+    reason = _common(caps, name, "regular")
+    types = _pick(("inner", "left", "right", "semi", "anti"), caps.join_types)
+    if reason is None and "upsert" not in caps.changelog_modes:
+        reason = f"{name} takes no upsert inputs"
+    if reason is None and not types:
+        reason = f"{name} runs no join type with an upsert sink key"
+    reason = reason or _ignored(caps, name, "upsert_sink")
+    return (lambda: upsert_sink_scenarios(join_types=types, **MODEL_DEFAULTS)), reason
+
+
+def _parallel(caps: Capabilities, name: str):
+    """The binary, multi-way and mini-batch draws at parallelism 2 or 4."""
+    drawn = [make(caps, name) for make in (_regular, _upsert, _multiway, _minibatch)]
+    usable = [strategy for strategy, reason in drawn if reason is None]
+    reason = None if usable else "; ".join(r for _, r in drawn if r)
+    reason = reason or _ignored(caps, name, "parallelism")
+    return (lambda: with_parallelism(st.one_of(*(s() for s in usable)))), reason
+
+
 @dataclass(frozen=True)
 class SystemProperty:
     family: str
@@ -256,6 +278,11 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
     SystemProperty("time", "multiway_equals_binary_chain", "rowtime columns on 3- and 4-way chains: multi_join on "
                    "and off give the same final answer", time_attribute_chain_draws,
                    checks.multiway_equals_binary_chain),
+    SystemProperty("sinks", "upsert_sink_equals_oracle", "INNER/LEFT/RIGHT/SEMI/ANTI joins through an upsert sink "
+                   "(materializer auto, force or none): the sink's table, folded by its key = batch answer",
+                   _upsert_sink, sinks.upsert_sink_equals_oracle),
+    SystemProperty("parallel", "final_equals_oracle", "binary, upsert, multi-way and mini-batch joins at parallelism "
+                   "2 or 4: final answer = batch answer", _parallel, checks.final_equals_oracle),
     SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
                    "converge's reference engine's", _any, checks.system_equals_reference),
     SystemProperty("restart", "restart_changes_nothing", "stopped with a savepoint after a drawn change and "

@@ -116,10 +116,10 @@ def test_a_malformed_case_is_a_case_error() -> None:
 
 
 @pytest.mark.parametrize(("version", "settings"), [
-    ("1.19.0", ["mini_batch", "state_backend", "restart"]), ("1.20.1", ["mini_batch", "state_backend", "restart"]),
-    ("2.0.0", ["mini_batch", "state_backend", "restart"]),
-    ("2.1.0", ["mini_batch", "multi_join", "state_backend", "restart"]),
-    ("2.3.0", ["mini_batch", "multi_join", "state_backend", "restart"]),
-    ("2.4-SNAPSHOT", ["mini_batch", "multi_join", "state_backend", "restart"])])
+    ("1.19.0", ["mini_batch", "state_backend", "restart", "upsert_sink", "parallelism"]), ("1.20.1", ["mini_batch", "state_backend", "restart", "upsert_sink", "parallelism"]),
+    ("2.0.0", ["mini_batch", "state_backend", "restart", "upsert_sink", "parallelism"]),
+    ("2.1.0", ["mini_batch", "multi_join", "state_backend", "restart", "upsert_sink", "parallelism"]),
+    ("2.3.0", ["mini_batch", "multi_join", "state_backend", "restart", "upsert_sink", "parallelism"]),
+    ("2.4-SNAPSHOT", ["mini_batch", "multi_join", "state_backend", "restart", "upsert_sink", "parallelism"])])
 def test_the_adapter_declares_the_multi_way_operator_from_flink_2_1_on(version: str, settings: list[str]) -> None:
     assert program_module("adapter").honoured_settings(version) == settings

@@ -48,7 +48,12 @@ class RequestError(Exception):
 FEATURES = (("mini_batch", "mini-batch regular join", "FLIP-415", (1, 19)),
             ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)),
             ("state_backend", "state backend per job checked by this adapter", "state.backend.type", (1, 19)),
-            ("restart", "stop-with-savepoint and restore checked by this adapter", "restart.py", (1, 19)))
+            ("restart", "stop-with-savepoint and restore checked by this adapter", "restart.py", (1, 19)),
+            # toChangelogStream with a primary key and ChangelogMode.upsert(): an upsert sink (sinks.py)
+            ("upsert_sink", "upsert DataStream sink", "FLIP-136", (1, 13)),
+            # table.exec.resource.default-parallelism for the join's operators (parallel.py)
+            ("parallelism", "per-job SQL operator parallelism", "table.exec.resource.default-parallelism",
+             (1, 10)))
 
 
 def release(version: str) -> tuple[int, int]:

@@ -17,6 +17,8 @@ from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
 from dedupe_sql import DedupeError, dedupe_keys, deduplicated  # the program's folder is on sys.path
 from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
+from parallel import check as check_parallelism  # the program's folder is on sys.path
+from sinks import key_columns  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -72,6 +74,7 @@ class Shape:
     mini_batch: tuple[int, int] | None = None    # (size, allow-latency ms): Flink's mini-batch join, or off
     job: JobOptions = field(default_factory=JobOptions)
     rowtimes: tuple[int, ...] = ()               # regular joins: output positions checked against a rowtime's text
+    sink_columns: tuple[str, ...] = ()           # an upsert sink's key columns, as Flink names (sinks.py)
 
 
 @dataclass
@@ -128,6 +131,7 @@ def plan(case: dict) -> PlannedCase:
         mini_batch = (int(config["mini_batch_size"]), int(config.get("mini_batch_latency_ms") or 1000))
 
     job = _job_options(config)
+    check_parallelism(job.parallelism)
     plans: list[InputPlan] = []
     visible: list[Column] = []
     for i, name in enumerate(chain):
@@ -178,7 +182,13 @@ def plan(case: dict) -> PlannedCase:
         select = deduplicated(select, keys, [len(p.types) for p in plans])
     shape_key = json.dumps([[[p.types, p.primary_key, p.mode, p.time_column] for p in plans], select, multi_join,
                             mini_batch, job.key()], sort_keys=True)
-    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, rowtimes)
+    unique = {name: tuple(specs[name].get("unique_key") or ()) for name in chain}
+    sink_columns = key_columns(chain, types, visible, unique, job.sink_key) if job.sink == "upsert" else ()
+    if job.sink == "upsert" and job.restart_after is not None:
+        raise Untranslatable("a restart through an upsert sink is not translated (restart.py collects the join's "
+                             "own changelog)")
+    shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, rowtimes=rowtimes,
+                  sink_columns=sink_columns)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:

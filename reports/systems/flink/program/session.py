@@ -15,6 +15,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import parallel  # the program's folder is on sys.path
+import sinks  # the program's folder is on sys.path
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
 from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
@@ -153,10 +155,13 @@ class FlinkSession:
                 # paced: only the size, the checkpoints between rounds and the end of input close a bundle
                 latency = LATENCY_MS if self.arrival == "paced" else shape.mini_batch[1]
                 config.set("table.exec.mini-batch.allow-latency", f"{latency} ms")
+            sinks.configure(config, shape.job.sink, shape.job.upsert_materialize)
+            parallel.before_arrival(config)
             if self.arrival == "paced":
                 streams = self._paced_streams(shape, cases, gap)
             else:
                 streams = [self._free_stream(p, cases, times) for p in shape.inputs]
+            parallel.before_join(config, shape.job.parallelism)
             for p, view, stream in zip(shape.inputs, views, streams):
                 names = _names(p)
                 schema = Schema.new_builder()
@@ -177,7 +182,13 @@ class FlinkSession:
                 table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
                 self.t_env.create_temporary_view(view, table)
             sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
-            text = self._collect(sql) if gap is None else RestartedRun(self, shape.job).collect(sql, views[0])
+            if gap is not None:
+                text = RestartedRun(self, shape.job).collect(sql, views[0])
+            elif shape.job.sink == "upsert":
+                text = sinks.upsert_result(self, sql, shape.sink_columns, shape.job.upsert_materialize,
+                                           f"j{self.jobs}_sink")
+            else:
+                text = self._collect(sql)
             ran_on = backend_of(self.cluster, self.last_job_id)
             if ran_on != shape.job.state_backend:  # an option Flink ignored would pass unnoticed otherwise
                 raise FlinkJobError(f"the job ran on state backend {ran_on!r}, not {shape.job.state_backend!r}")

@@ -2,8 +2,7 @@
 "Raw changelogs"): each file of tests/scenarios/raw_retractions/ and the per-match order file, sent to Flink 2.3.0
 with the changelog answer, must give the emits written by hand in the file, event by event.
 
-Slow: an adapter of its own (a second MiniCluster), about 190 s on a loaded
-machine. The expectations are the files' own, derived from Flink's operator code, never from converge's engine.
+Slow: about 190 s on a loaded machine. The expectations are the files' own, derived from Flink's operator code, never from converge's engine.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system_cases import case_to_json
-from converge.reports.systems.adapter.client import AdapterProcess
 from tests.flink.client import ProtocolClient
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
@@ -25,17 +23,9 @@ FILES = sorted((SCENARIOS / "raw_retractions").glob("*.json")) + [
 
 
 @pytest.fixture(scope="module")
-def changelogs(flink_command: list[str]):
-    """An adapter answering changelogs in Flink's emission order (paced arrival)."""
-    process = AdapterProcess(flink_command, label="flink-changelog")
-    client = ProtocolClient(process)
-    try:
-        hello = client.ask({"type": "hello", "protocol": "converge-adapter", "versions": [1]}, timeout=300)
-        assert hello["capabilities"]["output"] == "changelog", hello
-        yield client
-        process.shutdown(30.0)
-    finally:
-        process.kill()
+def changelogs(flink: ProtocolClient) -> ProtocolClient:
+    """The session's adapter, which answers changelogs in Flink's emission order (paced arrival)."""
+    return flink
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

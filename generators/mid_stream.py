@@ -26,13 +26,14 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 
 
 def mid_stream(scenario: Scenario, start: int) -> Scenario:
     """The stream a source started at event `start` sends: the events before it are not sent."""
     if not 0 <= start <= len(scenario.events):
-        raise ValueError(f"start {start} is outside the scenario's {len(scenario.events)} events")
+        raise ApiMisuseError(f"mid_stream: start {start} is outside the scenario's {len(scenario.events)} events")
     if start == 0:
         return scenario
     return replace(scenario, name=f"{scenario.name}, started at event {start}", events=scenario.events[start:])

@@ -35,7 +35,7 @@ def test_the_documented_example_sets_backend_parallelism_and_an_upsert_sink_keye
                                   "sink_key": ("o.order_id", "p.payment_id")}
     where = {s.option: s.where.rsplit(":", 2)[1:] for s in query.job}
     assert where["state_backend"] == ["2", "5"] and where["parallelism"] == ["3", "5"]
-    assert where["sink"] == where["sink_key"] == ["25", "13"]  # the sink's name in INSERT INTO
+    assert where["sink"] == where["sink_key"] == ["26", "13"]  # the sink's name in INSERT INTO
     # the sink is no input: the join reads orders and payments only
     assert [alias for alias, _ in query.aliases] == ["o", "p"]
     config = query.scenario(config=Config(multi_join="off")).config

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.planner import base as planner_base
@@ -79,7 +79,7 @@ def test_mid_stream_cuts_at_start() -> None:
     assert [e.row for e in sent_before(s, 2).events] == [(1, 1), (1, 2)]
     assert mid_stream(s, 0) == s
     assert raw_retractions(mid_stream(s, 1)) == [1]
-    with pytest.raises(ValueError):
+    with pytest.raises(ApiMisuseError, match="start 4 is outside"):
         mid_stream(s, 4)
 
 

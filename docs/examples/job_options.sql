@@ -11,7 +11,8 @@ CREATE TABLE orders (
 CREATE TABLE payments (
   payment_id BIGINT,
   order_id BIGINT,
-  method STRING
+  method STRING,
+  PRIMARY KEY (payment_id) NOT ENFORCED
 ) WITH ('connector' = 'kafka', 'topic' = 'payments', 'format' = 'debezium-json');
 
 CREATE TABLE paid_orders (

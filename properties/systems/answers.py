@@ -22,6 +22,7 @@ from converge.oracle import batch_interval_join
 from converge.properties.divergence import fail, require
 from converge.properties.interval import model_of, why_not_exact, with_final, with_positions
 from converge.properties.regular import shared_oracle
+from converge.properties.systems.upsert import sink_key_positions, upsert_fold
 
 ORACLE, REFERENCE = "oracle", "reference engine"
 _REFERENCE = ReferenceSystem("local")
@@ -122,6 +123,8 @@ def answer_of(prop: str, system: System, scenario: Scenario, result: CaseResult,
     if result.status == "error":
         system_diverged(prop, system, scenario, f"{system.name} failed on this case: {result.message}",
                         f"error: {result.message}", expected, oracle=expected, system_spec=system_spec)
+    if result.changelog is not None and scenario.config.sink == "upsert":  # the table the sink holds
+        return upsert_fold([(c.kind, c.row) for c in result.changelog], sink_key_positions(scenario))
     if result.changelog is not None:
         bag: Counter = Counter()
         for i, (kind, row) in enumerate(result.changelog):

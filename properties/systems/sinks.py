@@ -18,33 +18,14 @@ from converge.engine.model.system import CaseResult, System
 from converge.properties.divergence import require
 from converge.properties.systems.answers import oracle_decides, oracle_final, system_diverged
 from converge.properties.systems.checks import Judged, Known, _run
-
-
-def output_columns(scenario: Scenario) -> list[str]:
-    """The join's output columns as "input.column", in the order of its rows (SEMI/ANTI keep the left side only)."""
-    kept = [scenario.join.inputs[0]] + [name for name, jtype in zip(scenario.join.inputs[1:], scenario.join.types)
-                                        if jtype not in ("semi", "anti")]
-    specs = {spec.name: spec for spec in scenario.chain}
-    return [f"{name}.{column}" for name in kept for column, _ in specs[name].columns]
+from converge.properties.systems.upsert import output_columns, sink_key_positions, upsert_fold
 
 
 def key_positions(scenario: Scenario) -> tuple[int, ...]:
     columns = output_columns(scenario)
     missing = [c for c in scenario.config.sink_key if c not in columns]
     require(not missing, "upsert_sink_equals_oracle", f"sink_key {missing} is not an output column")
-    return tuple(columns.index(c) for c in scenario.config.sink_key)
-
-
-def upsert_fold(changes: Sequence[tuple[str, tuple]], positions: tuple[int, ...]) -> Counter:
-    """The table an upsert sink holds after `changes` ((kind, row) pairs), as a multiset of rows."""
-    table: dict[tuple, tuple] = {}
-    for kind, row in changes:
-        key = tuple(row[p] for p in positions)
-        if kind in ("+I", "+U"):
-            table[key] = row
-        else:  # -D, and -U (a delete to Flink's upsert connectors)
-            table.pop(key, None)
-    return Counter(table.values())
+    return sink_key_positions(scenario)
 
 
 def duplicate_keys(answer: Counter, positions: tuple[int, ...]) -> list[tuple]:

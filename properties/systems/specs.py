@@ -30,8 +30,8 @@ from converge.properties.systems import checks, map_order, sinks
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
-from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 from converge.properties.systems.restarts import restart_changes_nothing
+from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 
 OUTER = ("inner", "left", "right", "full")
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:

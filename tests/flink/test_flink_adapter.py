@@ -27,7 +27,8 @@ def test_hello_declares_what_flink_can_do(flink_system: AdapterSystem) -> None:
     assert caps.output == "changelog" and caps.deterministic_order is True  # paced arrival
     assert caps.state_ttl is False and caps.time_domains == ("event_time",)
     assert set(caps.join_types) == {"inner", "left", "right", "full", "semi", "anti"}
-    assert set(caps.settings) == {"mini_batch", "multi_join", "state_backend", "restart"}  # 2.3.0: multi-way too
+    assert set(caps.settings) == {"mini_batch", "multi_join", "state_backend", "restart", "upsert_sink",
+                                   "parallelism"}  # 2.3.0: multi-way too
 
 
 def test_regular_joins_with_a_residual_condition(flink: ProtocolClient) -> None:

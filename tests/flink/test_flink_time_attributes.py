@@ -123,9 +123,8 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
                    "upsert_sink": "config.sink=upsert"}[missing[0]]
         own = dict(flink_system.capabilities.lacks).get(missing[0])  # the hello's own sentence, when it gives one
         assert "not applicable" in row and (meaning in row if own is None else own[:40] in row), row
-    else:
-        assert row.split()[1] == "passed", out
-    assert code == 0, out
+    else:  # every option declared; the adapter refuses this one combination, with its reason (case_plan.py)
+        assert "not checked" in row and "an upsert sink at parallelism above 1 is not translated" in row, out
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ The campaigns borrow the session's adapter (one MiniCluster for every Flink test
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -96,8 +97,10 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
     # seed 1 draws a FLINK-34380 template for the mini-batch row kinds (docs/flink-findings.md #7) and the upsert-sink
     # case of #11: their built-in entries count them as known
     expected = {"minibatch changelog_rowkinds": "known", "sinks upsert_sink_equals_oracle": "known"}
+    # mini-batch LEFT joins over a keyless retract input meet finding #12 in some runs only (intermittent): known
+    either = ("parallel final_equals_oracle", "minibatch final_equals_oracle", "reference system_equals_reference")
     for prop, cells in rows.items():
-        assert cells[4] == expected.get(prop, "passed"), (prop, out)
+        assert cells[4] in (("passed", "known") if prop in either else (expected.get(prop, "passed"),)), (prop, out)
         batches, cases, compared, unsupported, known = (int(c) for c in cells[5:10])
         assert batches >= 1 and cases >= batches and compared >= 1, (prop, out)
         if "changelog_rowkinds" in prop or prop == ORDER:  # a case no rule claims is skipped, with the reasons
@@ -105,7 +108,9 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
         else:
             assert compared == cases - unsupported - known, (prop, out)
     assert "system: flink 2.3.0 (started in" in out
-    assert "14 passed, 2 known" in out and "not applicable" not in out
+    counts = re.search(r"^(\d+) passed, (\d+) known \(", out, re.M)
+    assert counts and int(counts[1]) + int(counts[2]) == len(PROPERTIES) and int(counts[2]) >= 2, out
+    assert "diverged" not in out.split("system: flink")[1] and "not applicable" not in out, out
     assert summary["system"] == "flink 2.3.0"
 
 

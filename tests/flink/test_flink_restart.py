@@ -9,15 +9,11 @@ from __future__ import annotations
 import pytest
 
 from converge.reports.systems.adapter.client import AdapterSystem
-from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
+from tests.flink.client import ProtocolClient, bag, case, folded
+from tests.flink.test_flink_adapter import A_ROWS, AB, B_ROWS, N  # the adapter tests' two inputs
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
-A_ROWS = [["+I", 1, 5], ["+I", 2, 7], ["+I", 3, 1], ["-U", 1, 5], ["+U", 1, 15], ["-D", 2, 7], ["+I", 4, 9]]
-B_ROWS = [["+I", 1, 10], ["+I", 2, 3], ["+I", 3, 0], ["-U", 3, 0], ["+U", 3, 2], ["-D", 1, 10], ["+I", 1, 1],
-          ["+I", 5, 5]]
-AB = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "y"])]
-N = None
 # b's and a's changes alternating (b's last one alone at the end); the restart after 7 changes falls just before
 # a's -U(1,5): the update of a's key 1, matched against b's restored rows, is the first change after the restore
 EVENTS = [{"input": name, "kind": row[0], "row": row[1:]}

@@ -16,6 +16,7 @@ import pytest
 from converge.engine.condition_tree import condition_plan
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario_json import parse_scenario_text
 from converge.engine.model.system_cases import case_to_json
 from converge.properties.divergence import PropertyFailure
 from converge.properties.systems import checks
@@ -23,6 +24,7 @@ from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.reports.systems.adapter import protocol
 from converge.reports.systems.adapter.client import AdapterSystem, Timeouts
 from converge.reports.tooling.cli import main
+from tests.doc_examples import ROOT
 
 STUB = str(Path(__file__).parent / "adapters" / "v2.py")
 QUICK = Timeouts(hello=20, run_base=20, run_per_case=0, run_per_event=0, shutdown=5)
@@ -163,3 +165,26 @@ def test_a_stub_that_matches_null_keys_fails_the_same_check() -> None:
         checks.final_equals_oracle(good, [scenario()])
     with stub("v2-nullmatch") as wrong, pytest.raises(PropertyFailure, match="final_equals_oracle"):
         checks.final_equals_oracle(wrong, [scenario()])
+
+
+def _json_blocks(section: str) -> list[str]:
+    text = (ROOT / "docs" / "adapter-protocol.md").read_text(encoding="utf-8")
+    body = text.partition(f"\n## {section}\n")[2].partition("\n## ")[0]
+    assert body, f"docs/adapter-protocol.md has no section {section!r}"
+    return re.findall(r"^```json\n(.*?)^```", body, re.S | re.M)
+
+
+def test_the_docs_hello_is_the_one_converge_sends() -> None:
+    offer, answer = _json_blocks("1. Handshake")
+    assert json.loads(offer) == protocol.hello_request()
+    assert protocol.negotiated_version(json.loads(answer)) == 1
+    protocol.read_hello(json.loads(answer))
+
+
+def test_the_docs_v2_case_is_the_one_converge_builds() -> None:
+    """The complete v2 CASE of "Running cases" is what converge sends for its scenario, plan and all."""
+    example = json.loads(next(b for b in _json_blocks("2. Running cases") if '"plan"' in b))
+    s = parse_scenario_text(json.dumps(example["scenario"]))
+    assert protocol.case_object("c0", s, 2) == example
+    assert protocol.case_object("c0", s, 1)["changelogs"] == {"a": [["+I", 1, "x"], ["-D", 1, None]],
+                                                              "b": [["+I", 1, 5], ["+I", None, 7]]}

@@ -54,7 +54,7 @@ def _cast(v: Any, source: str, target: str) -> Any:
         if source == "BOOLEAN":
             return "true" if v else "false"
         if source == "DOUBLE":
-            return "nan" if v != v else repr(v)
+            return repr(v) if v == v else "-nan" if math.copysign(1.0, v) < 0 else "nan"
         return str(v)
     if source == "VARCHAR":  # only the non-finite DOUBLE constants arrive so
         assert target == "DOUBLE" and v in ("nan", "inf", "-inf"), (v, target)

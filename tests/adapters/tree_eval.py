@@ -88,6 +88,9 @@ def evaluate(node: dict, row: dict[tuple[str, str], Any]) -> Any:
                 return decisive
             seen_null = seen_null or value is None
         return None if seen_null else not decisive
+    if op == "coalesce":  # left to right, stopping at the first non-NULL: later arguments are not evaluated
+        first = next((v for v in (evaluate(a, row) for a in node["args"]) if v is not None), None)
+        return float(first) if first is not None and t == "DOUBLE" else first
     args = [evaluate(a, row) for a in node["args"]]
     types = [a["type"] for a in node["args"]]
     if op == "not":
@@ -98,9 +101,6 @@ def evaluate(node: dict, row: dict[tuple[str, str], Any]) -> Any:
         return same if op == "is_not_distinct_from" else not same
     if op in ("is_null", "is_not_null"):
         return (args[0] is None) == (op == "is_null")
-    if op == "coalesce":
-        first = next((a for a in args if a is not None), None)
-        return float(first) if first is not None and t == "DOUBLE" else first
     if None in args:
         return None
     if op in ("=", "<>", "<", "<=", ">", ">="):

@@ -11,6 +11,7 @@ import pytest
 
 from converge.reports.tooling.cli import main
 
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
 ADAPTER = Path(__file__).resolve().parent / "adapters" / "sql_join.py"
 CONFORMANCE = Path(__file__).resolve().parents[1] / "reports" / "tooling" / "conformance"
 
@@ -112,3 +113,9 @@ def test_each_hand_written_answer_agrees_with_the_oracle_and_the_reference_engin
     if path.parent.name == "settings":  # the changelog the check holds an adapter to: the reference engine's own
         assert main(["replay", str(path)]) == 0, capsys.readouterr().out
         assert "[expectations]" in capsys.readouterr().out
+
+
+def test_the_docs_say_what_each_fixed_case_catches() -> None:
+    section = DOCS.read_text().split("## The conformance kit", 1)[1]
+    for path in sorted(CONFORMANCE.glob("*.json")):
+        assert f"\n| {path.stem} | " in section, f"{path.stem} is not in the kit's table of cases"

@@ -91,12 +91,22 @@ def test_a_final_table_adapter_gets_the_mini_batch_check_skipped_with_the_reason
 
 
 def test_the_kit_negotiates_version_2_and_can_force_version_1(capsys) -> None:
+    # under version 2 the adapter joins by the case's plan alone (keys, residual tree, interval)
     code, out = kit(capsys, "--v2")
     assert code == 0, out
     assert "(protocol version 2, offered [1, 2])" in out
+    assert "PASS  case 20_inner_varchar_concat_lower: 2 rows as expected" in out
+    assert "PASS  case 12_interval_left_negative_bounds: 6 rows as expected" in out
     code, out = kit(capsys, "--v2", version="1")
     assert code == 0, out
     assert "(protocol version 1, offered [1])" in out
+
+
+def test_a_v2_adapter_that_ignores_the_plans_residual_fails_as_under_version_1(capsys) -> None:
+    code, out = kit(capsys, "--v2", "--ignore-residual")
+    assert code == 1
+    assert "(protocol version 2, offered [1, 2])" in out
+    assert "FAIL  case 15_right_residual: 1 row missing [[None, None, 1, 3]]; 1 unexpected row [[1, 5, 1, 3]]" in out
 
 
 def test_a_v1_only_adapter_offered_only_version_2_fails_the_handshake(capsys) -> None:

@@ -16,7 +16,9 @@ Switches, each a mistake the kit must catch:
   --carry-state         keeps each shape's input tables from one case to the next (state cached per shape)
   --swap-answers        answers a request's cases in reverse order, under the ids in order
   --final               answers the final table (`output: final`) instead of a changelog
-  --v2                  speaks protocol version 2 as well (it reads `scenario.events` either way)
+  --v2                  speaks protocol version 2 as well: then it joins by the case's `plan` (keys, residual tree
+                        turned back into SQL, interval) instead of the condition text; changes come from
+                        `scenario.events` in either version
 """
 
 import json
@@ -59,34 +61,91 @@ def quote(name):
     return '"' + name.replace('"', '""') + '"'
 
 
-def condition(scenario, step):
+def column_sql(ref):
+    return f"{quote(ref['input'])}.{quote(ref['column'])}"
+
+
+def literal_sql(value, type_):
+    if value is None:
+        return "NULL" if type_ == "NULL" else f"CAST(NULL AS {type_})"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return f"CAST({value!r} AS {type_})"
+
+
+INFIX = {"=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/", "//", "%", "||"}
+PREFIX = {"not": "NOT ", "neg": "-"}
+POSTFIX = {"is_null": " IS NULL", "is_not_null": " IS NOT NULL"}
+NAMED = {"is_not_distinct_from": " IS NOT DISTINCT FROM ", "is_distinct_from": " IS DISTINCT FROM ", "and": " AND ",
+         "or": " OR "}
+
+
+def tree_sql(node):
+    """A v2 expression tree back to DuckDB SQL: what the plan says, not the scenario's text."""
+    if node["node"] == "column":
+        return column_sql(node)
+    if node["node"] == "literal":
+        return literal_sql(node["value"], node["type"])
+    op, args = node["op"], [tree_sql(a) for a in node["args"]]
+    if op in INFIX:
+        return f"({args[0]} {op} {args[1]})"
+    if op in NAMED:
+        return "(" + NAMED[op].join(args) + ")"
+    if op in PREFIX:
+        return f"({PREFIX[op]}{args[0]})"
+    if op in POSTFIX:
+        return f"({args[0]}{POSTFIX[op]})"
+    if op == "cast":
+        return f"CAST({args[0]} AS {node['type']})"
+    return f"{op}({', '.join(args)})"  # abs, length, lower, upper, coalesce
+
+
+def key_and_residual(case, step):
+    """Join step `step`'s equi keys (left SQL, right SQL, null-safe) and residual SQL: from the v2 plan when the
+    case has one, else split from the v1 condition text."""
+    scenario = case["scenario"]
+    if "plan" in case:
+        plan = case["plan"]["steps"][step]
+        keys = [(column_sql(k["left"]), column_sql(k["right"]), k["null_safe"]) for k in plan["keys"]]
+        return keys, None if plan["residual"] is None else tree_sql(plan["residual"])
+    join = scenario["join"]
+    specs = {s["name"]: InputSpec(s["name"], tuple(tuple(c) for c in s["columns"])) for s in scenario["inputs"]}
+    chain = [specs[name] for name in join["inputs"]]
+    split = split_condition(join["conditions"][step], chain[: step + 1], chain[step + 1])
+    keys = [(column_sql(vars(k.left)), column_sql(vars(k.right)), k.null_safe) for k in split.equi_keys]
+    return keys, split.residual_sql
+
+
+def condition(case, step):
     """The ON clause of join step `step` (joining chain input step + 1), with the switches applied."""
+    scenario = case["scenario"]
     join = scenario["join"]
     sql = join["conditions"][step]
-    if "--null-keys-match" in FLAGS or "--ignore-residual" in FLAGS:
-        specs = {s["name"]: InputSpec(s["name"], tuple(tuple(c) for c in s["columns"])) for s in scenario["inputs"]}
-        chain = [specs[name] for name in join["inputs"]]
-        split = split_condition(sql, chain[: step + 1], chain[step + 1])
-        keys = [f"{quote(k.left.input)}.{quote(k.left.column)} "
-                f"{'IS NOT DISTINCT FROM' if k.null_safe or '--null-keys-match' in FLAGS else '='} "
-                f"{quote(k.right.input)}.{quote(k.right.column)}" for k in split.equi_keys]
-        residual = [] if split.residual_sql is None or "--ignore-residual" in FLAGS else [f"({split.residual_sql})"]
-        sql = " AND ".join(keys + residual) or "TRUE"
-    interval = join["interval"]
+    if "plan" in case or "--null-keys-match" in FLAGS or "--ignore-residual" in FLAGS:
+        keys, residual = key_and_residual(case, step)
+        ons = [f"{left} {'IS NOT DISTINCT FROM' if safe or '--null-keys-match' in FLAGS else '='} {right}"
+               for left, right, safe in keys]
+        ons += [] if residual is None or "--ignore-residual" in FLAGS else [f"({residual})"]
+        sql = " AND ".join(ons) or "TRUE"
+    interval = case["plan"]["interval"] if "plan" in case else join["interval"]
     if interval is not None:
         low, high = interval["lower_ms"], interval["upper_ms"]
         if "--flip-interval-sign" in FLAGS:
             low, high = -high, -low
         left, right = interval["left_time"], interval["right_time"]
+        if "plan" in case:
+            left, right = column_sql(left), column_sql(right)
         sql = f"({sql}) AND {right} + ({low}) <= {left} AND {left} <= {right} + ({high})"
     return sql
 
 
-def query(scenario):
-    join = scenario["join"]
+def query(case):
+    join = case["scenario"]["join"]
     sql = f"SELECT * FROM {quote(join['inputs'][0])}"
     for step, (name, jtype) in enumerate(zip(join["inputs"][1:], join["types"])):
-        sql += f" {KEYWORDS[jtype]} {quote(name)} ON {condition(scenario, step)}"
+        sql += f" {KEYWORDS[jtype]} {quote(name)} ON {condition(case, step)}"
     return sql
 
 
@@ -106,7 +165,7 @@ def fold(tables, specs, event):
         table[row] += 1 if event["kind"] in ("+I", "+U") else -1
 
 
-def join_now(db, scenario, specs, tables):
+def join_now(db, case, specs, tables):
     """The join of the tables as they are: a Counter of output rows."""
     for spec in specs.values():
         name = quote(spec["name"])
@@ -116,7 +175,7 @@ def join_now(db, scenario, specs, tables):
         if rows:
             marks = ", ".join("?" for _ in spec["columns"])
             db.executemany(f"INSERT INTO {name} VALUES ({marks})", [list(r) for r in rows])
-    return Counter(tuple(r) for r in db.execute(query(scenario)).fetchall())
+    return Counter(tuple(r) for r in db.execute(query(case)).fetchall())
 
 
 def answer(case):
@@ -141,7 +200,7 @@ def answer(case):
         for start in range(0, len(changes), step):
             for event in changes[start: start + step]:
                 fold(tables, specs, event)
-            after = join_now(db, scenario, specs, tables)
+            after = join_now(db, case, specs, tables)
             changelog += [["-D", *row] for row, n in sorted((before - after).items(), key=repr) for _ in range(n)]
             changelog += [["+I", *row] for row, n in sorted((after - before).items(), key=repr) for _ in range(n)]
             before = after

@@ -83,6 +83,13 @@ def test_batches_switching_shapes_catch_state_kept_per_shape_and_answers_out_of_
                 "4 unexpected rows [[1, 10, 1, 'p'], [1, 10, 1, 'q'], [1, 11, 1, 'p'], [1, 11, 1, 'q']]") in out
 
 
+def test_an_adapter_that_dies_on_a_malformed_request_fails_that_check_alone(capsys) -> None:
+    code, out = kit(capsys, "--crash-on-malformed")
+    assert code == 1
+    assert "FAIL  malformed request: a run request whose cases are not a list must be answered" in out
+    assert "PASS  shutdown: exited with status 0" in out  # started again: the shutdown check is about shutdown
+
+
 def test_a_final_table_adapter_gets_the_mini_batch_check_skipped_with_the_reason(capsys) -> None:
     code, out = kit(capsys, "--final")
     assert code == 0, out

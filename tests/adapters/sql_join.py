@@ -15,6 +15,7 @@ Switches, each a mistake the kit must catch:
   --ignore-mini-batch   declares mini_batch but emits record by record
   --carry-state         keeps each shape's input tables from one case to the next (state cached per shape)
   --swap-answers        answers a request's cases in reverse order, under the ids in order
+  --crash-on-malformed  exits (status 1) on a run request whose cases are not a list
   --final               answers the final table (`output: final`) instead of a changelog
   --v2                  speaks protocol version 2 as well: then it joins by the case's `plan` (keys, residual tree
                         turned back into SQL, interval) instead of the condition text; changes come from
@@ -31,7 +32,7 @@ from converge.engine.condition import split_condition
 from converge.engine.model.scenario import InputSpec
 
 SWITCHES = {"--flip-interval-sign", "--null-keys-match", "--ignore-residual", "--ignore-mini-batch", "--carry-state",
-            "--swap-answers", "--final", "--v2"}
+            "--swap-answers", "--crash-on-malformed", "--final", "--v2"}
 FLAGS = set(sys.argv[1:])
 if FLAGS - SWITCHES:
     sys.exit(f"unknown switches {sorted(FLAGS - SWITCHES)}; known: {sorted(SWITCHES)}")
@@ -223,6 +224,8 @@ def main():
                   "system": {"name": "sql-join", "version": duckdb.__version__}, "capabilities": CAPABILITIES})
         elif message["type"] == "run":
             if not isinstance(message.get("cases"), list):
+                if "--crash-on-malformed" in FLAGS:
+                    sys.exit(1)
                 send({"type": "error", "request": message.get("request"), "message": "cases must be a list"})
                 continue
             answers = [answer(case) for case in message["cases"]]

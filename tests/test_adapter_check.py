@@ -26,6 +26,8 @@ def adapters(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "no_padding": EXAMPLE.replace(PADDING, 'keyword = "JOIN"'),
         # writes a log line on stdout before the hello
         "banner": EXAMPLE.replace("def main():\n", "def main():\n    print('engine starting')\n"),
+        # takes one case per request: no batch can be sent
+        "one_per_request": EXAMPLE.replace('"max_batch": 100', '"max_batch": 1'),
         # declares only inner joins over INTEGER columns: no fixed case lies inside its capabilities
         "covers_nothing": EXAMPLE.replace('"join_types": ["inner", "left"]', '"join_types": ["inner"]').replace(
             '"column_types": ["BIGINT", "INTEGER", "VARCHAR"]', '"column_types": ["INTEGER"]'),
@@ -51,8 +53,8 @@ def test_the_documented_example_adapter_passes_the_kit(adapters, capsys) -> None
 def test_an_adapter_that_drops_padded_rows_fails_the_kit_naming_the_missing_row(adapters, capsys) -> None:
     assert main(["adapter", "check", adapters["no_padding"]]) == 1
     out = capsys.readouterr().out
-    assert ("FAIL  case 02_left_retract_residual: expected [[1, 5, None, None], [2, -1, 2, 0]], got "
-            "[[2, -1, 2, 0]]; missing [[1, 5, None, None]]") in out
+    assert ("FAIL  case 02_left_retract_residual: 1 row missing [[1, 5, None, None]] (expected 2 rows, got 1 row: "
+            "[[2, -1, 2, 0]])") in out
     assert "PASS  case 01_inner_insert_only" in out
 
 
@@ -121,3 +123,25 @@ def test_an_adapter_whose_capabilities_cover_no_fixed_case_is_not_checked(adapte
     assert "PASS  case" not in out and "FAIL" not in out
     assert out.rstrip().endswith("no answer of the adapter was compared; the protocol checks alone do not pass the "
                                  "kit")
+
+
+def test_an_adapter_that_takes_one_case_per_request_has_the_batch_check_skipped_with_the_reason(adapters,
+                                                                                               capsys) -> None:
+    assert '"max_batch": 100' in EXAMPLE
+    assert main(["adapter", "check", adapters["one_per_request"]]) == 0
+    out = capsys.readouterr().out
+    assert "SKIP  batch: max_batch is 1: the adapter takes one case per request" in out
+    assert "PASS  case 17_left_null_safe_keys: 4 rows as expected" in out
+
+
+def test_a_long_difference_lists_the_first_rows_and_counts_the_rest() -> None:
+    from collections import Counter
+
+    from converge.reports.tooling.adapter_check import compare
+
+    expected = Counter({(i,): 1 for i in range(10)})
+    got = Counter({(0,): 3})
+    assert compare(expected, expected) is None
+    assert compare(expected, got) == (
+        "9 rows missing [[1], [2], [3], [4], [5], [6], [7], [8], and 1 more]; 2 unexpected rows [[0] x2] "
+        "(expected 10 rows, got 3 rows: [[0] x3])")

@@ -52,6 +52,8 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
     assert not any(n.startswith("converge/tests") for n in names)
     assert "converge/reports/tooling/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
+    assert "converge/reports/tooling/conformance/batch/A1_inner_insert_only_empty.json" in names
+    assert "converge/reports/tooling/conformance/settings/mini_batch_folds.json" in names
     program = {n.rpartition("/")[2] for n in names if n.startswith("converge/reports/systems/flink/program/")}
     assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "parallel.py",
                        "restart.py", "sinks.py",

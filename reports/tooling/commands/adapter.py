@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from converge.reports.systems.adapter.client import Timeouts
+from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.tooling.adapter_check import run_adapter_check
-from converge.reports.tooling.arguments import Subparsers
+from converge.reports.tooling.arguments import Subparsers, adapter_log_of, add_adapter_log
 
 
 def register(subparsers: Subparsers) -> None:
@@ -19,10 +20,12 @@ def register(subparsers: Subparsers) -> None:
     ck.add_argument("--hello-timeout", type=float, default=Timeouts.hello, help="seconds for the handshake")
     ck.add_argument("--run-timeout", type=float, default=Timeouts.run_base,
                     help="seconds for a run request (plus one per case)")
+    add_adapter_log(ck)
     ck.set_defaults(handler=cmd_adapter_check)
 
 
 def cmd_adapter_check(args: argparse.Namespace) -> int:
     """0 when every conformance check passed, 1 otherwise."""
-    return run_adapter_check(args.command_line, timeouts=Timeouts(hello=args.hello_timeout,
-                                                                  run_base=args.run_timeout))
+    with adapter_log(adapter_log_of(args, needs_system=False)):  # every adapter process the kit starts writes it
+        return run_adapter_check(args.command_line, timeouts=Timeouts(hello=args.hello_timeout,
+                                                                      run_base=args.run_timeout))

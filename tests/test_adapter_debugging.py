@@ -18,7 +18,7 @@ import pytest
 from converge.engine.model.errors import UsageError
 from converge.properties.systems.quota import CaseQuota
 from converge.reports.tooling.cli import main
-from tests.doc_examples import code_blocks
+from tests.doc_examples import ROOT, code_blocks
 
 EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
 READ = "        message = json.loads(line)\n"
@@ -74,6 +74,12 @@ def test_the_adapter_log_records_every_message_and_stderr_line_with_its_request(
         tag = re.search(r"<(\w+)>", e["text"]).group(1)
         assert str(e["request"]) == tag, e
     assert {e["pid"] for e in entries} == {sent[0]["pid"]} and all(e["time"].endswith("+00:00") for e in entries)
+    # the line the docs show has the keys of a real one, and its table names every key the log writes
+    section = (ROOT / "docs" / "adapter-protocol.md").read_text().split("## Debugging an adapter", 1)[1]
+    shown = json.loads(re.search(r"```json\n(.*?)\n```", section, re.S).group(1))
+    assert set(shown) == set(received[0])
+    documented = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    assert documented == {key for e in entries for key in e}
 
 
 def test_a_divergence_report_shows_the_stderr_of_its_request_and_no_other(tmp_path: Path, capsys) -> None:

@@ -11,13 +11,18 @@ import json
 import re
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from converge.engine.model.errors import UsageError
+from converge.engine.model.scenario_json import load_scenario
+from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.systems.quota import CaseQuota
-from converge.reports.tooling.cli import main
+from converge.reports.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
+from converge.reports.tooling.cli import build_parser, main
+from converge.reports.tooling.commands.run import cmd_run
 from tests.doc_examples import ROOT, code_blocks
 
 EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
@@ -107,8 +112,6 @@ def test_a_divergence_report_shows_the_stderr_of_its_request_and_no_other(tmp_pa
 
 def test_the_adapter_log_needs_a_system_and_the_kit_writes_one_for_every_process(tmp_path: Path, capsys) -> None:
     with pytest.raises(UsageError, match="--adapter-log applies to a system under test"):
-        from converge.reports.tooling.cli import build_parser
-        from converge.reports.tooling.commands.run import cmd_run
         cmd_run(build_parser().parse_args(["run", "--adapter-log", str(tmp_path / "x.jsonl")]))
     log = tmp_path / "kit.jsonl"
     assert main(["adapter", "check", _stub(tmp_path, wrong_from=10**6), "--adapter-log", str(log)]) == 0
@@ -146,3 +149,19 @@ def test_examples_batches_and_cases_say_the_same_in_the_table_and_the_summary(tm
     assert (prop["examples"], prop["batches"], prop["cases"]) == (45, 3, 45)
     assert "45 examples, 3 batches, 45 cases" in (tmp_path / "latest" / "summary.md").read_text()
     assert "system_seconds" not in prop  # the reference system is no adapter: nothing measured, nothing claimed
+
+
+def test_a_failure_finds_its_request_by_what_was_sent_and_a_reporter_shows_it() -> None:
+    sent = load_scenario(ROOT / "tests" / "scenarios" / "regular" / "acc_inner_no_match.json")
+    other = replace(sent, events=sent.events[:1])
+    history = RequestHistory()
+    history.add(RequestRecord(1, (sent,), 0.1, ("first",)))
+    history.add(RequestRecord(2, (other,), 0.1, ("second",), dropped=3))
+    system = type("Adapter", (), {"history": history})()
+    copy = replace(sent, meta={"a copy": True})  # what a check judged: equal as sent, another object
+    failure = PropertyFailure(Divergence("p", copy, "differs"))
+    seen = []
+    with_stderr(system, seen.append)(type("Result", (), {"failure": failure})())
+    assert seen and failure.divergence.extra["adapter_stderr"] == {"request": 1, "lines": ["first"]}
+    assert history.find(other).stderr_block() == ["(3 earlier lines not kept)", "second"]
+    assert with_stderr(system, None) is None  # no reports: nothing to write

@@ -44,7 +44,7 @@ from converge.reports.counts import Counts, system_counts
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.systems.adapter.requests import stderr_during
+from converge.reports.systems.adapter.requests import note_stderr
 from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
@@ -140,17 +140,6 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
         if report is not None:
             report(result)
     return run
-
-
-def note_stderr(system: System, failure: BaseException | None) -> None:
-    """Put the adapter's stderr during the request that answered the diverging case into its divergence, for
-    the report's "stderr of the adapter during this request" block (nothing for a system without requests)."""
-    divergence = getattr(failure, "divergence", None)
-    if divergence is None:
-        return
-    record = stderr_during(system, divergence.scenario)
-    if record is not None:
-        divergence.extra["adapter_stderr"] = {"request": record.number, "lines": record.stderr_block()}
 
 
 def waiting(system: System) -> float | None:

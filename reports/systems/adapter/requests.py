@@ -9,7 +9,9 @@ the one sent (a reduction round, a check that rewrites a setting).
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system_cases import scenario_for_case
@@ -66,3 +68,27 @@ def stderr_during(system: object, scenario: Scenario) -> RequestRecord | None:
     """The request of `system` (an adapter system; any other has none) that answered `scenario`."""
     history = getattr(system, "history", None)
     return history.find(scenario) if isinstance(history, RequestHistory) else None
+
+
+def note_stderr(system: object, failure: BaseException | None) -> None:
+    """Put the adapter's stderr during the request that answered the diverging case into its divergence, for
+    the report's "stderr of the adapter during this request" block (reports/failure.py); nothing for a system
+    without requests or a failure without a divergence."""
+    divergence = getattr(failure, "divergence", None)
+    if divergence is None:
+        return
+    record = stderr_during(system, divergence.scenario)
+    if record is not None:
+        divergence.extra["adapter_stderr"] = {"request": record.number, "lines": record.stderr_block()}
+
+
+def with_stderr(system: object, reporter: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+    """A run_property failure callback that notes the adapter's stderr (note_stderr) before `reporter` writes."""
+    if reporter is None:
+        return None
+
+    def report(result: Any) -> None:
+        note_stderr(system, result.failure)
+        reporter(result)
+
+    return report

@@ -20,6 +20,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.adapter.log import adapter_log
+from converge.reports.systems.adapter.requests import with_stderr
 from converge.reports.terminal import format_table
 from converge.reports.tooling.arguments import (
     Subparsers,
@@ -128,7 +129,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
         echo("  state view: " + line)
     echo("\nproperties:")
     run_reports = RunReports.open(reports, "check")
-    reporter = run_reports.reporter()
+    reporter = with_stderr(under_test, run_reports.reporter())  # a divergence's report shows the adapter's stderr
     rows, worst, failed = [], 0, []
     exact = query.scenario(config=options.config(ttl=False, semantics="correct"))
     refused = under_test.why_not(exact) if under_test is not None else None

@@ -103,6 +103,13 @@ def test_a_divergence_report_shows_the_stderr_of_its_request_and_no_other(tmp_pa
     assert number >= 3  # the case that diverged was answered by a wrong request
     first, second = block.splitlines()  # what it wrote while it read and answered that request, nothing else
     assert CASE_BYTES.fullmatch(first).group(2) == str(number) and second == f"chatty: answering <{number}>"
+    # replayed on an adapter wrong from its first request: the stderr of each request that carried the case
+    (case,) = (reports / "latest").glob("final-equals-oracle-*.json")
+    assert main(["replay", "--system", f"cmd:{_stub(tmp_path, wrong_from=1)}", str(case)]) == 1
+    replayed = capsys.readouterr().out
+    for request in (1, 2, 3):  # final_equals_oracle, system_equals_reference, expect_final: a request each
+        assert f"stderr of the adapter during run request {request} (this file's case):\n" in replayed, replayed
+        assert f"  chatty: answering <{request}>" in replayed
     (prop,) = json.loads((reports / "latest" / "summary.json").read_text())["properties"]
     assert prop["system_seconds"] > 0 and prop["converge_seconds"] >= 0  # the wait for the adapter, measured
     for right in (1, 2):  # what the adapter wrote while it answered right is in no report

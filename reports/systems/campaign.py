@@ -38,13 +38,13 @@ from converge.properties.progress import ProgressCallback
 from converge.properties.systems.known import KnownDivergence, campaign_known
 from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reduction
-from converge.properties.systems.replay import replay_on_system
+from converge.properties.systems.replay import ReplayOutcome, replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.counts import Counts, system_counts
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.systems.adapter.requests import note_stderr
+from converge.reports.systems.adapter.requests import note_stderr, requests_carrying
 from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
@@ -289,4 +289,14 @@ def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:
     with kind.open() as system:
         print(f"system: {system.title}")
         outcomes = [replay_on_system(path, system, kind.spec) for path in dict.fromkeys(files)]
-        return print_replay_outcomes(outcomes, lambda o: o.problems)
+        return print_replay_outcomes(outcomes, lambda o: list(o.problems) + replay_stderr(system, o))
+
+
+def replay_stderr(system: System, outcome: ReplayOutcome) -> list[str]:
+    """For a replayed file that diverged, what the adapter wrote to stderr during each request that carried its
+    case (one per check; nothing for a system without requests, or a request during which it wrote nothing)."""
+    if not outcome.divergences or outcome.scenario is None:
+        return []
+    sent = outcome.divergences[0].scenario  # every check sends the file's case without its expectations
+    return [f"stderr of the adapter during run request {r.number} (this file's case):\n  "
+            + "\n  ".join(r.stderr_block()) for r in requests_carrying(system, sent) if r.stderr or r.dropped]

@@ -53,11 +53,13 @@ class RequestHistory:
         for record in reversed(self.records):
             if any(case is scenario for case in record.cases):
                 return record
+        carried = self.carrying(scenario)
+        return carried[-1] if carried else None
+
+    def carrying(self, scenario: Scenario) -> list[RequestRecord]:
+        """Every request kept that carried a case sent as `scenario` is, oldest first."""
         wanted = _sent_form(scenario)
-        for record in reversed(self.records):
-            if any(_sent_form(case) == wanted for case in record.cases):
-                return record
-        return None
+        return [r for r in self.records if any(case is scenario or _sent_form(case) == wanted for case in r.cases)]
 
 
 def _sent_form(scenario: Scenario) -> object:
@@ -68,6 +70,12 @@ def stderr_during(system: object, scenario: Scenario) -> RequestRecord | None:
     """The request of `system` (an adapter system; any other has none) that answered `scenario`."""
     history = getattr(system, "history", None)
     return history.find(scenario) if isinstance(history, RequestHistory) else None
+
+
+def requests_carrying(system: object, scenario: Scenario) -> list[RequestRecord]:
+    """The requests of `system` that carried `scenario` (none for a system that is no adapter system)."""
+    history = getattr(system, "history", None)
+    return history.carrying(scenario) if isinstance(history, RequestHistory) else []
 
 
 def note_stderr(system: object, failure: BaseException | None) -> None:

@@ -20,6 +20,7 @@ from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario_json import load_scenario
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.systems.quota import CaseQuota
+from converge.reports.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, adapter_log
 from converge.reports.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
 from converge.reports.tooling.cli import build_parser, main
 from converge.reports.tooling.commands.run import cmd_run
@@ -172,3 +173,22 @@ def test_a_failure_finds_its_request_by_what_was_sent_and_a_reporter_shows_it() 
     assert seen and failure.divergence.extra["adapter_stderr"] == {"request": 1, "lines": ["first"]}
     assert history.find(other).stderr_block() == ["(3 earlier lines not kept)", "second"]
     assert with_stderr(system, None) is None  # no reports: nothing to write
+
+
+def test_lines_that_are_not_json_objects_are_logged_as_text_and_stderr_is_bounded_per_request(tmp_path) -> None:
+    path = tmp_path / "log.jsonl"
+    with adapter_log(path) as log:
+        talk = Conversation("stub", 7, log)
+        talk.sent(b"garbage\n", 8)
+        talk.received(b'{"type": "results", "x": NaN}\n')  # not JSON: the log keeps it as text, and stays JSON
+        for n in range(REQUEST_STDERR_LINES + 5):
+            talk.stderr_line(f"line {n}")
+        lines, dropped = talk.request_stderr()
+        talk.sent({"type": "run", "request": 4, "cases": []}, 40)
+        assert talk.request_stderr() == ((), 0)  # a new request starts with no stderr of its own
+    assert (len(lines), lines[0], lines[-1], dropped) == (REQUEST_STDERR_LINES, "line 5", "line 204", 5)
+    first, second, *stderr, last = _log(path)
+    assert (first["request"], first["text"], first["bytes"]) == ("unreadable", "garbage", 8)
+    assert (second["direction"], second["text"]) == ("received", '{"type": "results", "x": NaN}')
+    assert len(stderr) == REQUEST_STDERR_LINES + 5  # the log keeps every line; the report its request's last 200
+    assert (last["request"], last["message"]["type"], last["bytes"]) == (4, "run", 40)

@@ -242,7 +242,7 @@ class AdapterProcess:
     def send(self, message: dict[str, Any] | bytes, *, during: str, timeout: float = SEND_TIMEOUT) -> None:
         """Write one message within `timeout` seconds (an adapter that stops reading fills the pipe)."""
         data = memoryview(message if isinstance(message, bytes) else protocol.encode(message))
-        self.conversation.sent(bytes(data), message if isinstance(message, dict) else None)
+        self.conversation.sent(message, len(data))
         assert self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
         deadline = time.monotonic() + timeout

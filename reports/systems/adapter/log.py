@@ -87,17 +87,22 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
-def _describe(data: bytes, message: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
-    """A line as the log holds it: the JSON object (`message`), or the text when it is not one."""
-    if message is None:
-        try:
-            parsed = json.loads(data)
-        except ValueError:
-            parsed = None
-        message = parsed if isinstance(parsed, dict) else None
-    if message is not None:
-        return message, None
-    return None, data.decode("utf-8", "replace").rstrip("\n")
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _describe(line: dict[str, Any] | bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """A line as the log holds it: the JSON object, or the text when it is not one (NaN included: the log stays
+    JSON)."""
+    if isinstance(line, dict):
+        return line, None
+    try:
+        parsed = json.loads(line, parse_constant=_not_json)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed, None
+    return None, line.decode("utf-8", "replace").rstrip("\n")
 
 
 class Conversation:
@@ -118,9 +123,10 @@ class Conversation:
         return {"time": _now(), "adapter": self.label, "pid": self.pid, "request": self.request,
                 "direction": direction, **more}
 
-    def sent(self, data: bytes, message: dict[str, Any] | None) -> None:
-        """converge sends `data`: a new request begins (its number when it is a run request)."""
-        body, text = _describe(data, message)
+    def sent(self, message: dict[str, Any] | bytes, size: int) -> None:
+        """converge sends `message` (`size` bytes on the pipe): a new request begins (its number when it is a run
+        request)."""
+        body, text = _describe(message)
         with self._lock:
             kind = body.get("type") if body is not None else None
             number = body.get("request") if body is not None else None
@@ -130,13 +136,13 @@ class Conversation:
             self.stderr = collections.deque(maxlen=REQUEST_STDERR_LINES)
             self.dropped = 0
         if self.log is not None:
-            self.log.write(self._entry("sent", bytes=len(data), **_body(body, text)))
+            self.log.write(self._entry("sent", bytes=size, **_body(body, text)))
 
     def received(self, line: bytes) -> float | None:
         """A line the adapter answered; the seconds since the request was sent (None before any)."""
         seconds = None if self.sent_at is None else time.monotonic() - self.sent_at
         if self.log is not None:
-            body, text = _describe(line, None)
+            body, text = _describe(line)
             self.log.write(self._entry("received", bytes=len(line), seconds=None if seconds is None
                                        else round(seconds, 6), **_body(body, text)))
         return seconds

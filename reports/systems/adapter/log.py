@@ -87,17 +87,14 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _describe(line: dict[str, Any] | bytes) -> tuple[dict[str, Any] | None, str | None]:
     """A line as the log holds it: the JSON object, or the text when it is not one (NaN included: the log stays
     JSON)."""
     if isinstance(line, dict):
         return line, None
     try:
-        parsed = json.loads(line, parse_constant=_not_json)
+        parsed = json.loads(line)
+        json.dumps(parsed, allow_nan=False)  # NaN or Infinity in it: not JSON, the log keeps the text
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):

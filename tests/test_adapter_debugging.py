@@ -18,10 +18,15 @@ import pytest
 
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario_json import load_scenario
+from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.exercise import Exercised
 from converge.properties.systems.quota import CaseQuota
+from converge.properties.systems.specs import SYSTEM_PROPERTIES
 from converge.reports.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, adapter_log
 from converge.reports.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
+from converge.reports.systems.campaign import SystemRun, closing_note
+from converge.reports.systems.reference import ReferenceSystem
 from converge.reports.tooling.cli import build_parser, main
 from converge.reports.tooling.commands.run import cmd_run
 from tests.doc_examples import ROOT, code_blocks
@@ -192,3 +197,17 @@ def test_lines_that_are_not_json_objects_are_logged_as_text_and_stderr_is_bounde
     assert (second["direction"], second["text"]) == ("received", '{"type": "results", "x": NaN}')
     assert len(stderr) == REQUEST_STDERR_LINES + 5  # the log keeps every line; the report its request's last 200
     assert (last["request"], last["message"]["type"], last["bytes"]) == (4, "run", 40)
+
+
+def test_a_property_that_held_with_fewer_cases_than_asked_says_so(capsys) -> None:
+    prop = SYSTEM_PROPERTIES[0]
+    short, full = CaseQuota(45, 20), CaseQuota(20, 20)
+    short.checked(20, ok=True)  # Hypothesis stopped after one batch of the three planned
+    full.checked(20, ok=True)
+    runs = [SystemRun(prop, result=PropertyResult(prop.family, prop.name, examples=1, exercised=Exercised(compared=20)),
+                      quota=quota) for quota in (short, full)]
+    closing_note(ReferenceSystem(), runs, 0.0)
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("NOTE")]
+    assert notes == [f"NOTE {prop.key}: 20 of the 45 cases asked were sent: Hypothesis stopped drawing batches early "
+                     "(it found no new batch to draw, or too many draws overran its size limit; a smaller --batch "
+                     "helps the second)"]

@@ -64,6 +64,17 @@ class SystemRun:
     waited: float | None = None              # seconds spent waiting for the system's answers (None: not measured)
 
     @property
+    def short(self) -> str | None:
+        """Why a property that held sent fewer cases than asked (None: it sent them all, or it stopped at a
+        divergence or a failure, which its outcome says)."""
+        quota, res = self.quota, self.result
+        if quota is None or res is None or not res.ok or quota.sent >= quota.total:
+            return None
+        return (f"{quota.sent} of the {quota.total} cases asked were sent: Hypothesis stopped drawing batches early "
+                f"(it found no new batch to draw, or too many draws overran its size limit; a smaller --batch helps "
+                f"the second)")
+
+    @property
     def counts(self) -> Counts | None:
         """Examples asked, batches and cases checked (reports/counts.py); None when not applicable (a property
         left unrun after the system failed asked for nothing: 0 examples)."""
@@ -253,6 +264,9 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
     seconds = sum(r.result.seconds for r in ran if r.result is not None)
     print(f"\nsystem: {system.title} (started in {startup:.1f} s); {cases} cases in {seconds:.1f} s"
           + (f", {cases / seconds:.0f} cases/s" if seconds > 0 else ""))
+    for r in ran:
+        if r.short is not None:
+            print(f"NOTE {r.prop.key}: {r.short}")
     for r in runs:
         res = r.result
         if res is None or (res.ok and not r.known):

@@ -5,14 +5,15 @@
   system (`converge run --system`) it is one case, and the campaign sends
   exactly N of them unless a divergence or a failure of the system stops it.
 - batches: on a system, the batches checked: each one shape, up to `--batch`
-  cases, sent in one run request (a multi-way-vs-binary property sends each
-  batch twice, one request per plan; the requests of a divergence's reduction
-  are not counted here, its report says how many). The embedded runtime has
-  no batches: shown as "—" (null in summary.json).
+  cases, sent in one run request (a property that runs each case twice,
+  multiway_equals_binary_chain and restart_changes_nothing, sends each batch
+  twice; the requests of a divergence's reduction are not counted here, its
+  report says how many). The embedded runtime has no batches: shown as "—"
+  (null in summary.json).
 - cases: the cases checked. On a system, the cases of those batches (the
-  replay of a failing batch counted again; a multi-way-vs-binary property
-  counts each case's two plans); on the embedded runtime, the Hypothesis
-  examples run, shrinking's tries included.
+  replay of a failing batch counted again; a property that runs each case
+  twice counts both runs); on the embedded runtime, the Hypothesis examples
+  run, shrinking's tries included.
 """
 
 from __future__ import annotations

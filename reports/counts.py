@@ -6,8 +6,8 @@
   exactly N of them unless a divergence or a failure of the system stops it.
 - batches: on a system, the batches checked: each one shape, up to `--batch`
   cases, sent in one run request (a property that runs each case twice,
-  multiway_equals_binary_chain and restart_changes_nothing, sends each batch
-  twice; the requests of a divergence's reduction are not counted here, its
+  multiway_equals_binary_chain and restart_changes_nothing, sends both runs:
+  in two requests or in one of twice the cases; the requests of a divergence's reduction are not counted here, its
   report says how many). The embedded runtime has no batches: shown as "—"
   (null in summary.json).
 - cases: the cases checked. On a system, the cases of those batches (the

@@ -111,8 +111,11 @@ def test_a_divergence_report_shows_the_stderr_of_its_request_and_no_other(tmp_pa
     assert CASE_BYTES.fullmatch(first).group(2) == str(number) and second == f"chatty: answering <{number}>"
     # replayed on an adapter wrong from its first request: the stderr of each request that carried the case
     (case,) = (reports / "latest").glob("final-equals-oracle-*.json")
-    assert main(["replay", "--system", f"cmd:{_stub(tmp_path, wrong_from=1)}", str(case)]) == 1
+    log = tmp_path / "replay.jsonl"
+    assert main(["replay", "--system", f"cmd:{_stub(tmp_path, wrong_from=1)}", str(case), "--adapter-log",
+                 str(log)]) == 1
     replayed = capsys.readouterr().out
+    assert [e["request"] for e in _log(log) if e["direction"] == "sent"] == ["hello", 1, 2, 3, "shutdown"]
     for request in (1, 2, 3):  # final_equals_oracle, system_equals_reference, expect_final: a request each
         assert f"stderr of the adapter during run request {request} (this file's case):\n" in replayed, replayed
         assert f"  chatty: answering <{request}>" in replayed

@@ -200,12 +200,25 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
                                for c in emitted) or "nothing")]
     elif per_event is None and d.event_index is not None:
         lines += ["", "The property gave no engine output (what the engine emitted is not in the evidence)."]
+    lines += _stderr_block(d.extra.get("adapter_stderr"))
     if args:
         shown = [a if not (isinstance(a, dict) and "$scenario" in a) else
                  ("the counterexample" if a["$scenario"] == SELF else "a second scenario (in the file)")
                  for a in args]
         lines += ["", "## Property arguments", "", ", ".join(f"`{a}`" for a in shown)]
     return "\n".join(line for line in lines if line is not None) + "\n"
+
+
+def _stderr_block(stderr: object) -> list[str]:
+    """What the adapter wrote to stderr during the run request that answered the case (reports/systems/
+    campaign.py puts it in the divergence's extra as {"request": n, "lines": [...]})."""
+    if not isinstance(stderr, Mapping):
+        return []
+    head = ["", f"## stderr of the adapter during this request (run request {stderr.get('request')})", ""]
+    lines = [str(line) for line in stderr.get("lines") or ()]
+    if not lines:
+        return head + ["The adapter wrote nothing to stderr during this request."]
+    return head + ["```text", *(line.replace("```", "` ` `") for line in lines), "```"]
 
 
 # ---------------------------------------------------------------- writing

@@ -95,13 +95,14 @@ class RunReports:
             return []
 
     def summary(self, results: Sequence, *, system: str | None = None,
-                outcomes: Mapping[tuple[str, str], str] | None = None) -> Path | None:
-        """Write summary.md/summary.json; the Markdown's path (None when not written)."""
+                outcomes: Mapping[tuple[str, str], str] | None = None, **more: Any) -> Path | None:
+        """Write summary.md/summary.json (`more`: write_summary's counts and waited); the Markdown's path (None
+        when not written)."""
         folder = self.directory()
         if folder is None:
             return None
         try:
-            return write_summary(results, folder, system=system, outcomes=outcomes)[0]
+            return write_summary(results, folder, system=system, outcomes=outcomes, **more)[0]
         except OSError as exc:
             self._note("the summary was", exc)
             return None

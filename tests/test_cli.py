@@ -77,10 +77,11 @@ def test_run_small_campaign_writes_summary(tmp_path: Path, capsys) -> None:
                  "--seed", "3", "--reports-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "prefix_consistency" in out and "examples/s" in out
+    assert "prefix_consistency" in out and "cases/s" in out
     run = tmp_path / (tmp_path / "LATEST").read_text().strip()
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["failed"] == 0 and summary["properties"][0]["examples"] >= 15
+    (prop,) = summary["properties"]  # the examples asked; no batches on the embedded runtime; an example a case
+    assert summary["failed"] == 0 and (prop["examples"], prop["batches"], prop["cases"]) == (15, None, 15)
     assert f"summary: {run / 'summary.md'}" in out
 
 

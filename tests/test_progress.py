@@ -169,7 +169,7 @@ def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a
     assert kind.seen == ["starting reference (a fake, ~0 s)...\n"]
     lines = stream.getvalue().splitlines()
     assert lines[1].startswith("dropping 0 is up (started in ") and lines[1].endswith("s); 1 property to run")
-    assert lines[2] == "[1/1] regular/final_equals_oracle: batch 0/6, 0 cases sent, 0 compared, 0 s"
+    assert lines[2] == "[1/1] regular/final_equals_oracle: batch 0/3, 0 cases sent, 0 compared, 0 s"  # 60 = 3 x 20
     assert lines[-1].startswith("[1/1] regular/final_equals_oracle: done: ")
     assert lines[-1].endswith(", shrink stopped after 0 s")
     out = capsys.readouterr().out

@@ -22,6 +22,7 @@ from converge.properties.exercise import Exercised
 from converge.properties.registry import PropertySpec, select
 from converge.properties.regular import snapshot_restore, tlp_partition
 from converge.properties.replay import replay_path
+from converge.reports.counts import Counts
 from converge.reports.failure import failure_reporter, report_exception, write_failure_report
 from converge.reports.location import reports_folder
 from converge.reports.summary import write_summary
@@ -176,20 +177,37 @@ def test_summary_has_families_properties_rates_and_links(tmp_path: Path) -> None
                          reports=[str(report)], exercised=Exercised(compared=10))
     idle = PropertyResult("regular", "ttl", examples=5, seconds=0.5, exercised=Exercised(skipped=5),
                           error=NotCheckedError("none of 5 cases compared"))
-    md, js = write_summary([ok, bad, idle], tmp_path)
+    # what a run asked (examples) beside what ran (cases): the first property was asked 120 and ran 100
+    md, js = write_summary([ok, bad, idle], tmp_path, counts={("regular", "prefix_consistency"): Counts(120, None, 100)})
     data = json.loads(js.read_text())
-    assert data["passed"] == 1 and data["failed"] == 1 and data["not_checked"] == 1 and data["examples"] == 115
+    assert data["passed"] == 1 and data["failed"] == 1 and data["not_checked"] == 1 and data["examples"] == 135
+    assert (data["batches"], data["cases"]) == (None, 115)
     (fam,) = data["families"]
-    assert fam == {"family": "regular", "properties": 3, "examples": 115, "compared": 107, "failures": 1,
-                   "seconds": 3.0, "examples_per_second": 38.3}
+    assert fam == {"family": "regular", "properties": 3, "examples": 135, "batches": None, "cases": 115,
+                   "compared": 107, "failures": 1, "seconds": 3.0, "cases_per_second": 38.3}
     first, second, third = data["properties"]
-    assert first["examples_per_second"] == 50.0 and second["seed"] == 4
+    assert (first["examples"], first["batches"], first["cases"]) == (120, None, 100)
+    assert first["cases_per_second"] == 50.0 and second["seed"] == 4
+    assert "system_seconds" not in first  # only a system campaign measures its waits
     assert first["exercised"] == {"compared": 97, "not_applicable": 0, "unsupported": 3, "skipped": 0, "known": 0,
                                   "reasons": {"unsupported: why": 3}}
     assert [p["outcome"] for p in (first, second, third)] == ["passed", "diverged", "not checked"]
     text = md.read_text()
     assert "[md](r/x-1.md)" in text and "## Failures" in text and "final_convergence" in text
-    assert "| regular | ttl | not checked | 5 | 0 | 5 |" in text
+    assert "| regular | ttl | not checked | 5 | — | 5 | 0 | 5 |" in text  # examples, batches, cases, compared
+    assert "135 examples, — batches, 115 cases in 3.0 s" in text
+
+
+def test_a_system_summary_shows_batches_and_the_seconds_spent_waiting_for_the_system(tmp_path: Path) -> None:
+    run = PropertyResult("regular", "final_equals_oracle", examples=3, seconds=4.0, seed=1,
+                         exercised=Exercised(compared=45))
+    md, js = write_summary([run], tmp_path, system="fake 1", counts={("regular", "final_equals_oracle"):
+                                                                     Counts(45, 3, 45)},
+                           waited={("regular", "final_equals_oracle"): 2.5})
+    (row,) = json.loads(js.read_text())["properties"]
+    assert (row["examples"], row["batches"], row["cases"]) == (45, 3, 45)
+    assert (row["system_seconds"], row["converge_seconds"]) == (2.5, 1.5)
+    assert "| regular | final_equals_oracle | passed | 45 | 3 | 45 | 45 | 0 |" in md.read_text()
 
 
 def test_several_distinct_failures_report_the_property_failure_with_its_own_arguments() -> None:

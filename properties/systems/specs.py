@@ -29,6 +29,7 @@ from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks, map_order, sinks
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
+from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
 from converge.properties.systems.restarts import restart_changes_nothing
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
@@ -241,7 +242,7 @@ class SystemProperty:
     description: str
     draws: Callable[[Capabilities, str], tuple]   # (template strategy factory, reason it cannot run or None)
     check: Callable[..., None]
-    examples: int = 200                             # cases per `converge run --system` (default)
+    examples: int = 200                             # cases per `converge run --system` (default; exactly so many)
 
     @property
     def key(self) -> str:
@@ -296,12 +297,14 @@ def not_applicable(prop: SystemProperty, system: System) -> str | None:
     return prop.draws(system.capabilities, system.name)[1]
 
 
-def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrategy[tuple]:
-    """One shape and up to `batch` cases of it: a template, then 0..batch-1 more (shrinking drops them)."""
+def batches(template: st.SearchStrategy[Scenario], batch: int,
+            quota: CaseQuota | None = None) -> st.SearchStrategy[tuple]:
+    """One shape and up to `batch` cases of it: a template, then 0..batch-1 more (shrinking drops them). With a
+    `quota` (a campaign's exact number of cases), exactly `quota.next_size()` cases, nothing drawn for the size."""
     @st.composite
     def draw(draw_: st.DrawFn) -> tuple:
         first = draw_(template)
-        more = draw_(st.integers(0, batch - 1))
+        more = quota.next_size() - 1 if quota is not None else draw_(st.integers(0, batch - 1))
         same = same_shape(first)
         return ([first] + [draw_(same) for _ in range(more)],)
 
@@ -311,7 +314,7 @@ def batches(template: st.SearchStrategy[Scenario], batch: int) -> st.SearchStrat
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
          system_spec: str | None = None, known: Sequence[KnownDivergence] = (),
          reduce_budget: float | None = None,
-         on_reduction: Callable[[Reduction], None] | None = None) -> PropertySpec:
+         on_reduction: Callable[[Reduction], None] | None = None, quota: CaseQuota | None = None) -> PropertySpec:
     """The property as a PropertySpec for run_property, checking `system`; it must be applicable. A case
     whose divergence one of `known` matches is counted as known inside the check, so it never fails an
     example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged).
@@ -319,7 +322,9 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     With `reduce_budget` (seconds), the first diverging case of a failing batch is reduced on the system at
     once (properties/systems/reduce.py) and the example fails with the reduced case alone; the caller then
     runs Hypothesis without its shrinker. The reduction is remembered, so Hypothesis's replay of the failing
-    batch does not reduce it again. `on_reduction` is told after every round."""
+    batch does not reduce it again. `on_reduction` is told after every round. With a `quota`
+    (properties/systems/quota.py), every batch holds the quota's next size and is counted in it: run the spec
+    with max_examples=quota.planned_batches to send exactly quota.total cases."""
     factory, reason = prop.draws(system.capabilities, system.name)
     if reason is not None:
         raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
@@ -336,6 +341,16 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     reduced: dict[str, PropertyFailure] = {}  # the diverging case (as sent) -> the failure of its reduced case
 
     def check(cases: list[Scenario]) -> None:
+        if quota is None:
+            return checked(cases)
+        try:
+            checked(cases)
+        except BaseException:
+            quota.checked(len(cases), ok=False)
+            raise
+        quota.checked(len(cases), ok=True)
+
+    def checked(cases: list[Scenario]) -> None:
         try:
             judge(system, cases)
         except PropertyFailure as failure:
@@ -353,5 +368,5 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
                 reduced[key] = seen
             raise seen from None
 
-    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size), check, prop.examples,
+    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size, quota), check, prop.examples,
                         prop.description)

@@ -1,9 +1,10 @@
 """`converge run --system SPEC`: the system properties against one system under test, batched by shape.
 
 The system is started once for the whole campaign (a Flink MiniCluster
-takes seconds to start). Each property's examples are batches: one shape,
-up to `--batch` cases of it, one run request. `--examples` counts cases, not
-batches. A divergence is a finding about the system: its report is written
+takes seconds to start). `--examples N` is N cases per property, exactly
+(properties/systems/quota.py): Hypothesis draws batches, each one shape and
+`--batch` cases of it sent in one run request, the last batch cut to what is
+left of N. A divergence is a finding about the system: its report is written
 (oracle, system and reference answers side by side) and the campaign exits
 1. A case whose divergence a known entry matches (the built-in list, unless
 `--no-known`, and each `--known FILE`; properties/systems/known.py) is
@@ -14,7 +15,6 @@ and minimal case, and exits 0.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,12 +36,15 @@ from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_summary
 from converge.properties.progress import ProgressCallback
 from converge.properties.systems.known import KnownDivergence, campaign_known
+from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reduction
-from converge.properties.systems.replay import replay_on_system
+from converge.properties.systems.replay import ReplayOutcome, replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
+from converge.reports.counts import Counts, system_counts
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
+from converge.reports.systems.adapter.requests import note_stderr, requests_carrying
 from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
@@ -57,6 +60,27 @@ class SystemRun:
     reason: str | None = None                # why it is not applicable (then nothing ran)
     result: PropertyResult | None = None
     known: list[tuple[KnownDivergence, int]] = field(default_factory=list)  # the entries cases matched, how often
+    quota: CaseQuota | None = None           # the cases asked (--examples) and the batches that carried them
+    waited: float | None = None              # seconds spent waiting for the system's answers (None: not measured)
+
+    @property
+    def short(self) -> str | None:
+        """Why a property that held sent fewer cases than asked (None: it sent them all, or it stopped at a
+        divergence or a failure, which its outcome says)."""
+        quota, res = self.quota, self.result
+        if quota is None or res is None or not res.ok or quota.sent >= quota.total:
+            return None
+        return (f"{quota.sent} of the {quota.total} cases asked were sent: Hypothesis stopped drawing batches early "
+                f"(it found no new batch to draw, or too many draws overran its size limit; a smaller --batch helps "
+                f"the second)")
+
+    @property
+    def counts(self) -> Counts | None:
+        """Examples asked, batches and cases checked (reports/counts.py); None when not applicable (a property
+        left unrun after the system failed asked for nothing: 0 examples)."""
+        if self.result is None:
+            return None
+        return system_counts(self.result, self.quota.total if self.quota is not None else 0)
 
     @property
     def only_known(self) -> bool:
@@ -107,22 +131,32 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
             note(f"{prop.key}: reducing the diverging case on {system.title}: round {done.rounds}, "
                  f"{done.events_after} of {done.events_before} events left, {done.requests} run requests")
 
-    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
-                on_reduction=reducing)
     cases = options.examples if options.examples is not None else prop.examples
-    batch = max(1, min(options.batch, system.capabilities.max_batch))
-    batches = max(1, math.ceil(2 * cases / (batch + 1)))  # a batch holds (batch + 1) / 2 cases on average
-    result = run_property(spec, max_examples=batches, seed=options.seed, shrink=False, progress=progress)
+    quota = CaseQuota(cases, max(1, min(options.batch, system.capabilities.max_batch)))
+    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
+                on_reduction=reducing, quota=quota)
+    waited = waiting(system)
+    result = run_property(spec, max_examples=quota.planned_batches, seed=options.seed, shrink=False,
+                          progress=progress)
+    if waited is not None:
+        waited = waiting(system) - waited  # type: ignore[operator]
     done = getattr(result.failure, "converge_reduction", None)
-    run = SystemRun(prop, result=result, known=matched(known, result))
+    run = SystemRun(prop, result=result, known=matched(known, result), quota=quota, waited=waited)
     if not result.ok and not result.not_checked:
         notes = {"system": system.title}
         if done is not None:
             notes["reduced"] = done.describe()
+        note_stderr(system, result.failure)
         report = reports.reporter(runtime=system.title, notes=notes)
         if report is not None:
             report(result)
     return run
+
+
+def waiting(system: System) -> float | None:
+    """The seconds the system has spent answering so far (an adapter system measures it; others None)."""
+    value = getattr(system, "waited_seconds", None)
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def matched(known: list[KnownDivergence], result: PropertyResult) -> list[tuple[KnownDivergence, int]]:
@@ -188,7 +222,10 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     if options.stats:  # --stats: the special cases of the batches sent (properties/coverage.py)
         print("\n" + format_table(*coverage_summary(results, unit="batches")))
     known_outcomes = {(r.prop.family, r.prop.name): KNOWN for r in runs if r.only_known}
-    summary = reports.summary(results, system=system.title, outcomes=known_outcomes)
+    keyed = [((r.prop.family, r.prop.name), r) for r in runs if r.result is not None]
+    summary = reports.summary(results, system=system.title, outcomes=known_outcomes,
+                              counts={k: r.counts for k, r in keyed if r.counts is not None},
+                              waited={k: r.waited for k, r in keyed if r.waited is not None})
     if summary is not None:
         print(f"summary: {summary}")
     closing_note(system, runs, startup)
@@ -200,22 +237,24 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
 
 
 def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
-    headers = ("system", "family", "property", "outcome", "batches", "cases", "compared", "unsupported", "known",
-               "failures", "seconds", "cases/s")
+    """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates."""
+    headers = ("system", "family", "property", "outcome", "examples", "batches", "cases", "compared", "unsupported",
+               "known", "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
-        if r.result is None:
+        if r.result is None or r.counts is None:  # not applicable
             rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0, 0,
-                         0, "", ""))
+                         0, 0, "", ""))
             continue
-        res, seen = r.result, r.result.exercised
-        rate = f"{seen.cases / res.seconds:.0f}" if res.seconds > 0 else ""
+        res, seen, counts = r.result, r.result.exercised, r.counts
+        rate = f"{counts.cases / res.seconds:.0f}" if res.seconds > 0 else ""
         outcome = outcome_cell(r.outcome, res.error)
         if r.only_known and seen.compared == 0:
             outcome = f"{KNOWN} (nothing else compared)"
         outcome += shrink_note(res.shrink_stopped)
-        rows.append((system.title, r.prop.family, r.prop.name, outcome, res.examples, seen.cases, seen.compared,
-                     seen.unsupported, seen.known, res.failures, f"{res.seconds:.1f}", rate))
+        rows.append((system.title, r.prop.family, r.prop.name, outcome, counts.examples, counts.batches_cell,
+                     counts.cases, seen.compared, seen.unsupported, seen.known, res.failures, f"{res.seconds:.1f}",
+                     rate))
     return headers, rows
 
 
@@ -225,6 +264,9 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
     seconds = sum(r.result.seconds for r in ran if r.result is not None)
     print(f"\nsystem: {system.title} (started in {startup:.1f} s); {cases} cases in {seconds:.1f} s"
           + (f", {cases / seconds:.0f} cases/s" if seconds > 0 else ""))
+    for r in ran:
+        if r.short is not None:
+            print(f"NOTE {r.prop.key}: {r.short}")
     for r in runs:
         res = r.result
         if res is None or (res.ok and not r.known):
@@ -261,4 +303,14 @@ def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:
     with kind.open() as system:
         print(f"system: {system.title}")
         outcomes = [replay_on_system(path, system, kind.spec) for path in dict.fromkeys(files)]
-        return print_replay_outcomes(outcomes, lambda o: o.problems)
+        return print_replay_outcomes(outcomes, lambda o: list(o.problems) + replay_stderr(system, o))
+
+
+def replay_stderr(system: System, outcome: ReplayOutcome) -> list[str]:
+    """For a replayed file that diverged, what the adapter wrote to stderr during each request that carried its
+    case (one per check; nothing for a system without requests, or a request during which it wrote nothing)."""
+    if not outcome.divergences or outcome.scenario is None:
+        return []
+    sent = outcome.divergences[0].scenario  # every check sends the file's case without its expectations
+    return [f"stderr of the adapter during run request {r.number} (this file's case):\n  "
+            + "\n  ".join(r.stderr_block()) for r in requests_carrying(system, sent) if r.stderr or r.dropped]

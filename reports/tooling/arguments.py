@@ -19,7 +19,7 @@ from converge.properties.budget import DEFAULT_SHRINK_BUDGET, MAX_SHRINK_BUDGET
 from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
-__all__ = ["Subparsers", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
+__all__ = ["Subparsers", "adapter_log_of", "add_adapter_log", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
            "add_shrink_budget", "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets",
            "output_file", "positive_int", "reports_of", "system_timeout_of"]
 
@@ -131,6 +131,25 @@ def add_system(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--system-timeout", metavar="SECONDS", type=_seconds, default=None,
                         help="with an adapter system: seconds each run request gets besides 1 s per case and 0.01 s "
                              "per event (default: $CONVERGE_SYSTEM_TIMEOUT, else 30; docs/adapter-protocol.md)")
+    add_adapter_log(parser, "with an adapter system (cmd:..., flink): ")
+
+
+def add_adapter_log(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """`--adapter-log FILE`: every message to and from the adapter, and its stderr, one JSON object a line
+    (reports/systems/adapter/log.py; adapter_log_of reads it)."""
+    parser.add_argument("--adapter-log", metavar="FILE", type=Path, default=None,
+                        help=f"{when}write every message sent to the adapter and every line it answers or writes "
+                             "to stderr into FILE, one JSON object a line with timestamps, request numbers and "
+                             "timings (docs/adapter-protocol.md, \"Debugging an adapter\"; messages are whole: "
+                             "the file is as large as the conversation)")
+
+
+def adapter_log_of(args: argparse.Namespace, *, needs_system: bool = True) -> Path | None:
+    """`--adapter-log` as given (None: not given); refused without `--system` where the command needs one."""
+    path = getattr(args, "adapter_log", None)
+    if path is not None and needs_system and getattr(args, "system", None) is None:
+        raise UsageError("--adapter-log applies to a system under test (--system SPEC)")
+    return path
 
 
 def _seconds(text: str) -> float:

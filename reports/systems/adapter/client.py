@@ -29,6 +29,8 @@ from converge.engine.model.errors import SystemUnderTestError, UsageError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.reports.systems.adapter import processes, protocol
+from converge.reports.systems.adapter.log import Conversation, StderrTail, active_log
+from converge.reports.systems.adapter.requests import RequestHistory, RequestRecord
 
 STDERR_TAIL_LINES = 40
 MAX_LINE_BYTES = 256 * 1024 * 1024   # a batch of results is one line; a line without an end is a broken adapter
@@ -140,7 +142,8 @@ class _Reader:
         open_fds = set(self._streams)
         try:
             while open_fds:
-                for fd, _ in poller.poll():
+                for fd, _ in sorted(poller.poll(), key=lambda ready: ready[0] != self._stderr):  # stderr first:
+                    # a line the adapter wrote before its answer belongs to that answer's request
                     if fd == self._wake_r:
                         return
                     try:
@@ -164,7 +167,7 @@ class _Reader:
                     else:
                         err += data
                         *done, rest = err.split(b"\n")
-                        self._tail.extend(d.decode("utf-8", "replace") for d in done[-STDERR_TAIL_LINES:])
+                        self._tail.extend(d.decode("utf-8", "replace") for d in done)  # a bounded deque
                         err[:] = rest[-64 * 1024:]
         finally:
             self.stderr_ended.set()
@@ -204,7 +207,6 @@ class AdapterProcess:
         self.label = label or " ".join(self.argv)
         self.mark = processes.new_mark()
         self._lines: queue.Queue = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._exited_at: float | None = None
         self.timed_out = False  # its last failure was a time limit (a slow adapter, not a broken one)
         try:
@@ -214,6 +216,9 @@ class AdapterProcess:
         except OSError as exc:
             raise SystemUnderTestError(f"adapter {self.label}: cannot start it: {exc.strerror or exc}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        # each request's stderr lines and timing, and the --adapter-log (reports/systems/adapter/log.py)
+        self.conversation = Conversation(self.label, self.proc.pid, active_log())
+        self._stderr: collections.deque[str] = StderrTail(STDERR_TAIL_LINES, self.conversation)
         os.set_blocking(self.proc.stdin.fileno(), False)
         self._reader = _Reader(self.proc.stdout, self.proc.stderr, self._lines, self._stderr)
         _LIVE.add(self)
@@ -237,6 +242,7 @@ class AdapterProcess:
     def send(self, message: dict[str, Any] | bytes, *, during: str, timeout: float = SEND_TIMEOUT) -> None:
         """Write one message within `timeout` seconds (an adapter that stops reading fills the pipe)."""
         data = memoryview(message if isinstance(message, bytes) else protocol.encode(message))
+        self.conversation.sent(message, len(data))
         assert self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
         deadline = time.monotonic() + timeout
@@ -276,6 +282,8 @@ class AdapterProcess:
             if left <= 0:
                 self.timed_out = True
                 raise self.fail(f"no answer within {limit or timeout:g} s (timed out)", during=during)
+        if line is not _EOF:
+            self.conversation.received(line.head if isinstance(line, _Oversized) else line)
         if line is _EOF:
             code = self.wait_exit(2)
             raise self.fail(f"it closed its output (exit status {code})", during=during)
@@ -366,6 +374,8 @@ class AdapterSystem(System):
         self.argv = list(argv)
         self.requests = 0
         self.restarts = 0
+        self.history = RequestHistory()   # the last run requests, each with its stderr lines and seconds
+        self.waited_seconds = 0.0         # spent in run requests (sent to answered), the campaign's summary shows it
         self.failure: SystemUnderTestError | None = None
         self.process = AdapterProcess(self.argv, label=label)
         self.name, self.version, self.capabilities, self.protocol_version = self._greet("the handshake")
@@ -416,13 +426,21 @@ class AdapterSystem(System):
         """Send one run request and read its results, within the limit its size gives it."""
         during = f"run request {request} (its {len(cases)} cases not checked)"
         limit = self.timeouts.run(len(cases), events)
-        deadline = time.monotonic() + limit
+        started = time.monotonic()
+        deadline = started + limit
         self.process.send(protocol.run_request(request, cases, self.protocol_version), during=during, timeout=limit)
         reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=limit)
+        self._answered(request, cases, time.monotonic() - started)
         try:
             return protocol.read_results(reply, request, cases, self.capabilities.output)
         except SystemUnderTestError as exc:
             raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
+
+    def _answered(self, request: int, cases: list[tuple[str, Scenario]], seconds: float) -> None:
+        """Remember the request with the stderr lines the adapter wrote during it (requests.py)."""
+        self.waited_seconds += seconds
+        lines, dropped = self.process.conversation.request_stderr()
+        self.history.add(RequestRecord(request, tuple(s for _, s in cases), seconds, lines, dropped))
 
     def _restart(self, request: int, cases: list[tuple[str, Scenario]], events: int) -> None:
         """A fresh adapter process in place of the one that timed out (already killed), greeted; it must be the

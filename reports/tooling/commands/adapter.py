@@ -6,8 +6,9 @@ import argparse
 
 from converge.reports.systems.adapter import protocol
 from converge.reports.systems.adapter.client import Timeouts
+from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.tooling.adapter_check import run_adapter_check
-from converge.reports.tooling.arguments import Subparsers
+from converge.reports.tooling.arguments import Subparsers, adapter_log_of, add_adapter_log
 
 
 def register(subparsers: Subparsers) -> None:
@@ -24,10 +25,13 @@ def register(subparsers: Subparsers) -> None:
     ck.add_argument("--version", type=int, choices=protocol.VERSIONS, default=None,
                     help="offer only this protocol version (default: every version converge speaks; the "
                          "handshake check says which one was negotiated)")
+    add_adapter_log(ck)
     ck.set_defaults(handler=cmd_adapter_check)
 
 
 def cmd_adapter_check(args: argparse.Namespace) -> int:
     """0 when every conformance check passed, 1 when one failed, 2 when no answer was compared."""
-    return run_adapter_check(args.command_line, timeouts=Timeouts(hello=args.hello_timeout, run_base=args.run_timeout),
-                             version=args.version)
+    with adapter_log(adapter_log_of(args, needs_system=False)):  # every adapter process the kit starts writes it
+        return run_adapter_check(args.command_line, timeouts=Timeouts(hello=args.hello_timeout,
+                                                                      run_base=args.run_timeout),
+                                 version=args.version)

@@ -19,9 +19,12 @@ from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
 from converge.reports.run_reports import RunReports
+from converge.reports.systems.adapter.log import adapter_log
+from converge.reports.systems.adapter.requests import with_stderr
 from converge.reports.terminal import format_table
 from converge.reports.tooling.arguments import (
     Subparsers,
+    adapter_log_of,
     add_examples,
     add_reports_options,
     add_seed,
@@ -126,7 +129,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
         echo("  state view: " + line)
     echo("\nproperties:")
     run_reports = RunReports.open(reports, "check")
-    reporter = run_reports.reporter()
+    reporter = with_stderr(under_test, run_reports.reporter())  # a divergence's report shows the adapter's stderr
     rows, worst, failed = [], 0, []
     exact = query.scenario(config=options.config(ttl=False, semantics="correct"))
     refused = under_test.why_not(exact) if under_test is not None else None
@@ -181,8 +184,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
-    return run_check(query, options, reports=reports_of(args), system=args.system,
-                     system_timeout=system_timeout_of(args))
+    with adapter_log(adapter_log_of(args)):
+        return run_check(query, options, reports=reports_of(args), system=args.system,
+                         system_timeout=system_timeout_of(args))
 
 
 __all__ = ["cmd_check", "open_system_under_test", "register", "run_check"]

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from converge.engine.model.errors import UsageError
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, replay_file
+from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.registry import system_kind
 from converge.reports.terminal import tally
 from converge.reports.tooling.arguments import (
     Subparsers,
+    adapter_log_of,
     add_oracle,
     add_runtime,
     add_system,
@@ -55,7 +57,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         files = scenario_files(args.targets)[0]
         if not files:
             raise UsageError(f"{', '.join(args.targets)}: no scenario files found")
-        return replay_on_system(files, args.system, timeout)
+        with adapter_log(adapter_log_of(args)):
+            return replay_on_system(files, args.system, timeout)
     files, skipped = scenario_files(args.targets)
     outcomes = []
     for path in dict.fromkeys(files):  # a file named twice (a folder and a wildcard) is replayed once

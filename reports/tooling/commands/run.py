@@ -12,13 +12,16 @@ from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_summary
 from converge.properties.registry import families, select
 from converge.properties.spec import PropertySpec
+from converge.reports.counts import Counts, default_counts, embedded_counts
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
+from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.registry import system_kind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
 from converge.reports.tooling.arguments import (
     Subparsers,
+    adapter_log_of,
     add_examples,
     add_oracle,
     add_reports_options,
@@ -44,7 +47,8 @@ QUIET_FOR = 5.0  # seconds a property of the embedded campaign runs before its p
 def register(subparsers: Subparsers) -> None:
     """The `run` parser and its options."""
     run = subparsers.add_parser("run", help="run the property campaign and print a table")
-    add_examples(run, None, "examples per property (default: per property)")
+    add_examples(run, None, "examples per property (default: per property); an example is one case: one "
+                            "Hypothesis example, or with --system one case of a batch (docs/systems.md)")
     add_seed(run, "Hypothesis seed, for a repeatable campaign")
     run.add_argument("--family", default=None, help="only this property family")
     run.add_argument("--property", default=None, help="only this property")
@@ -54,14 +58,15 @@ def register(subparsers: Subparsers) -> None:
                              "./converge-reports; off: none)", "write no report files (as --reports-dir off)")
     add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
                     "flink[:VERSION] (docs/systems.md) or spark (Spark's native joins, docs/spark.md); "
-                    "--examples then counts cases per property")
+                    "--examples N is then N cases per property, sent in batches of --batch")
     run.add_argument("--known", metavar="FILE", action="append", default=None,
                      help="with --system: a file of known divergences (JSON, docs/systems.md) added to the built-in "
                           "list; may be given more than once. A case they match is counted as known, never shrunk")
     run.add_argument("--no-known", action="store_true",
                      help="with --system: do not apply the built-in known divergences (a --known FILE still applies)")
     run.add_argument("--batch", type=positive_int, default=None,
-                     help=f"with --system: most cases per run request (default {RunOptions.batch})")
+                     help=f"with --system: cases per batch, one run request each; every batch is full but the "
+                          f"last, cut to what is left of --examples (default {RunOptions.batch})")
     add_shrink_budget(run)
     run.add_argument("--stats", action="store_true",
                      help="also print how often each family drew each special case (properties/coverage.py)")
@@ -74,7 +79,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.system is None and (args.known is not None or args.no_known or args.batch is not None):
         raise UsageError("--known, --no-known and --batch apply to a campaign against a system (--system SPEC)")
     known = tuple(existing_file(f, "--known") for f in args.known or ())
-    return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
+    with adapter_log(adapter_log_of(args)):
+        return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=known, builtin_known=not args.no_known,
                                    batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
@@ -134,8 +140,10 @@ def run_campaign(options: RunOptions) -> int:
                                         shrink_budget=options.shrink_budget, progress=watch))
     finally:
         watch.finish()
-    print_results(specs, results, stats=options.stats)
-    summary = reports.summary(results)
+    counts = [embedded_counts(r, options.examples if options.examples is not None else s.examples)
+              for s, r in zip(specs, results)]
+    print_results(specs, results, stats=options.stats, counts=counts)
+    summary = reports.summary(results, counts={(r.family, r.name): c for r, c in zip(results, counts)})
     if summary is not None:
         print(f"summary: {summary}")
     for r in results:
@@ -145,18 +153,21 @@ def run_campaign(options: RunOptions) -> int:
     for r in failed:
         print(f"\n{label(result_error(r)).upper()} {r.family}/{r.name} (seed {r.seed})")
         print(failure_excerpt(str(r.failure or f"{type(r.error).__name__}: {r.error}"), r.reports))
-    total = sum(r.examples for r in results)
-    print(f"\n{tally(label(result_error(r)) for r in results)} ({total} examples)")
+    asked, cases = sum(c.examples for c in counts), sum(c.cases for c in counts)
+    print(f"\n{tally(label(result_error(r)) for r in results)} ({asked} examples asked, {cases} cases checked)")
     return reports.settle(max((exit_code(result_error(r)) for r in results), default=0))
 
 
-def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResult], *, stats: bool) -> None:
-    """The campaign's table (with a verdict column for the anomalies family) and, with --stats, its coverage."""
+def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResult], *, stats: bool,
+                  counts: Sequence[Counts] | None = None) -> None:
+    """The campaign's table (with a verdict column for the anomalies family) and, with --stats, its coverage;
+    examples, batches and cases as reports/counts.py defines them (without `counts`: the examples run)."""
+    counted = list(counts) if counts is not None else [default_counts(r) for r in results]
     rows = [(r.family, r.name, outcome_cell(label(result_error(r)), result_error(r)) + shrink_note(r.shrink_stopped),
-             r.examples,
-             r.exercised.compared, r.failures, f"{r.seconds:.1f}", f"{r.examples_per_second:.0f}") for r in results]
-    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "compared", "failures", "seconds",
-                                "examples/s")
+             c.examples, c.batches_cell, c.cases, r.exercised.compared, r.failures, f"{r.seconds:.1f}",
+             f"{c.cases / r.seconds:.0f}" if r.seconds > 0 else "") for r, c in zip(results, counted)]
+    headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "batches", "cases", "compared",
+                                "failures", "seconds", "cases/s")
     if any(r.exercised.not_compared for r in results):  # what was drawn and not compared, and why (below)
         headers += ("not compared",)
         rows = [row + (r.exercised.describe(compared=False) if r.exercised.not_compared else "",)

@@ -10,6 +10,7 @@ expressions (tests/test_condition.py's generator).
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -84,7 +85,19 @@ def check(con: duckdb.DuckDBPyConnection, sql: str, row: dict, specs: tuple = (A
         if got[0] == "by zero":
             assert want in (("value", None), ("error", None)), f"{sql} on {row}: DuckDB {want} dividing by zero"
         return
+    if not agree(want, got) and DECIMAL_LITERAL.search(sql) and any(
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 for v in row.values()):
+        # the documented gap: a decimal literal is DOUBLE for converge (and so in the tree), DECIMAL in DuckDB; they
+        # part only where an integer operand has no exact DOUBLE. There the tree must mean what converge's engine
+        # computes, which the docs promise
+        args = [tuple(row[s.name, c] for c, _ in s.columns) for s in specs]
+        engine = ("value", compile_expression3(sql, [[s] for s in specs])(*args))
+        assert agree(engine, got), f"{sql} on {row}: converge's engine {engine}, the tree {got}\n{json.dumps(tree)}"
+        return
     assert agree(want, got), f"{sql} on {row}: DuckDB {want}, the tree {got}\n{json.dumps(tree)}"
+
+
+DECIMAL_LITERAL = re.compile(r"(?<![\w.])\d+\.\d")
 
 
 BIGINTS = st.one_of(st.none(), st.integers(-4, 4), st.sampled_from([2**31, -(2**63), 2**63 - 1, 2**40]))

@@ -93,7 +93,7 @@ def _rows(out: str) -> dict[str, list[str]]:
 
 def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_session_flink, tmp_path: Path,
                                                                         capsys) -> None:
-    code, out, summary = _campaign(["--examples", "4", "--batch", "4", "--seed", "1"], tmp_path, capsys)
+    code, out, summary = _campaign(["--examples", "4", "--batch", "2", "--seed", "1"], tmp_path, capsys)
     assert code == 0, out
     assert out.splitlines()[0].split()[:4] == ["system", "family", "property", "outcome"]
     rows = _rows(out)

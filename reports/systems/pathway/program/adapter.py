@@ -18,6 +18,11 @@ PROTOCOL = os.fdopen(os.dup(1), "w", encoding="utf-8")
 os.dup2(2, 1)
 sys.stdout = sys.stderr
 sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as top-level names
+# No network: Pathway contacts its license and usage servers only with a license key, and a monitoring server only
+# when one is named, so none of those reach it from the user's environment; nor do its worker settings.
+for _name in ("PATHWAY_LICENSE_KEY", "PATHWAY_MONITORING_SERVER", "PATHWAY_MONITORING_HTTP_PORT", "PATHWAY_THREADS",
+              "PATHWAY_PROCESSES", "PATHWAY_PERSISTENCE_MODE", "PATHWAY_REPLAY_STORAGE"):
+    os.environ.pop(_name, None)
 
 import pathway as pw  # noqa: E402
 from pathway.internals.parse_graph import G  # noqa: E402

@@ -1,4 +1,5 @@
-"""A case as the adapter protocol sends it: the scenario, and each input's changelog in its own order.
+"""A case as the adapter protocol sends it: the scenario, and each input's changelog in its own order (v1) or the
+join as data (v2, engine/condition_tree.py).
 
 A real engine with one source per input cannot be told how the inputs
 interleave; `changelogs` is what it can honour. The interleaving, watermarks
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, Scenario
 from converge.engine.model.scenario_json import scenario_to_dict
 
@@ -50,9 +52,19 @@ def scenario_for_case(scenario: Scenario) -> dict[str, Any]:
     return obj
 
 
-def case_to_json(case_id: str, scenario: Scenario) -> dict[str, Any]:
-    """The CASE object of a run request (docs/adapter-protocol.md)."""
-    return {"id": case_id, "scenario": scenario_for_case(scenario), "changelogs": changelogs_of(scenario)}
+def case_to_json(case_id: str, scenario: Scenario, version: int = 1, *,
+                 plan: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The CASE object of a run request (docs/adapter-protocol.md) in protocol `version`.
+
+    Version 1 sends each input's changelog beside the scenario (a copy of its change events); version 2 drops
+    that copy, so `scenario.events` is the one source of the changes, and adds the join as data: `plan`, which
+    the caller computes (engine/condition_tree.py `condition_plan`: the engine's parse, a layer above this one;
+    reports/systems/adapter/protocol.py `case_object` does both)."""
+    if version == 1 and plan is None:
+        return {"id": case_id, "scenario": scenario_for_case(scenario), "changelogs": changelogs_of(scenario)}
+    if version == 2 and plan is not None:
+        return {"id": case_id, "scenario": scenario_for_case(scenario), "plan": plan}
+    raise InternalError(f"a version {version!r} CASE {'with' if plan is not None else 'without'} a plan")
 
 
 def shape_key(scenario: Scenario) -> str:

@@ -368,15 +368,15 @@ class AdapterSystem(System):
         self.restarts = 0
         self.failure: SystemUnderTestError | None = None
         self.process = AdapterProcess(self.argv, label=label)
-        self.name, self.version, self.capabilities = self._greet("the handshake")
+        self.name, self.version, self.capabilities, self.protocol_version = self._greet("the handshake")
 
-    def _greet(self, during: str) -> tuple[str, str, Capabilities]:
-        """Send the hello to the current process and read its answer within the hello's limit."""
+    def _greet(self, during: str) -> tuple[str, str, Capabilities, int]:
+        """Send the hello to the current process and read its answer (and the version it chose) within the limit."""
         deadline = time.monotonic() + self.timeouts.hello
         self.process.send(protocol.hello_request(), during=during, timeout=self.timeouts.hello)
         reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=self.timeouts.hello)
         try:
-            return protocol.read_hello(reply)
+            return (*protocol.read_hello(reply), protocol.negotiated_version(reply))
         except SystemUnderTestError as exc:
             raise self.process.fail(str(exc), during=during, line=protocol.encode(reply)) from None
 
@@ -417,7 +417,7 @@ class AdapterSystem(System):
         during = f"run request {request} (its {len(cases)} cases not checked)"
         limit = self.timeouts.run(len(cases), events)
         deadline = time.monotonic() + limit
-        self.process.send(protocol.run_request(request, cases), during=during, timeout=limit)
+        self.process.send(protocol.run_request(request, cases, self.protocol_version), during=during, timeout=limit)
         reply = self.process.receive(max(0.0, deadline - time.monotonic()), during=during, limit=limit)
         try:
             return protocol.read_results(reply, request, cases, self.capabilities.output)
@@ -436,9 +436,10 @@ class AdapterSystem(System):
         self.process = AdapterProcess(self.argv, label=label)
         during = f"the handshake of the restart after run request {request} timed out"
         again = self._greet(during)
-        if again != (self.name, self.version, self.capabilities):
-            raise self.process.fail(f"the restarted adapter is {again[0]} {again[1]} with other capabilities than "
-                                    f"{self.name} {self.version} before the restart", during=during)
+        if again != (self.name, self.version, self.capabilities, self.protocol_version):
+            raise self.process.fail(f"the restarted adapter is {again[0]} {again[1]} (protocol {again[3]}) with other "
+                                    f"capabilities or protocol than {self.name} {self.version} (protocol "
+                                    f"{self.protocol_version}) before the restart", during=during)
 
     def _timed_out_twice(self, exc: SystemUnderTestError, cases: list[tuple[str, Scenario]],
                          events: int) -> SystemUnderTestError:

@@ -1,4 +1,4 @@
-"""The adapter protocol's messages, version 1 (docs/adapter-protocol.md): building and strictly reading them.
+"""The adapter protocol's messages, versions 1 and 2 (docs/adapter-protocol.md): building and strictly reading them.
 
 Everything an adapter sends is checked before it is believed: unknown keys,
 missing keys, a result for another case, a row of the wrong width or a value
@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Final
 
+from converge.engine.condition_tree import condition_plan
 from converge.engine.model.changelog import ROW_KINDS, Change
 from converge.engine.model.errors import BadInputError, SystemUnderTestError
 from converge.engine.model.scenario import Scenario, short_repr
@@ -21,7 +22,7 @@ from converge.engine.model.system import Capabilities, CaseResult
 from converge.engine.model.system_cases import case_to_json
 
 PROTOCOL: Final = "converge-adapter"
-VERSIONS: Final = (1,)
+VERSIONS: Final = (1, 2)
 
 HELLO_KEYS: Final = ("type", "protocol", "version", "system", "capabilities")
 SYSTEM_KEYS: Final = ("name", "version")
@@ -66,22 +67,30 @@ def _keys(obj: dict[str, Any], allowed: Sequence[str], path: str, required: Sequ
             raise violation(f"{path}: missing key {key!r}")
 
 
-def hello_request() -> dict[str, Any]:
-    return {"type": "hello", "protocol": PROTOCOL, "versions": list(VERSIONS)}
+def hello_request(versions: Sequence[int] = VERSIONS) -> dict[str, Any]:
+    """converge's hello, offering `versions` (all it speaks unless a check forces one)."""
+    return {"type": "hello", "protocol": PROTOCOL, "versions": list(versions)}
 
 
-def read_hello(obj: dict[str, Any]) -> tuple[str, str, Capabilities]:
-    """(system name, system version, capabilities) from the adapter's hello."""
+def negotiated_version(obj: dict[str, Any], offered: Sequence[int] = VERSIONS) -> int:
+    """The version an adapter's hello answered: one of those offered, or a protocol violation."""
+    version = obj.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version not in offered:
+        raise violation(f"hello.version: {short_repr(version)} was not offered (offered: {list(offered)})")
+    return version
+
+
+def read_hello(obj: dict[str, Any], offered: Sequence[int] = VERSIONS) -> tuple[str, str, Capabilities]:
+    """(system name, system version, capabilities) from the adapter's hello (its version: negotiated_version)."""
     if obj["type"] == "error":
-        raise violation(f"the adapter speaks none of the protocol versions {list(VERSIONS)}: "
+        raise violation(f"the adapter speaks none of the protocol versions {list(offered)}: "
                         f"{short_repr(obj.get('message'), 200)}")
     if obj["type"] != "hello":
         raise violation(f"expected a hello, got a {short_repr(obj['type'])} message")
     _keys(obj, HELLO_KEYS, "hello")
     if obj["protocol"] != PROTOCOL:
         raise violation(f"hello.protocol: expected {PROTOCOL!r}, got {short_repr(obj['protocol'])}")
-    if obj["version"] not in VERSIONS or isinstance(obj["version"], bool):
-        raise violation(f"hello.version: {short_repr(obj['version'])} was not offered (offered: {list(VERSIONS)})")
+    negotiated_version(obj, offered)
     system = obj["system"]
     if not isinstance(system, dict):
         raise violation(f"hello.system: expected an object, got {short_repr(system)}")
@@ -96,8 +105,16 @@ def read_hello(obj: dict[str, Any]) -> tuple[str, str, Capabilities]:
     return system["name"], system["version"], caps
 
 
-def run_request(request: int, cases: Sequence[tuple[str, Scenario]]) -> dict[str, Any]:
-    return {"type": "run", "request": request, "cases": [case_to_json(cid, s) for cid, s in cases]}
+def case_object(case_id: str, scenario: Scenario, version: int = 1) -> dict[str, Any]:
+    """One CASE in the negotiated version: v1 with `changelogs`, v2 with the join as data (`plan`)."""
+    if version == 2:
+        return case_to_json(case_id, scenario, 2, plan=condition_plan(scenario))
+    return case_to_json(case_id, scenario, version)
+
+
+def run_request(request: int, cases: Sequence[tuple[str, Scenario]], version: int = 1) -> dict[str, Any]:
+    """A run request in the negotiated `version` (1 unless the hello said otherwise)."""
+    return {"type": "run", "request": request, "cases": [case_object(cid, s, version) for cid, s in cases]}
 
 
 def output_types(scenario: Scenario) -> list[str]:

@@ -25,10 +25,9 @@ for _name in ("PATHWAY_LICENSE_KEY", "PATHWAY_MONITORING_SERVER", "PATHWAY_MONIT
     os.environ.pop(_name, None)
 
 import pathway as pw  # noqa: E402
-from pathway.internals.parse_graph import G  # noqa: E402
-
 from feed import Feed  # noqa: E402
 from graph import build, final_rows  # noqa: E402
+from pathway.internals.parse_graph import G  # noqa: E402
 from support import capabilities, unsupported  # noqa: E402
 
 

@@ -18,7 +18,6 @@ import json
 from collections.abc import Callable
 
 import pathway as pw
-
 from expression import bind_columns, compile_tree
 from feed import Feed
 from keys import key_text

@@ -212,13 +212,27 @@ def smoke_check(system: VenvSystem, command: list[str], version: str | None = No
     elif with_case:
         result = answers[1]["results"][0] if len(answers) > 1 and answers[1].get("type") == "results" else None
         expected = sorted(json.dumps(list(row)) for row in system.smoke_final)
-        if result is None or result.get("status") != "ok" or sorted(map(json.dumps, result["final"])) != expected:
+        if result is None or result.get("status") != "ok" or _final_rows(result) != expected:
             problem = f"the smoke join answered {answers[1:] or 'nothing'} (stderr: {tail})"
     if problem is None and process.returncode != 0:
         problem = f"the adapter exited with {process.returncode} after shutdown (stderr: {tail})"
     hello = answers[0] if answers and answers[0].get("type") == "hello" else {}
     return {"ok": problem is None, "message": problem or "ok", "seconds": seconds,
             "capabilities": hello.get("capabilities")}
+
+
+def _final_rows(result: dict) -> list[str] | None:
+    """A smoke result's final multiset as sorted JSON rows: its `final`, or its `changelog` folded (an adapter with
+    `output: changelog`, as Flink's, answers no `final`); None when it has neither."""
+    if isinstance(result.get("final"), list):
+        return sorted(map(json.dumps, result["final"]))
+    if not isinstance(result.get("changelog"), list):
+        return None
+    held: dict[str, int] = {}
+    for kind, *row in result["changelog"]:
+        text = json.dumps(row)
+        held[text] = held.get(text, 0) + (1 if kind in ("+I", "+U") else -1)
+    return sorted(text for text, count in held.items() for _ in range(max(count, 0)))
 
 
 def rewrite_capabilities(installed_system: InstalledSystem, capabilities: dict) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,34 @@ def test_an_installation_is_found_beside_flink_and_listed(systems: Path, capsys:
     assert "Pathway 0.33.0 is already installed" in capsys.readouterr().out
     assert main(["systems", "install", "pathway", "--version", "latest"]) == 2
     assert "expected a release number" in capsys.readouterr().err
+
+
+FAKE = '''import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "hello", "protocol": "converge-adapter", "version": 2,
+                          "system": {"name": "pathway", "version": "0.33.0"}, "capabilities": {}}), flush=True)
+    elif m["type"] == "run":
+        print(json.dumps({"type": "results", "request": 1, "results": [dict(id="smoke", status="ok", **ANSWER)]}),
+              flush=True)
+    else:
+        break
+'''
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ({"final": [[1, "a1", 1, "b1"], [None, "a2", None, None]]}, True),
+    # an `output: changelog` adapter (Flink's) answers no final: its changelog is folded
+    ({"changelog": [["+I", 1, "a1", 1, "b1"], ["+I", 1, "a1", 1, "b1"], ["-D", 1, "a1", 1, "b1"],
+                    ["+I", None, "a2", None, None]]}, True),
+    ({"changelog": [["+I", 1, "a1", 1, "b1"], ["+I", None, "a2", None, None], ["-D", None, "a2", None, None]]},
+     False),
+    ({"final": [[1, "a1", 1, "b1"], [None, "a2", None, "b2"]]}, False),  # a NULL key that matched
+])
+def test_the_smoke_check_compares_the_final_table_or_the_folded_changelog(tmp_path: Path, answer: dict,
+                                                                           ok: bool) -> None:
+    script = tmp_path / "fake.py"
+    script.write_text(f"ANSWER = {answer!r}\n" + FAKE)
+    check = environment.smoke_check([sys.executable, str(script)], "0.33.0", timeout=60)
+    assert check["ok"] is ok, check

@@ -93,3 +93,27 @@ def test_a_retraction_takes_back_one_copy_and_an_upsert_delete_goes_by_key() -> 
     # the update retracts the held row; the key-only delete retracts the row held for key 2; key 9 was never held
     assert fed.rows["u"] == [(3, 0, '[2,"p"]', 10, 1), (3, 0, '[2,"p"]', 12, -1), (4, 0, '[2,"q"]', 12, 1),
                              (4, 0, '[2,"q"]', 14, -1)]
+
+
+support = program_module("support")
+
+
+def test_a_case_outside_what_the_adapter_maps_is_unsupported_with_the_reason() -> None:
+    plan = {"first": "a", "steps": [], "interval": None}
+    scenario = {"inputs": [{"name": "a", "changelog_mode": "retract"}], "config": {}}
+    assert support.unsupported({"scenario": scenario, "plan": plan}) is None
+    assert "no plan" in support.unsupported({"scenario": scenario})  # a v1 case
+    assert "processing-time" in support.unsupported(
+        {"scenario": scenario, "plan": {**plan, "interval": {"time": "processing"}}})
+    assert "state_ttl_ms" in support.unsupported({"scenario": {**scenario, "config": {"state_ttl_ms": 10}},
+                                                  "plan": plan})
+    assert "raw changelog" in support.unsupported(
+        {"scenario": {**scenario, "inputs": [{"name": "a", "changelog_mode": "all"}]}, "plan": plan})
+    # the defaults a case file writes out are no reason
+    defaults = {"map_state_order": "rocksdb", "semantics": "correct", "min_cleanup_interval_ms": 0,
+                "dedupe_before_join": {}, "unique_key_lost": []}
+    assert support.unsupported({"scenario": {**scenario, "config": defaults}, "plan": plan}) is None
+    # no setting is declared, and each one lacks a sentence (shown as the reason a property is not applicable)
+    caps = support.capabilities()
+    assert caps["settings"] == [] and set(caps["lacks"]) == {"multi_join", "mini_batch", "state_backend",
+                                                             "parallelism", "upsert_sink", "restart"}

@@ -25,6 +25,7 @@ for _name in ("PATHWAY_LICENSE_KEY", "PATHWAY_MONITORING_SERVER", "PATHWAY_MONIT
     os.environ.pop(_name, None)
 
 import pathway as pw  # noqa: E402
+from expression import PlanError  # noqa: E402
 from feed import Feed  # noqa: E402
 from graph import build, final_rows  # noqa: E402
 from pathway.internals.parse_graph import G  # noqa: E402
@@ -51,6 +52,8 @@ def run_group(cases: list[dict]) -> list[dict]:
     try:
         table, layout = build(scenario, plan, feed)
         finals = final_rows(table, layout, len(cases))
+    except PlanError:
+        raise  # a malformed request: answered with a request error (main)
     except Exception as exc:  # the engine failed: each case of the group is an error, the adapter stays up
         traceback.print_exc(file=sys.stderr)
         return [{"id": c["id"], "status": "error", "message": f"Pathway: {type(exc).__name__}: {exc}"[:2000]}

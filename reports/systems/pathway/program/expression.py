@@ -16,6 +16,10 @@ Rows = dict[str, list]
 Fn = Callable[[Rows], object]
 
 
+class PlanError(Exception):
+    """The plan holds a node or operator outside the protocol's closed set: the request is malformed."""
+
+
 def _double(x: object) -> bool:
     return isinstance(x, float)
 
@@ -101,7 +105,7 @@ def compile_tree(node: dict) -> Fn:
             value = float(value)
         return lambda rows: value
     if kind != "call":
-        raise ValueError(f"unknown expression node {kind!r}")
+        raise PlanError(f"unknown expression node {kind!r}")
     op, rtype = node["op"], node["type"]
     args = [compile_tree(a) for a in node["args"]]
     if op == "and":
@@ -189,7 +193,7 @@ def _strict(op: str, rtype: str, args: list[Fn], types: list[str]) -> Fn:
         source = types[0]
         body = lambda u: _cast(u, source, rtype)  # noqa: E731
     else:
-        raise ValueError(f"unknown operator {op!r}")
+        raise PlanError(f"unknown operator {op!r}")
 
     def strict(rows: Rows) -> object:
         values = [a(rows) for a in args]

@@ -64,7 +64,8 @@ def case_to_json(case_id: str, scenario: Scenario, version: int = 1, *,
         return {"id": case_id, "scenario": scenario_for_case(scenario), "changelogs": changelogs_of(scenario)}
     if version == 2 and plan is not None:
         return {"id": case_id, "scenario": scenario_for_case(scenario), "plan": plan}
-    raise InternalError(f"a version {version!r} CASE {'with' if plan is not None else 'without'} a plan")
+    raise InternalError(f"a version {version!r} CASE {'with' if plan is not None else 'without'} a plan (a v2 CASE "
+                        f"needs engine/condition_tree.py's plan: use reports/systems/adapter/protocol.py case_object)")
 
 
 def shape_key(scenario: Scenario) -> str:

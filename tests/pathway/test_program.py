@@ -117,3 +117,11 @@ def test_a_case_outside_what_the_adapter_maps_is_unsupported_with_the_reason() -
     caps = support.capabilities()
     assert caps["settings"] == [] and set(caps["lacks"]) == {"multi_join", "mini_batch", "state_backend",
                                                              "parallelism", "upsert_sink", "restart"}
+
+
+@pytest.mark.parametrize("op, text, expected", [
+    ("upper", "aß", "Aẞ"), ("lower", "İI", "ii"), ("upper", "ᾳ", "ᾼ"), ("upper", "ﬀ", "ﬀ"), ("lower", "ÀB", "àb")])
+def test_case_mapping_is_duckdbs_one_to_one_mapping(op: str, text: str, expected: str) -> None:
+    # the protocol's examples (docs/adapter-protocol.md): Python's full mappings would give 'ASS', 'i̇i', 'ΑΙ', 'FF'
+    tree = call("=", call(op, lit(text, "VARCHAR"), type_="VARCHAR"), lit(expected, "VARCHAR"))
+    assert value(tree, A, B) is True

@@ -163,5 +163,5 @@ def test_run_and_check_take_the_flag_only_with_an_adapter_system(tmp_path: Path,
     assert main(["check", str(query), "--system", "reference", "--system-timeout", "9", "--no-reports"]) == 2
     assert "not to converge's own engine" in capsys.readouterr().err
     assert main(["run", "--system", "reference", "--system-timeout", "9", "--examples", "1", "--no-reports"]) == 2
-    assert "--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), not to --system " \
-           "reference" in capsys.readouterr().err
+    assert "--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], " \
+           "pathway[:VERSION]), not to --system reference" in capsys.readouterr().err

@@ -211,7 +211,7 @@ def test_every_kind_of_system_is_registered_by_its_schemes() -> None:
     defined = {k for k in _subclasses(SystemKind)  # kinds that tests define for themselves are not converge's
                if "schemes" in vars(k) and k.__module__.startswith("converge.")}
     assert defined == set(KINDS)
-    assert sorted(BY_SCHEME) == ["cmd", "flink", "reference", "reference-spark", "spark"]
+    assert sorted(BY_SCHEME) == ["cmd", "flink", "pathway", "reference", "reference-spark", "spark"]
 
 
 def _names_a_system(*nodes: object) -> bool:

@@ -4,6 +4,7 @@
     reference-spark      the reference engine on the Spark runtime
     cmd:COMMAND          an adapter command (a path, or a command line split like a shell would)
     flink[:VERSION]      the Flink adapter, installed by `converge systems install flink`
+    pathway[:VERSION]    the Pathway adapter, installed by `converge systems install pathway`
     spark                Spark's own stream-stream join (native-join cases, docs/spark.md)
 
 A new kind is a SystemKind subclass in its own module, listed in KINDS.
@@ -17,17 +18,18 @@ from converge.reports.systems.adapter.client import Timeouts
 from converge.reports.systems.adapter.kind import AdapterKind
 from converge.reports.systems.base import SystemKind
 from converge.reports.systems.flink.kind import FlinkKind
+from converge.reports.systems.pathway.kind import PathwayKind
 from converge.reports.systems.reference import ReferenceKind
 from converge.reports.systems.spark.kind import SparkKind
 
 DEFAULT_SYSTEM = "reference"
-KINDS: tuple[type[SystemKind], ...] = (ReferenceKind, AdapterKind, FlinkKind, SparkKind)
+KINDS: tuple[type[SystemKind], ...] = (ReferenceKind, AdapterKind, FlinkKind, PathwayKind, SparkKind)
 BY_SCHEME: dict[str, type[SystemKind]] = {scheme: kind for kind in KINDS for scheme in kind.schemes}
 SPEC_FORMS: tuple[str, ...] = tuple(form for kind in KINDS for form in kind.forms)
 
 
 # The kinds that wait for an adapter process, so that `--system-timeout` means something to them.
-TIMED: tuple[type[SystemKind], ...] = (AdapterKind, FlinkKind)
+TIMED: tuple[type[SystemKind], ...] = (AdapterKind, FlinkKind, PathwayKind)
 
 
 def system_kind(spec: str, *, timeout: float | None = None) -> SystemKind:
@@ -41,7 +43,7 @@ def system_kind(spec: str, *, timeout: float | None = None) -> SystemKind:
     bound = kind(spec)
     if timeout is not None:
         if not isinstance(bound, TIMED):
-            raise UsageError(f"--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), "
+            raise UsageError(f"--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], pathway[:VERSION]), "
                              f"not to --system {spec}")
         bound.timeout = timeout
     return bound

@@ -1,0 +1,1 @@
+"""Pathway as a system under test: its environment, its `--system pathway` kind, and its adapter program."""

@@ -98,22 +98,22 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
     assert out.splitlines()[0].split()[:4] == ["system", "family", "property", "outcome"]
     rows = _rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out
-    # seed 1 draws a FLINK-34380 template for the mini-batch row kinds (docs/flink-findings.md #7) and the upsert-sink
-    # case of #11: their built-in entries count them as known
-    expected = {"minibatch changelog_rowkinds": "known", "sinks upsert_sink_equals_oracle": "known"}
+    # seed 1 draws a FLINK-34380 template for the mini-batch row kinds (docs/flink-findings.md #7): its built-in entry
+    # counts it as known (the upsert-sink case of #11 is drawn at this size by other seeds, not this one)
+    expected = {"minibatch changelog_rowkinds": "known"}
     # mini-batch LEFT joins over a keyless retract input meet finding #12 in some runs only (intermittent): known
     either = ("parallel final_equals_oracle", "minibatch final_equals_oracle", "reference system_equals_reference")
     for prop, cells in rows.items():
         assert cells[4] in (("passed", "known") if prop in either else (expected.get(prop, "passed"),)), (prop, out)
-        batches, cases, compared, unsupported, known = (int(c) for c in cells[5:10])
-        assert batches >= 1 and cases >= batches and compared >= 1, (prop, out)
+        examples, batches, cases, compared, unsupported, known = (int(c) for c in cells[5:11])
+        assert examples == 4 and batches >= 1 and cases >= batches and compared >= 1, (prop, out)
         if "changelog_rowkinds" in prop or prop == ORDER:  # a case no rule claims is skipped, with the reasons
             assert compared + known <= cases - unsupported, (prop, out)
         else:
             assert compared == cases - unsupported - known, (prop, out)
     assert "system: flink 2.3.0 (started in" in out
     counts = re.search(r"^(\d+) passed, (\d+) known \(", out, re.M)
-    assert counts and int(counts[1]) + int(counts[2]) == len(PROPERTIES) and int(counts[2]) >= 2, out
+    assert counts and int(counts[1]) + int(counts[2]) == len(PROPERTIES) and int(counts[2]) >= 1, out
     assert "diverged" not in out.split("system: flink")[1] and "not applicable" not in out, out
     assert summary["system"] == "flink 2.3.0"
 
@@ -127,7 +127,7 @@ def test_a_fuller_flink_campaign(on_session_flink, tmp_path: Path, capsys) -> No
     rows = _rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out
     interval = rows["interval no_late_equals_oracle"]
-    assert int(interval[7]) * 10 < int(interval[6]), f"most interval cases should run, not be unsupported: {out}"
+    assert int(interval[9]) * 10 < int(interval[8]), f"most interval cases should run, not be unsupported: {out}"
 
 
 def _replay_known(flink_system: AdapterSystem, entry_id: str, family: str, prop: str) -> None:

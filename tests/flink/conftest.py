@@ -15,20 +15,13 @@ the only JVM.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from converge.engine.model.errors import UsageError
 from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.systems.flink import environment
 from tests.flink.client import ProtocolClient
-
-
-def _unavailable(reason: str):
-    if os.environ.get("CONVERGE_REQUIRE_FLINK") == "1":
-        pytest.fail(f"CONVERGE_REQUIRE_FLINK=1 but the Flink environment is unavailable: {reason}")
-    pytest.skip(f"Flink environment unavailable: {reason}")
+from tests.shared_adapter import session_adapter, unavailable
 
 
 @pytest.fixture(scope="session")
@@ -38,20 +31,13 @@ def flink_command() -> list[str]:
         environment.install()
         return environment.adapter_command(environment.DEFAULT_VERSION)
     except UsageError as exc:
-        _unavailable(str(exc))
+        unavailable("Flink", str(exc))
         raise  # unreachable: skip/fail raise
 
 
 @pytest.fixture(scope="session")
 def flink_system(flink_command: list[str]):
-    """The started adapter as converge's client holds it; shut down, and its exit status checked, at the end."""
-    system = AdapterSystem(flink_command, label="flink")
-    try:
-        yield system
-        code = system.process.shutdown(30.0)
-        assert code == 0, f"the adapter exited with {code} after shutdown; stderr: {system.process.stderr_tail()}"
-    finally:
-        system.process.kill()
+    yield from session_adapter(flink_command, "flink")
 
 
 @pytest.fixture(scope="session")

@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import CaseResult, System
+from converge.engine.model.system import System
 from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.systems.flink.kind import FlinkKind
 from converge.reports.tooling.cli import main
+from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -33,17 +32,6 @@ PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", 
 # Compares only the cases with an event that meets two or more stored rows (the others are counted as skipped):
 # tests/flink/test_flink_map_order.py
 ORDER = "regular emission_order_matches_backend"
-
-
-class Borrowed(System):
-    """The session's Flink system for one campaign: everything passes through but close()."""
-
-    def __init__(self, system: AdapterSystem) -> None:
-        self.system = system
-        self.name, self.version, self.capabilities = system.name, system.version, system.capabilities
-
-    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
-        return self.system.run_cases(cases)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.tooling.cli import main
 from converge.reports.tooling.commands import check
-from tests.flink.test_flink_campaign import Borrowed
+from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 

@@ -71,7 +71,7 @@ def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family
                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     from converge.reports.systems.flink.kind import FlinkKind
     from converge.reports.tooling.cli import main
-    from tests.flink.test_flink_campaign import Borrowed
+    from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(FlinkKind, "open", lambda kind, **_: Borrowed(flink_system))
     code = main(["run", "--system", "flink", "--family", family, "--examples", "40", "--seed", "1",

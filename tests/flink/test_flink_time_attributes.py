@@ -108,7 +108,7 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
     check/system_final_answer not applicable, naming it, instead of running Flink's defaults."""
     from converge.reports.tooling.cli import main
     from converge.reports.tooling.commands import check
-    from tests.flink.test_flink_campaign import Borrowed
+    from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(check, "open_system_under_test", lambda spec, timeout=None: Borrowed(flink_system))
     example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "job_options.sql"

@@ -9,19 +9,11 @@ makes that a failure. The tests sit in xdist group "pathway", so one worker hold
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from converge.engine.model.errors import UsageError
-from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.systems.pathway import environment
-
-
-def unavailable(reason: str):
-    if os.environ.get("CONVERGE_REQUIRE_PATHWAY") == "1":
-        pytest.fail(f"CONVERGE_REQUIRE_PATHWAY=1 but the Pathway environment is unavailable: {reason}")
-    pytest.skip(f"Pathway environment unavailable ({reason}); install it with `{environment.INSTALL_HINT}`")
+from tests.shared_adapter import session_adapter, unavailable
 
 
 @pytest.fixture(scope="session")
@@ -30,17 +22,10 @@ def pathway_command() -> list[str]:
         environment.install()
         return environment.adapter_command(environment.DEFAULT_VERSION)
     except UsageError as exc:
-        unavailable(str(exc))
+        unavailable("Pathway", str(exc), environment.INSTALL_HINT)
         raise  # unreachable: skip/fail raise
 
 
 @pytest.fixture(scope="session")
 def pathway_system(pathway_command: list[str]):
-    """The started adapter as converge's client holds it; shut down, and its exit status checked, at the end."""
-    system = AdapterSystem(pathway_command, label="pathway")
-    try:
-        yield system
-        code = system.process.shutdown(30.0)
-        assert code == 0, f"the adapter exited with {code} after shutdown; stderr: {system.process.stderr_tail()}"
-    finally:
-        system.process.kill()
+    yield from session_adapter(pathway_command, "pathway")

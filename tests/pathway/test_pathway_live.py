@@ -8,30 +8,18 @@ from __future__ import annotations
 import json
 import shlex
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
-from converge.engine.model.system import CaseResult, System
 from converge.reports.systems.adapter.client import AdapterSystem
 from converge.reports.systems.pathway.kind import PathwayKind
 from converge.reports.tooling.cli import main
+from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]
-
-
-class Borrowed(System):
-    """The session's Pathway system for one campaign: everything passes through but close()."""
-
-    def __init__(self, system: AdapterSystem) -> None:
-        self.system = system
-        self.name, self.version, self.capabilities = system.name, system.version, system.capabilities
-
-    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
-        return self.system.run_cases(cases)
 
 
 @pytest.fixture

@@ -43,8 +43,8 @@ def system_kind(spec: str, *, timeout: float | None = None) -> SystemKind:
     bound = kind(spec)
     if timeout is not None:
         if not isinstance(bound, TIMED):
-            raise UsageError(f"--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], pathway[:VERSION]), "
-                             f"not to --system {spec}")
+            raise UsageError(f"--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], "
+                             f"pathway[:VERSION]), not to --system {spec}")
         bound.timeout = timeout
     return bound
 

@@ -54,7 +54,7 @@ def register(subparsers: Subparsers) -> None:
     add_examples(c, 50, "examples per property and per finding")
     add_seed(c, "Hypothesis seed, for a repeatable check")
     add_system(c, "the system whose final answers system_final_answer judges: reference (default), "
-                  "flink[:VERSION], cmd:COMMAND")
+                  "flink[:VERSION], pathway[:VERSION], cmd:COMMAND")
     add_reports_options(c, "where failure reports go", "write no report files")
     c.set_defaults(handler=cmd_check)
 
@@ -64,7 +64,8 @@ def open_system_under_test(spec: str | None, timeout: float | None = None) -> "S
     is `--system-timeout`."""
     if spec in (None, "local", "reference"):
         if timeout is not None:
-            raise UsageError("--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION]), "
+            raise UsageError("--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], "
+                             "pathway[:VERSION]), "
                              "not to converge's own engine")
         return None
     from converge.reports.systems.registry import open_system  # lazy: may start an adapter process

@@ -57,7 +57,8 @@ def register(subparsers: Subparsers) -> None:
     add_reports_options(run, "where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                              "./converge-reports; off: none)", "write no report files (as --reports-dir off)")
     add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
-                    "flink[:VERSION] (docs/systems.md) or spark (Spark's native joins, docs/spark.md); "
+                    "flink[:VERSION], pathway[:VERSION] (docs/systems.md) or spark (Spark's native joins, "
+                    "docs/spark.md); "
                     "--examples N is then N cases per property, sent in batches of --batch")
     run.add_argument("--known", metavar="FILE", action="append", default=None,
                      help="with --system: a file of known divergences (JSON, docs/systems.md) added to the built-in "

@@ -103,12 +103,12 @@ def _campaign(args: list[str], tmp_path: Path, capsys) -> tuple[int, str, dict]:
 
 def test_a_small_pathway_campaign_compares_every_case(on_session_pathway, tmp_path: Path, capsys) -> None:
     code, out, summary = _campaign(["--property", "final_equals_oracle", "--family", "regular", "--examples", "8",
-                                    "--batch", "8", "--seed", "3"], tmp_path, capsys)
+                                    "--batch", "4", "--seed", "3"], tmp_path, capsys)
     assert code == 0, out
     (row,) = [line.split() for line in out.splitlines() if line.startswith("pathway ")]
     assert row[2:5] == ["regular", "final_equals_oracle", "passed"], out
-    cases, compared, unsupported = int(row[6]), int(row[7]), int(row[8])
-    assert cases >= 8 and compared == cases and unsupported == 0, out
+    examples, batches, cases, compared, unsupported = (int(c) for c in row[5:10])
+    assert examples == cases == compared == 8 and batches == 2 and unsupported == 0, out
     assert summary["system"].startswith("pathway ")
 
 

@@ -71,7 +71,7 @@ def test_a_missing_java_is_a_usage_error_that_says_so(monkeypatch: pytest.Monkey
 
 def test_without_java_the_flink_tests_skip_with_the_reason_and_ci_fails_them(monkeypatch: pytest.MonkeyPatch,
                                                                              tmp_path: Path) -> None:
-    from tests.flink.conftest import _unavailable
+    from tests.shared_adapter import unavailable
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
@@ -80,11 +80,11 @@ def test_without_java_the_flink_tests_skip_with_the_reason_and_ci_fails_them(mon
     monkeypatch.delenv("CONVERGE_REQUIRE_FLINK", raising=False)
     with pytest.raises(pytest.skip.Exception, match="Flink environment unavailable: Flink needs Java 11 or newer .*"
                                                     "no `java` was found"):
-        _unavailable(str(missing.value))
+        unavailable("Flink", str(missing.value))
     monkeypatch.setenv("CONVERGE_REQUIRE_FLINK", "1")
     with pytest.raises(pytest.fail.Exception, match="CONVERGE_REQUIRE_FLINK=1 but the Flink environment is "
                                                     "unavailable: Flink needs Java"):
-        _unavailable(str(missing.value))
+        unavailable("Flink", str(missing.value))
 
 
 def test_an_old_java_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import pytest
 from converge.engine.model.errors import UsageError
 from converge.reports.systems.flink import environment
 from converge.reports.tooling.cli import main
-from tests.flink.conftest import _unavailable
 from tests.flink.test_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED
+from tests.shared_adapter import unavailable
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
 PROPERTIES = 10
@@ -23,12 +23,12 @@ def _installed(version: str) -> environment.InstalledSystem:
     try:
         environment.java_version()
     except UsageError as exc:
-        _unavailable(str(exc))
+        unavailable("Flink", str(exc))
     try:
         return environment.find(version)
     except UsageError:
         if version == environment.DEFAULT_VERSION:
-            _unavailable(f"Flink {version} is not installed")
+            unavailable("Flink", f"Flink {version} is not installed")
         pytest.skip(f"Flink {version} is not installed: run `converge systems install flink --version {version}`")
 
 

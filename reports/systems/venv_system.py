@@ -10,6 +10,7 @@ small case) and only then renames it into place: a failed install leaves nothing
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 
 from converge.engine.model.errors import UsageError
 
@@ -243,6 +245,28 @@ def rewrite_capabilities(installed_system: InstalledSystem, capabilities: dict) 
     temporary = record.with_name("system.json.tmp")
     temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     temporary.replace(record)
+
+
+def record_capabilities(system: VenvSystem, installed_system: InstalledSystem,
+                        handshake: Callable[[list[str], str], dict]) -> InstalledSystem:
+    """An installation recorded by an older converge, given the capabilities its adapter declares now:
+    `handshake(command, version)` is the system's smoke check without a case; system.json is rewritten with them.
+    UsageError when the handshake fails."""
+    check = handshake(installed_system.command(), installed_system.version)
+    if not check["ok"] or not isinstance(check["capabilities"], dict):
+        raise UsageError(f"{system.title} {installed_system.version} in {installed_system.folder} does not answer a "
+                         f"handshake: {check['message']}")
+    rewrite_capabilities(installed_system, check["capabilities"])
+    return find(system, installed_system.version)
+
+
+def program_module(program: Path, name: str) -> ModuleType:
+    """A module of an adapter program, for converge's own tests of it. The program runs under its environment's
+    interpreter and imports its modules as plain scripts from its own folder; loading them the same way here keeps
+    one copy of that code and checks the very files the system runs."""
+    if str(program) not in sys.path:
+        sys.path.insert(0, str(program))
+    return importlib.import_module(name)
 
 
 def features(system: VenvSystem, capabilities: dict | None, version: str) -> tuple[str, str]:

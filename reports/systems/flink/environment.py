@@ -9,12 +9,10 @@ runs a stale copy.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -108,11 +106,7 @@ def smoke_check(command: list[str], version: str | None = None, *, with_case: bo
 def record_capabilities(system: InstalledSystem) -> InstalledSystem:
     """An installation recorded by an older converge, given the capabilities its adapter declares now (a handshake
     only); system.json is rewritten with them. UsageError when the handshake fails."""
-    check = smoke_check(system.command(), system.version, with_case=False)
-    if not check["ok"] or not isinstance(check["capabilities"], dict):
-        raise UsageError(f"Flink {system.version} in {system.folder} does not answer a handshake: {check['message']}")
-    venv_system.rewrite_capabilities(system, check["capabilities"])
-    return find(system.version)
+    return venv_system.record_capabilities(SYSTEM, system, lambda command, v: smoke_check(command, v, with_case=False))
 
 
 def features(capabilities: dict | None, version: str) -> tuple[str, str]:
@@ -121,12 +115,5 @@ def features(capabilities: dict | None, version: str) -> tuple[str, str]:
 
 
 def program_module(name: str) -> ModuleType:
-    """A module of the adapter program (`case_plan`, `condition_sql`), for converge's own checks of it.
-
-    The program runs under the Flink environment's interpreter and imports its
-    modules as plain scripts from its own folder; loading them the same way
-    here keeps one copy of that code and checks the very files Flink runs.
-    """
-    if str(PROGRAM) not in sys.path:
-        sys.path.insert(0, str(PROGRAM))
-    return importlib.import_module(name)
+    """A module of the adapter program (`case_plan`, `condition_sql`), for converge's own checks of it."""
+    return venv_system.program_module(PROGRAM, name)

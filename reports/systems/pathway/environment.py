@@ -7,12 +7,9 @@ The adapter program stays in converge's package (program/adapter.py), run by the
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 from types import ModuleType
 
-from converge.engine.model.errors import UsageError
 from converge.reports.systems import venv_system
 from converge.reports.systems.venv_system import InstalledSystem
 
@@ -72,13 +69,9 @@ def smoke_check(command: list[str], version: str | None = None, *, with_case: bo
 
 
 def record_capabilities(system: InstalledSystem) -> InstalledSystem:
-    """An installation whose record lacks capabilities, given those its adapter declares now (a handshake)."""
-    check = smoke_check(system.command(), system.version, with_case=False)
-    if not check["ok"] or not isinstance(check["capabilities"], dict):
-        raise UsageError(f"Pathway {system.version} in {system.folder} does not answer a handshake: "
-                         f"{check['message']}")
-    venv_system.rewrite_capabilities(system, check["capabilities"])
-    return find(system.version)
+    """An installation recorded by an older converge, given the capabilities its adapter declares now (a handshake
+    only); system.json is rewritten with them. UsageError when the handshake fails."""
+    return venv_system.record_capabilities(SYSTEM, system, lambda command, v: smoke_check(command, v, with_case=False))
 
 
 def features(capabilities: dict | None, version: str) -> tuple[str, str]:
@@ -87,8 +80,6 @@ def features(capabilities: dict | None, version: str) -> tuple[str, str]:
 
 
 def program_module(name: str) -> ModuleType:
-    """A module of the adapter program (`expression`, `keys`, `feed`) for converge's own tests of it: loaded from
-    the very files Pathway runs (they import only the standard library, except graph.py and adapter.py)."""
-    if str(PROGRAM) not in sys.path:
-        sys.path.insert(0, str(PROGRAM))
-    return importlib.import_module(name)
+    """A module of the adapter program (`expression`, `keys`, `feed`) for converge's own tests of it (they import
+    only the standard library, except graph.py and adapter.py)."""
+    return venv_system.program_module(PROGRAM, name)

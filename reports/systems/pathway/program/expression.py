@@ -120,26 +120,18 @@ def compile_tree(node: dict) -> Fn:
         raise PlanError(f"unknown expression node {kind!r}")
     op, rtype = node["op"], node["type"]
     args = [compile_tree(a) for a in node["args"]]
-    if op == "and":
-        def conj(rows: Rows) -> object:
+    if op in ("and", "or"):
+        decisive = op == "or"  # the value that decides at once: FALSE for AND, TRUE for OR
+
+        def junction(rows: Rows) -> object:
             seen_null = False
             for a in args:
                 v = a(rows)
-                if v is False:
-                    return False
+                if v is decisive:
+                    return decisive
                 seen_null |= v is None
-            return None if seen_null else True
-        return conj
-    if op == "or":
-        def disj(rows: Rows) -> object:
-            seen_null = False
-            for a in args:
-                v = a(rows)
-                if v is True:
-                    return True
-                seen_null |= v is None
-            return None if seen_null else False
-        return disj
+            return None if seen_null else not decisive
+        return junction
     if op == "not":
         (a,) = args
         return lambda rows: None if (v := a(rows)) is None else not v

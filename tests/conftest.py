@@ -8,7 +8,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from converge.generators.profile import PROFILE_NAME
 
 # Hypothesis keeps its example database and constants cache in ./.hypothesis, written while tests are
 # collected; the suite (and the processes it starts) keep them out of the checkout, in the temp dir.
@@ -20,6 +23,13 @@ _BEFORE = pytest.StashKey[frozenset[str]]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
                      help="also run tests marked slow (long campaigns, the full Spark set)")
+
+
+# Every test's Hypothesis settings start from converge's profile: no deadline. Hypothesis's default deadline
+# (200 ms an example) and its too_slow health check measure wall-clock time, which a loaded shared CI machine
+# stretches many times over; a test that sets `deadline=` itself still gets what it asks for.
+settings.register_profile("converge-suite", parent=settings.get_profile(PROFILE_NAME))
+settings.load_profile("converge-suite")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,0 +1,174 @@
+"""converge run's CI conventions (issue 28): --junit-xml, --maxfail/-x, --last-failed, -k, [tool.converge] and
+progress lines in a log, on a campaign of four small properties with a known divergence and a known crash."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from converge.engine.model.errors import UsageError
+from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.spec import PropertySpec
+from converge.reports.selection import compile_keyword, narrow, select_names
+from converge.reports.tooling.cli import main
+from converge.reports.tooling.commands import run as run_command
+from tests.test_reports import TLP
+
+
+def holds(n: int) -> None:
+    assert n >= 0
+
+
+def diverges(scenario) -> None:
+    raise PropertyFailure(Divergence("diverges", scenario, "by design: this property always diverges"))
+
+
+def crashes(n: int) -> None:
+    raise RuntimeError("by design: this property always crashes")
+
+
+FAKE = [PropertySpec("fake", "holds", lambda: st.tuples(st.integers(0, 9)), holds, examples=3),
+        PropertySpec("fake", "diverges", lambda: st.just((TLP,)), diverges, examples=3),
+        PropertySpec("fake", "crashes", lambda: st.tuples(st.integers(0, 9)), crashes, examples=3),
+        PropertySpec("other", "holds_too", lambda: st.tuples(st.integers(0, 9)), holds, examples=3)]
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path: Path) -> Path:
+    """`converge run` sees only FAKE; the working directory is a fresh one (no pyproject.toml above it is read
+    unless a test writes one)."""
+    monkeypatch.setattr(run_command, "select", lambda family=None, name=None: [
+        s for s in FAKE if (family is None or s.family == family) and (name is None or s.name == name)])
+    monkeypatch.setattr(run_command, "families", lambda: ["fake", "other"])
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    work = tmp_path / "project" / "sub"
+    work.mkdir(parents=True)
+    (tmp_path / "project" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+def parse(path: Path) -> tuple[dict[str, str], dict[str, ET.Element]]:
+    root = ET.parse(path).getroot()  # the stdlib's parser: what a CI system reads
+    (suite,) = root.findall("testsuite")
+    return dict(suite.attrib), {f"{c.get('classname')}/{c.get('name')}": c for c in suite.findall("testcase")}
+
+
+def test_junit_xml_has_one_testcase_per_property_with_the_failure_report_and_its_replay(fake: Path, capsys) -> None:
+    out = fake / "junit.xml"
+    code = main(["run", "--seed", "4", "--reports-dir", str(fake / "reports"), "--junit-xml", str(out)])
+    assert code == 3  # a crash is the worst outcome
+    suite, cases = parse(out)
+    assert (suite["tests"], suite["failures"], suite["errors"], suite["skipped"]) == ("4", "1", "1", "0")
+    assert list(cases) == ["fake/holds", "fake/diverges", "fake/crashes", "other/holds_too"]
+    assert list(cases["fake/holds"]) == [] and list(cases["other/holds_too"]) == []
+    (failure,) = cases["fake/diverges"]
+    assert failure.tag == "failure" and failure.get("type") == "diverged"
+    report = next(Path(p) for p in (fake / "reports").glob("*-run-*/*.json") if p.name != "summary.json")
+    assert f"report {report}" in failure.get("message") and f"converge replay {report}" in failure.get("message")
+    assert "by design: this property always diverges" in failure.text
+    (error,) = cases["fake/crashes"]
+    assert error.tag == "error" and error.get("type") == "crashed" and "always crashes" in error.get("message")
+    assert "converge run -k fake/crashes --seed 4" in error.get("message")  # no report file: how to rerun it
+    assert all(float(c.get("time")) >= 0 for c in cases.values())
+    assert f"junit: {out}" in capsys.readouterr().out
+
+
+def test_maxfail_stops_after_n_failures_and_reports_the_rest_as_not_run(fake: Path, capsys) -> None:
+    out = fake / "junit.xml"
+    assert main(["run", "-x", "--seed", "4", "--no-reports", "--junit-xml", str(out)]) == 1  # no crash ran
+    table = capsys.readouterr().out
+    assert "not run: --maxfail 1 reached (fake/diverges failed)" in table
+    assert "1 passed, 1 diverged, 2 not run (" in table
+    suite, cases = parse(out)
+    assert (suite["tests"], suite["failures"], suite["errors"], suite["skipped"]) == ("4", "1", "0", "2")
+    assert [c[0].tag for c in (cases["fake/crashes"], cases["other/holds_too"])] == ["skipped", "skipped"]
+    assert "--maxfail 1 reached" in cases["other/holds_too"][0].get("message")
+    assert main(["run", "--maxfail", "2", "--seed", "4", "--no-reports"]) == 3
+    table = capsys.readouterr().out
+    assert "not run: --maxfail 2 reached (fake/diverges, fake/crashes failed)" in table and "1 not run (" in table
+
+
+def test_k_selects_by_family_and_property_names_and_refuses_what_selects_nothing(fake: Path, capsys) -> None:
+    assert main(["run", "-k", "holds and not other", "--seed", "1", "--no-reports"]) == 0
+    out = capsys.readouterr().out
+    assert "1 passed (3 examples asked" in out and "holds_too" not in out and "diverges" not in out
+    assert main(["run", "-k", "(diverges or", "--no-reports"]) == 2
+    assert "-k '(diverges or': expected a name, 'not' or '(' but the expression ended at position 13" in \
+        capsys.readouterr().err
+    assert main(["run", "-k", "nothing_is_called_this", "--no-reports"]) == 2
+    assert "selects no property" in capsys.readouterr().err
+
+
+def test_last_failed_reruns_the_failed_properties_with_their_seeds(fake: Path, capsys) -> None:
+    reports = fake / "reports"
+    assert main(["run", "--last-failed", "--reports-dir", str(reports)]) == 2
+    assert "no earlier `converge run` left a summary" in capsys.readouterr().err
+    assert main(["run", "--reports-dir", str(reports), "--seed", "11"]) == 3
+    capsys.readouterr()
+    assert main(["run", "--last-failed", "--reports-dir", str(reports)]) == 3
+    captured = capsys.readouterr()
+    assert "rerunning 2 properties" in captured.err and "fake/diverges, fake/crashes" in captured.err
+    latest = reports / (reports / "LATEST").read_text().strip()
+    rows = json.loads((latest / "summary.json").read_text())["properties"]
+    assert [(r["family"], r["property"], r["seed"]) for r in rows] == [("fake", "diverges", 11), ("fake", "crashes", 11)]
+    assert main(["run", "--last-failed", "--seed", "3", "--reports-dir", str(reports)]) == 2
+    assert "--seed would change it" in capsys.readouterr().err
+    assert main(["run", "-k", "holds", "--reports-dir", str(reports)]) == 0
+    capsys.readouterr()
+    assert main(["run", "--last-failed", "--reports-dir", str(reports)]) == 0
+    assert "no property failed in the last campaign" in capsys.readouterr().err
+
+
+def test_pyproject_tool_converge_gives_defaults_that_flags_override(fake: Path, capsys) -> None:
+    (fake / "project" / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\n\n[tool.converge]\nexamples = 2\nseed = 21\nreports-dir = 'ci-reports'\n")
+    assert main(["run", "-k", "holds"]) == 0
+    capsys.readouterr()
+    folder = fake / "project" / "ci-reports"  # relative to the pyproject.toml, not to the working directory
+    rows = json.loads((folder / (folder / "LATEST").read_text().strip() / "summary.json").read_text())["properties"]
+    assert [(r["examples"], r["seed"]) for r in rows] == [(2, 21), (2, 21)]
+    assert main(["run", "-k", "holds", "--examples", "1", "--seed", "5"]) == 0
+    capsys.readouterr()
+    rows = json.loads((folder / (folder / "LATEST").read_text().strip() / "summary.json").read_text())["properties"]
+    assert [(r["examples"], r["seed"]) for r in rows] == [(1, 5), (1, 5)]
+
+
+@pytest.mark.parametrize(("table", "problem"), [
+    ("exampels = 3", "[tool.converge] exampels: unknown key"),
+    ("examples = '3'", "[tool.converge] examples: expected a whole number of at least 1, got '3'"),
+    ("seed = true", "[tool.converge] seed: expected a whole number, got True"),
+    ("known = 'a.json'", "[tool.converge] known: expected a list of file paths, got 'a.json'"),
+])
+def test_pyproject_mistakes_are_usage_errors_naming_the_file_and_key(fake: Path, capsys, table: str,
+                                                                      problem: str) -> None:
+    path = fake / "project" / "pyproject.toml"
+    path.write_text(f"[tool.converge]\n{table}\n")
+    assert main(["run", "--no-reports"]) == 2
+    assert f"converge: usage: {path.resolve()}: {problem}" in capsys.readouterr().err
+
+
+def test_a_log_gets_a_line_per_finished_property_and_quiet_gets_none(fake: Path, capsys) -> None:
+    main(["run", "--seed", "2", "--no-reports"])
+    err = capsys.readouterr().err  # captured: not a terminal, as in a CI log
+    for n, key in enumerate(["fake/holds", "fake/diverges", "fake/crashes", "other/holds_too"], 1):
+        assert f"[{n}/4] {key}: done: " in err
+    main(["run", "--seed", "2", "--no-reports", "--quiet", "-k", "holds"])
+    assert capsys.readouterr().err == ""
+
+
+def test_the_keyword_grammar() -> None:
+    names = ["regular/final_convergence", "regular/ttl_expiry", "interval/late_rows", "dense/a-b"]
+    assert select_names("regular and not TTL", names) == ["regular/final_convergence"]
+    assert select_names("not (regular or dense)", names) == ["interval/late_rows"]
+    assert select_names("a-b or late and rows", names) == ["interval/late_rows", "dense/a-b"]
+    assert select_names("not not dense/a", names) == ["dense/a-b"]
+    for expr, where in (("regular and", 12), ("and x", 1), ("a b", 3), ("(a", 3), ("a )", 3), ("()", 2)):
+        with pytest.raises(UsageError, match=f"at position {where}$"):
+            compile_keyword(expr)
+    with pytest.raises(UsageError, match="--last-failed: none of the properties"):
+        narrow(names, only=["gone/away"])

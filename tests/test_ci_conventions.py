@@ -3,14 +3,17 @@ progress lines in a log, on a campaign of four small properties with a known div
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
 from converge.engine.model.errors import UsageError
+from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
 from converge.reports.selection import compile_keyword, narrow, select_names
@@ -172,3 +175,34 @@ def test_the_keyword_grammar() -> None:
             compile_keyword(expr)
     with pytest.raises(UsageError, match="--last-failed: none of the properties"):
         narrow(names, only=["gone/away"])
+
+
+def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(tmp_path: Path, capsys) -> None:
+    from converge.reports.options import RunOptions
+    from converge.reports.progress import CampaignProgress
+    from converge.reports.systems.campaign import run_system_campaign
+    from tests.test_progress import Dropping, DroppingKind
+
+    class Inventing(Dropping):  # every answer holds a row no join produces: every case diverges
+        def run_cases(self, cases):
+            return [CaseResult.ok(final=Counter({("invented",): 1})) for _ in cases]
+
+    class InventingKind(DroppingKind):
+        def open(self, **kw):
+            return Inventing(self.seen, self.stream)
+
+    stream = io.StringIO()
+    out = tmp_path / "system.xml"
+    options = RunOptions(examples=2, seed=2, system="reference", reports=None, shrink_budget=0, maxfail=1,
+                         keyword="final_equals_oracle and (regular or minibatch)", junit=out)
+    watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"))
+    assert run_system_campaign(options, InventingKind(stream), watch=watch) == 1
+    table = capsys.readouterr().out
+    assert "not run: --maxfail 1 reached (regular/final_equals_oracle failed)" in table
+    suite, cases = parse(out)
+    assert list(cases) == ["dropping 0/regular/final_equals_oracle", "dropping 0/minibatch/final_equals_oracle"]
+    assert (suite["tests"], suite["failures"], suite["errors"], suite["skipped"]) == ("2", "1", "0", "1")
+    (failure,) = cases["dropping 0/regular/final_equals_oracle"]
+    assert failure.tag == "failure" and "converge run --system reference -k regular/final_equals_oracle --seed 2" \
+        in failure.get("message")  # reports are off: no file to replay, the rerun command instead
+    assert cases["dropping 0/minibatch/final_equals_oracle"][0].tag == "skipped"

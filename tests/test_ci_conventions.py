@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -206,3 +207,20 @@ def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(
     assert failure.tag == "failure" and "converge run --system reference -k regular/final_equals_oracle --seed 2" \
         in failure.get("message")  # reports are off: no file to replay, the rerun command instead
     assert cases["dropping 0/minibatch/final_equals_oracle"][0].tag == "skipped"
+
+
+def test_check_shows_each_phase_and_property_in_a_log(monkeypatch, capsys) -> None:
+    from converge.properties import findings, query_check
+
+    monkeypatch.setattr(query_check, "check_properties", lambda query, options, final: FAKE[:1])
+    monkeypatch.setattr(query_check, "skipped_properties", lambda query, options: [])
+    monkeypatch.setattr(findings, "all_findings", lambda query, options, run: [])
+    query = Path(__file__).resolve().parents[1] / "docs" / "examples" / "left_join_residual.sql"
+    assert main(["check", str(query), "--examples", "2", "--seed", "1", "--no-reports"]) == 0
+    lines = [re.sub(r"\b\d+ s\b", "N s", line) for line in capsys.readouterr().err.splitlines()]  # any speed
+    assert lines == [f"check: reading {query} (N s)", "check: planning (N s)",
+                     "check: running 1 properties, 2 examples each (N s)",
+                     "[1/1] fake/holds: example 0/2, 0 compared, N s",
+                     "[1/1] fake/holds: done: 2 examples, 2 compared, N s", "check: searching for findings (N s)"]
+    assert main(["check", str(query), "--examples", "2", "--seed", "1", "--no-reports", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from converge.engine.model.errors import UsageError
 from converge.reports.location import ENVIRONMENT_VARIABLE
-from converge.reports.tooling.arguments import output_file, positive_int
+from converge.reports.tooling.arguments import add_quiet, output_file, positive_int
 from converge.reports.tooling.last_failed import last_failed
 from converge.reports.tooling.project_config import ProjectConfig
 
@@ -32,7 +32,7 @@ def add_ci_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit-xml", metavar="FILE", type=output_file, default=None,
                         help="also write the results as JUnit XML: one testcase per property, a failure's report "
                              "and replay command in its message")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print no progress lines on stderr")
+    add_quiet(parser)
 
 
 def with_project_defaults(args: argparse.Namespace, config: ProjectConfig) -> argparse.Namespace:

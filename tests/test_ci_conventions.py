@@ -224,3 +224,11 @@ def test_check_shows_each_phase_and_property_in_a_log(monkeypatch, capsys) -> No
                      "[1/1] fake/holds: done: 2 examples, 2 compared, N s", "check: searching for findings (N s)"]
     assert main(["check", str(query), "--examples", "2", "--seed", "1", "--no-reports", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_replay_shows_each_file_as_it_starts(capsys) -> None:
+    folder = Path(__file__).resolve().parent / "scenarios" / "regressions"
+    files = sorted(folder.glob("*.json"))[:2]
+    assert main(["replay", *map(str, files)]) == 0
+    lines = [re.sub(r"\(\d+ s\)$", "(N s)", line) for line in capsys.readouterr().err.splitlines()]
+    assert lines == [f"replay: [1/2] {files[0]} (N s)", f"replay: [2/2] {files[1]} (N s)"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -232,3 +233,16 @@ def test_replay_shows_each_file_as_it_starts(capsys) -> None:
     assert main(["replay", *map(str, files)]) == 0
     lines = [re.sub(r"\(\d+ s\)$", "(N s)", line) for line in capsys.readouterr().err.splitlines()]
     assert lines == [f"replay: [1/2] {files[0]} (N s)", f"replay: [2/2] {files[1]} (N s)"]
+
+
+def test_stdout_into_a_pipe_is_written_line_by_line(monkeypatch) -> None:
+    from converge.reports.tooling import cli
+
+    raw = io.BytesIO()
+    piped = io.TextIOWrapper(raw, encoding="utf-8")  # as stdout into a pipe: block-buffered
+    monkeypatch.setattr(sys, "stdout", piped)
+    print("before")
+    assert raw.getvalue() == b""  # held back until the buffer fills
+    cli._line_buffered_stdout()
+    print("a line of a long command")
+    assert raw.getvalue() == b"before\na line of a long command\n"  # each line as it is printed

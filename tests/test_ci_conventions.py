@@ -18,6 +18,7 @@ from converge.engine.model.errors import UsageError
 from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
+from converge.reports import failure
 from converge.reports.selection import compile_keyword, narrow, select_names
 from converge.reports.tooling.cli import main
 from converge.reports.tooling.commands import run as run_command
@@ -49,6 +50,7 @@ def fake(monkeypatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(run_command, "select", lambda family=None, name=None: [
         s for s in FAKE if (family is None or s.family == family) and (name is None or s.name == name)])
     monkeypatch.setattr(run_command, "families", lambda: ["fake", "other"])
+    monkeypatch.setattr(failure, "draw_timeline", lambda *a, **kw: None)  # no picture: seconds saved per report
     monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
     work = tmp_path / "project" / "sub"
     work.mkdir(parents=True)
@@ -246,3 +248,23 @@ def test_stdout_into_a_pipe_is_written_line_by_line(monkeypatch) -> None:
     cli._line_buffered_stdout()
     print("a line of a long command")
     assert raw.getvalue() == b"before\na line of a long command\n"  # each line as it is printed
+
+
+def test_pyproject_system_and_known_lists_are_defaults_relative_to_the_file(tmp_path: Path, monkeypatch) -> None:
+    from converge.reports.tooling.ci_options import with_project_defaults
+    from converge.reports.tooling.cli import build_parser
+    from converge.reports.tooling.project_config import load_project_config
+
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.converge]\nsystem = 'flink:2.1.0'\nknown = ['ci/known.json']\nno-known = true\njunit-xml = 'out.xml'\n")
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    config = load_project_config(tmp_path / "deep" / "er")
+    args = with_project_defaults(build_parser().parse_args(["run"]), config)
+    assert (args.system, args.known, args.no_known, args.junit_xml) == (
+        "flink:2.1.0", [str(tmp_path.resolve() / "ci" / "known.json")], True, str(tmp_path.resolve() / "out.xml"))
+    args = with_project_defaults(build_parser().parse_args(["run", "--system", "pathway", "--known", "mine.json",
+                                                            "--junit-xml", "here.xml"]), config)
+    assert (args.system, args.known, args.junit_xml) == ("pathway", ["mine.json"], "here.xml")
+    args = with_project_defaults(build_parser().parse_args(["run", "--system", "none"]), config)
+    assert (args.system, args.known, args.no_known) == (None, None, False)  # embedded: no known lists to apply

@@ -37,10 +37,13 @@ def add_ci_options(parser: argparse.ArgumentParser) -> None:
 
 def with_project_defaults(args: argparse.Namespace, config: ProjectConfig) -> argparse.Namespace:
     """`args` with each option the command line left unset taken from [tool.converge] (the flags win; the
-    reports folder: --reports-dir, then $CONVERGE_REPORTS_DIR, then the file)."""
-    if config.values is None:
-        return args
+    reports folder: --reports-dir, then $CONVERGE_REPORTS_DIR, then the file). The file's known and no-known
+    apply to a --system campaign only: `--system none` runs the embedded campaign, which has no known lists."""
     out = argparse.Namespace(**vars(args))
+    if config.values is None:
+        if out.system == "none":  # the embedded campaign, as with a file that names a system
+            out.system = None
+        return out
     for key, attr in (("examples", "examples"), ("seed", "seed"), ("maxfail", "maxfail")):
         if key == "seed" and args.last_failed:  # each property reruns with the seed it failed with
             continue
@@ -50,19 +53,17 @@ def with_project_defaults(args: argparse.Namespace, config: ProjectConfig) -> ar
         out.system = config.get("system")
     if out.system == "none":  # the file names a system; the command line asks for the embedded campaign
         out.system = None
-    if out.known is None and config.get("known") is not None:
-        out.known = [str(config.path_of(p)) for p in config.get("known")]
-    if not out.no_known and config.get("no-known"):
-        out.no_known = True
+    if out.system is not None:  # the file's known lists are a system campaign's; the embedded one has none
+        if out.known is None and config.get("known") is not None:
+            out.known = [str(config.path_of(p)) for p in config.get("known")]
+        if not out.no_known and config.get("no-known"):
+            out.no_known = True
     if (out.reports_dir is None and not out.no_reports and not os.environ.get(ENVIRONMENT_VARIABLE)
             and config.get("reports-dir") is not None):
         value = config.get("reports-dir")
         out.reports_dir = value if value == "off" else str(config.path_of(value))
     if out.junit_xml is None and config.get("junit-xml") is not None:
         out.junit_xml = str(config.path_of(config.get("junit-xml")))
-    if out.system is None and (out.known is not None or out.no_known) and args.known is None and not args.no_known:
-        raise UsageError(f"{config.path}: [tool.converge] known and no-known apply to a campaign against a system "
-                         f"(--system SPEC, or system in the same table)")
     return out
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from converge.engine.model.errors import UsageError
 from converge.engine.model.files import write_text_whole
 
 __all__ = ["CaseStatus", "JUnitCase", "case_of", "status_of", "write_junit"]
@@ -55,9 +54,10 @@ class JUnitCase:
         return status_of(self.outcome)
 
 
-def write_junit(path: Path, suite: str, cases: Sequence[JUnitCase]) -> None:
-    """Write `cases` as one <testsuite> inside <testsuites> to `path` (replaced whole); a file that cannot be
-    written is a UsageError naming it (the user asked for it)."""
+def write_junit(path: Path, suite: str, problems: list[str], cases: Sequence[JUnitCase]) -> bool:
+    """Write `cases` as one <testsuite> inside <testsuites> to `path` (replaced whole). A file that cannot be
+    written must not cost the user the results: the reason joins `problems` (RunReports.problems, which the
+    command prints and turns into exit 2 when nothing worse happened) and False comes back."""
     counts = {s: sum(1 for c in cases if c.status == s) for s in ("failure", "error", "skipped")}
     seconds = sum(c.seconds for c in cases)
     root = ET.Element("testsuites", tests=str(len(cases)), failures=str(counts["failure"]),
@@ -78,7 +78,9 @@ def write_junit(path: Path, suite: str, cases: Sequence[JUnitCase]) -> None:
     try:
         write_text_whole(Path(path), ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
     except OSError as exc:
-        raise UsageError(f"--junit-xml {path}: cannot write it ({exc.strerror or exc})") from None
+        problems.append(f"--junit-xml {path} not written: {exc.strerror or exc}")
+        return False
+    return True
 
 
 def case_of(classname: str, name: str, outcome: str, *, seconds: float = 0.0, text: str = "",

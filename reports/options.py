@@ -31,8 +31,8 @@ class RunOptions:
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
     shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)
-    keyword: str | None = None         # `-k EXPR` over family/property names (reports/selection.py)
-    only: tuple[str, ...] | None = None  # `--last-failed`: just these family/property names; None: no such limit
+    only: tuple[str, ...] | None = None  # just these family/property names (the command line resolves -k EXPR and
+                                       # --last-failed into them, reports/tooling/selection.py); None: all
     seeds: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, seed) run with that seed
     maxfail: int | None = None         # `--maxfail N` / `-x`: stop after N properties failed; the rest are not run
     junit: Path | None = None          # `--junit-xml FILE` (reports/junit.py)

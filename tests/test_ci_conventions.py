@@ -19,9 +19,9 @@ from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
 from converge.reports import failure
-from converge.reports.selection import compile_keyword, narrow, select_names
 from converge.reports.tooling.cli import main
 from converge.reports.tooling.commands import run as run_command
+from converge.reports.tooling.selection import compile_keyword, narrow, select_names
 from tests.test_reports import TLP
 
 
@@ -87,13 +87,16 @@ def test_junit_xml_has_one_testcase_per_property_with_the_failure_report_and_its
 
 def test_maxfail_stops_after_n_failures_and_reports_the_rest_as_not_run(fake: Path, capsys) -> None:
     out = fake / "junit.xml"
-    assert main(["run", "-x", "--seed", "4", "--no-reports", "--junit-xml", str(out)]) == 1  # no crash ran
+    assert main(["run", "-x", "--seed", "4", "--reports-dir", str(fake / "reports"), "--junit-xml", str(out)]) == 1
     table = capsys.readouterr().out
     assert "not run: --maxfail 1 reached (fake/diverges failed)" in table
     assert "1 passed, 1 diverged, 2 not run (" in table
     suite, cases = parse(out)
     assert (suite["tests"], suite["failures"], suite["errors"], suite["skipped"]) == ("4", "1", "0", "2")
     assert [c[0].tag for c in (cases["fake/crashes"], cases["other/holds_too"])] == ["skipped", "skipped"]
+    summary = json.loads(next((fake / "reports").glob("*-run-*/summary.json")).read_text())
+    assert (summary["passed"], summary["failed"], summary["not_run"]) == (1, 1, 2)
+    assert [r["outcome"] for r in summary["properties"]] == ["passed", "diverged", "not run", "not run"]
     assert "--maxfail 1 reached" in cases["other/holds_too"][0].get("message")
     assert main(["run", "--maxfail", "2", "--seed", "4", "--no-reports"]) == 3
     table = capsys.readouterr().out
@@ -198,7 +201,7 @@ def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(
     stream = io.StringIO()
     out = tmp_path / "system.xml"
     options = RunOptions(examples=2, seed=2, system="reference", reports=None, shrink_budget=0, maxfail=1,
-                         keyword="final_equals_oracle and (regular or minibatch)", junit=out)
+                         only=("regular/final_equals_oracle", "minibatch/final_equals_oracle"), junit=out)
     watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"))
     assert run_system_campaign(options, InventingKind(stream), watch=watch) == 1
     table = capsys.readouterr().out

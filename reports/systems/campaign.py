@@ -45,7 +45,6 @@ from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.selection import narrow
 from converge.reports.systems.adapter.requests import note_stderr, requests_carrying
 from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
@@ -199,8 +198,10 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     check_budget(options.shrink_budget, "shrink_budget")
     known = campaign_known(options.known, builtin=options.builtin_known)
     props = select_properties(options.family, options.property)
-    chosen = narrow([p.key for p in props], keyword=options.keyword, only=options.only)
-    props = [p for p in props if p.key in chosen]
+    if options.only is not None:
+        props = [p for p in props if p.key in options.only]
+        if not props:
+            raise UsageError(f"none of the properties asked for ({', '.join(options.only)}) is a system property")
     seeds = dict(options.seeds)
     watch = watch or CampaignProgress(unit=("batch", "batches"), quiet=options.quiet)
     hint = f" ({kind.startup})" if kind.startup else ""
@@ -242,9 +243,10 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:
-        write_junit(options.junit, f"converge run --system {kind.spec}", [junit_case(system, kind.spec, r)
-                                                                         for r in runs])
-        print(f"junit: {options.junit}")
+        written = write_junit(options.junit, f"converge run --system {kind.spec}", reports.problems,
+                              [junit_case(system, kind.spec, r) for r in runs])
+        if written:
+            print(f"junit: {options.junit}")
     closing_note(system, runs, startup)
     worst = max((r.exit_code for r in runs), default=0)
     if not any(r.result is not None and r.result.exercised.compared for r in runs):

@@ -17,7 +17,6 @@ from converge.reports.junit import case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.selection import narrow
 from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.registry import system_kind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
@@ -39,6 +38,7 @@ from converge.reports.tooling.arguments import (
 )
 from converge.reports.tooling.ci_options import add_ci_options, last_failed_of, with_project_defaults
 from converge.reports.tooling.project_config import load_project_config
+from converge.reports.tooling.selection import narrow
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -91,14 +91,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     only, seeds = last_failed_of(args, reports)
     if only == ():
         return 0
+    if args.keyword is not None or only is not None:  # -k and --last-failed: the names, resolved once here
+        names = campaign_names(args)
+        if names:  # none: an unknown --family or --property, which the campaign refuses in its own words
+            only = tuple(narrow(names, keyword=args.keyword, only=only))
     with adapter_log(adapter_log_of(args)):
         return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=known, builtin_known=not args.no_known,
                                    batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
                                    system_timeout=system_timeout_of(args), shrink_budget=args.shrink_budget,
-                                   keyword=args.keyword, only=only, seeds=seeds, maxfail=args.maxfail,
+                                   only=only, seeds=seeds, maxfail=args.maxfail,
                                    junit=args.junit_xml, quiet=args.quiet))
+
+
+def campaign_names(args: argparse.Namespace) -> list[str]:
+    """The family/property names the campaign would run without -k and --last-failed, in its order: the
+    system properties with --system, else the embedded ones (an unknown family or property is refused later,
+    by the campaign itself)."""
+    if args.system is not None:
+        from converge.reports.systems.campaign import select_properties  # lazy: as run_on_system's kinds
+
+        return [p.key for p in select_properties(args.family, args.property)]
+    return [f"{s.family}/{s.name}" for s in select(args.family, args.property)]
 
 
 def run_on_system(options: RunOptions) -> int:
@@ -116,9 +131,9 @@ def run_on_system(options: RunOptions) -> int:
 
 
 def refuse_ci_options(options: RunOptions, where: str) -> None:
-    """-k, --maxfail, --last-failed and --junit-xml are refused (never ignored) by a campaign that lacks them."""
-    given = [flag for flag, value in (("-k", options.keyword), ("--maxfail/-x", options.maxfail),
-                                      ("--last-failed", options.only), ("--junit-xml", options.junit))
+    """-k, --last-failed, --maxfail and --junit-xml are refused (never ignored) by a campaign that lacks them."""
+    given = [flag for flag, value in (("-k/--last-failed", options.only), ("--maxfail/-x", options.maxfail),
+                                      ("--junit-xml", options.junit))
              if value is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: not supported by {where} yet; they apply to the embedded campaign "
@@ -155,8 +170,8 @@ def run_campaign(options: RunOptions) -> int:
     specs = select(options.family, options.property)
     if not specs:
         raise UsageError(f"no property matches family={options.family!r} property={options.property!r}")
-    chosen = narrow([f"{s.family}/{s.name}" for s in specs], keyword=options.keyword, only=options.only)
-    specs = [s for s in specs if f"{s.family}/{s.name}" in chosen]
+    if options.only is not None:
+        specs = [s for s in specs if f"{s.family}/{s.name}" in options.only]
     reports = RunReports.open(options.reports, "run")
     reporter = reports.reporter()
     results: list[PropertyResult] = []
@@ -185,11 +200,12 @@ def run_campaign(options: RunOptions) -> int:
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:
-        write_junit(options.junit, "converge run", [
+        written = write_junit(options.junit, "converge run", reports.problems, [
             case_of(r.family, r.name, outcome_of(r, not_run), seconds=r.seconds, reports=r.reports, seed=r.seed,
                     text=not_run.get((r.family, r.name)) or ("" if r.ok else str(result_error(r))))
             for r in results])
-        print(f"junit: {options.junit}")
+        if written:
+            print(f"junit: {options.junit}")
     for r in results:
         for warning in r.warnings:
             print(f"WARNING {r.family}/{r.name}: {warning}")

@@ -271,3 +271,19 @@ def test_pyproject_system_and_known_lists_are_defaults_relative_to_the_file(tmp_
     assert (args.system, args.known, args.junit_xml) == ("pathway", ["mine.json"], "here.xml")
     args = with_project_defaults(build_parser().parse_args(["run", "--system", "none"]), config)
     assert (args.system, args.known, args.no_known) == (None, None, False)  # embedded: no known lists to apply
+
+
+def test_k_on_a_system_campaign_from_the_command_line_and_the_campaigns_that_refuse_the_ci_options(
+        tmp_path: Path, capsys) -> None:
+    out = tmp_path / "reference.xml"
+    assert main(["run", "--system", "reference", "-k", "semi_anti", "--examples", "2", "--seed", "1", "--no-reports",
+                 "--quiet", "--junit-xml", str(out)]) == 0
+    suite, cases = parse(out)
+    assert suite["tests"] == "1" and [c.get("name") for c in cases.values()] == ["regular/semi_anti_equals_oracle"]
+    assert main(["run", "--system", "reference", "-k", "no_such_thing", "--no-reports"]) == 2
+    assert "-k 'no_such_thing' selects no property" in capsys.readouterr().err
+    for argv, flag in ((["--runtime", "spark", "-k", "regular"], "-k/--last-failed"),
+                       (["--system", "spark", "-x"], "--maxfail/-x"),
+                       (["--runtime", "spark", "--junit-xml", str(out)], "--junit-xml")):
+        assert main(["run", *argv, "--no-reports"]) == 2
+        assert f"converge: usage: {flag}: not supported by" in capsys.readouterr().err

@@ -172,6 +172,9 @@ def run_campaign(options: RunOptions) -> int:
         raise UsageError(f"no property matches family={options.family!r} property={options.property!r}")
     if options.only is not None:
         specs = [s for s in specs if f"{s.family}/{s.name}" in options.only]
+        if not specs:
+            raise UsageError(f"none of the properties asked for ({', '.join(options.only)}) is a property of the "
+                             f"campaign")
     reports = RunReports.open(options.reports, "run")
     reporter = reports.reporter()
     results: list[PropertyResult] = []
@@ -181,9 +184,10 @@ def run_campaign(options: RunOptions) -> int:
     try:
         for i, spec in enumerate(specs):
             watch.begin(i, len(specs))
-            if stop_reason(options.maxfail, results, not_run) is not None:
+            stop = stop_reason(options.maxfail, results, not_run)
+            if stop is not None:  # an empty result stands in the table, labelled by not_run, never "passed"
                 results.append(PropertyResult(spec.family, spec.name))
-                not_run[(spec.family, spec.name)] = stop_reason(options.maxfail, results, not_run) or ""
+                not_run[(spec.family, spec.name)] = stop
                 continue
             examples = options.examples if options.examples is not None else spec.examples
             results.append(run_property(spec, max_examples=examples,

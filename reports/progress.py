@@ -17,10 +17,12 @@ named steps (check's reading, planning and properties; verify; replay).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from converge.properties.progress import PropertyProgress
@@ -54,6 +56,27 @@ class CampaignProgress:
     def note(self, text: str) -> None:
         """A line of its own, always shown (the system starting, the system up)."""
         self._write(text, whole=True)
+
+    @contextlib.contextmanager
+    def waiting(self, text: str) -> Iterator[None]:
+        """While the body runs (a system starting: a minute and more on a loaded machine), "text (N s)" every
+        `interval` seconds, so a log never looks stuck; a thread of its own, as the body blocks."""
+        done, started = threading.Event(), self.clock()
+
+        def beat() -> None:
+            while not done.wait(self.interval):
+                try:
+                    self._write(f"{text} ({self.clock() - started:.0f} s)", whole=not self.tty)
+                except (OSError, ValueError):  # stderr is gone or closed: stop showing, never fail the run
+                    return
+
+        thread = threading.Thread(target=beat, name="converge-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def __call__(self, p: PropertyProgress) -> None:
         now = self.clock()

@@ -287,3 +287,34 @@ def test_k_on_a_system_campaign_from_the_command_line_and_the_campaigns_that_ref
                        (["--runtime", "spark", "--junit-xml", str(out)], "--junit-xml")):
         assert main(["run", *argv, "--no-reports"]) == 2
         assert f"converge: usage: {flag}: not supported by" in capsys.readouterr().err
+
+
+def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, capsys) -> None:
+    import threading
+
+    from converge.reports.options import RunOptions
+    from converge.reports.progress import CampaignProgress
+    from converge.reports.systems.campaign import run_system_campaign
+    from tests.test_progress import Dropping, DroppingKind
+
+    told = threading.Event()
+
+    class Log(io.StringIO):
+        def write(self, text: str) -> int:
+            if text.startswith("still starting reference ("):
+                told.set()
+            return super().write(text)
+
+    class SlowKind(DroppingKind):
+        def open(self, **kw):
+            assert told.wait(60), "no line while the system started"  # returns as soon as the line is written
+            return Dropping(self.seen, self.stream)
+
+    stream = Log()
+    watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"), interval=0.01)
+    options = RunOptions(examples=1, seed=1, system="reference", reports=None, only=("regular/final_equals_oracle",))
+    run_system_campaign(options, SlowKind(stream), watch=watch)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "starting reference (a fake, ~0 s)..."
+    assert re.fullmatch(r"still starting reference \(\d+ s\)", lines[1])
+    assert any(line.startswith("dropping 0 is up") for line in lines[2:])

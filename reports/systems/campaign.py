@@ -207,7 +207,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     hint = f" ({kind.startup})" if kind.startup else ""
     watch.note(f"starting {kind.spec}{hint}...")
     started = time.perf_counter()
-    system = kind.open()
+    with watch.waiting(f"still starting {kind.spec}"):
+        system = kind.open()
     startup = time.perf_counter() - started
     watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
                f"{'property' if len(props) == 1 else 'properties'} to run")

@@ -1,8 +1,8 @@
 """`converge run --junit-xml FILE`: the campaign as JUnit XML, the test report format every CI system reads.
 
 One <testcase> per property (per system property with --system): a divergence
-is a <failure>, bad input, an unsupported case or an oracle, system or internal
-error is an <error>, and a property that did not run or compared nothing
+is a <failure>, bad input, an unsupported case, an oracle, system or internal
+error and a crash are an <error>, and a property that did not run or compared nothing
 (not applicable, not checked, not run after --maxfail) is <skipped> with its
 reason. A failure's message names its report and the command that replays it.
 Written with the stdlib's xml.etree.ElementTree.

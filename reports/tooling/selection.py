@@ -1,4 +1,5 @@
-"""`converge run -k EXPR` (and `--system` campaigns): choose properties by their `family/property` names, as pytest's `-k` chooses tests.
+"""`converge run -k EXPR`: choose properties (embedded or system ones) by their `family/property` names, as
+pytest's `-k` chooses tests.
 
 EXPR is made of words, `and`, `or`, `not` and parentheses; a word selects every
 name it is a substring of (case-insensitive), so `-k "regular and not ttl"`

@@ -87,7 +87,8 @@ def case_of(classname: str, name: str, outcome: str, *, seconds: float = 0.0, te
             reports: Sequence[str] = (), seed: int | None = None, system: str | None = None,
             key: str | None = None) -> JUnitCase:
     """A property's testcase from its table row: `text` is its failure's or reason's text, `reports` its report
-    files, `key` its family/property name (default classname/name); a failure's details end with the command that replays its report (or reruns the property)."""
+    files, `key` its family/property name (default classname/name); a failure's details end with the command
+    that replays its report (or reruns the property)."""
     first = text.splitlines()[0] if text else outcome
     status = status_of(outcome)
     if status in ("passed", "skipped"):

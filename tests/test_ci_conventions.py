@@ -125,7 +125,8 @@ def test_last_failed_reruns_the_failed_properties_with_their_seeds(fake: Path, c
     assert "rerunning 2 properties" in captured.err and "fake/diverges, fake/crashes" in captured.err
     latest = reports / (reports / "LATEST").read_text().strip()
     rows = json.loads((latest / "summary.json").read_text())["properties"]
-    assert [(r["family"], r["property"], r["seed"]) for r in rows] == [("fake", "diverges", 11), ("fake", "crashes", 11)]
+    assert [(r["family"], r["property"], r["seed"]) for r in rows] == [("fake", "diverges", 11),
+                                                                        ("fake", "crashes", 11)]
     assert main(["run", "--last-failed", "--seed", "3", "--reports-dir", str(reports)]) == 2
     assert "--seed would change it" in capsys.readouterr().err
     assert main(["run", "-k", "holds", "--reports-dir", str(reports)]) == 0

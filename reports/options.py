@@ -31,6 +31,12 @@ class RunOptions:
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
     shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)
+    only: tuple[str, ...] | None = None  # just these family/property names (the command line resolves -k EXPR and
+                                       # --last-failed into them, reports/tooling/selection.py); None: all
+    seeds: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, seed) run with that seed
+    maxfail: int | None = None         # `--maxfail N` / `-x`: stop after N properties failed; the rest are not run
+    junit: Path | None = None          # `--junit-xml FILE` (reports/junit.py)
+    quiet: bool = False                # `--quiet`: no progress lines on stderr
 
 
 @dataclass(frozen=True)

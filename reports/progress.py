@@ -8,20 +8,26 @@ change (the system starting and up, a property starting, its shrinking, its
 end) and otherwise at most once every `interval` seconds, so a log stays
 readable. `quiet_for` keeps a property's lines back until it has run that
 long in a log: the embedded campaign's properties take a second or two, and
-only a slow one is worth a line there. stdout (the table, the summary) is never touched.
+only a slow one is worth a line there; `every_done` still gives each finished
+property its line in a log, so a CI log shows the campaign moving. `quiet`
+(a command's --quiet) draws nothing at all. stdout (the table, the summary)
+is never touched. `StepProgress` is the same writer for commands made of
+named steps (check's reading, planning and properties; verify; replay).
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from converge.properties.progress import PropertyProgress
 
-__all__ = ["CampaignProgress", "count", "describe"]
+__all__ = ["CampaignProgress", "StepProgress", "count", "describe"]
 
 
 class CampaignProgress:
@@ -29,9 +35,10 @@ class CampaignProgress:
 
     def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None,
                  unit: tuple[str, str] = ("example", "examples"),
-                 interval: float = 10.0, quiet_for: float = 0.0, redraw: float = 0.1,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 interval: float = 10.0, quiet_for: float = 0.0, redraw: float = 0.1, every_done: bool = False,
+                 quiet: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream or sys.stderr
+        self.every_done, self.quiet = every_done, quiet
         self.tty = self.stream.isatty() if tty is None else tty
         self.unit, self.interval, self.quiet_for, self.redraw, self.clock = unit, interval, quiet_for, redraw, clock
         self.position = ""              # "[2/9] ": which property of the campaign
@@ -50,6 +57,27 @@ class CampaignProgress:
         """A line of its own, always shown (the system starting, the system up)."""
         self._write(text, whole=True)
 
+    @contextlib.contextmanager
+    def waiting(self, text: str) -> Iterator[None]:
+        """While the body runs (a system starting: a minute and more on a loaded machine), "text (N s)" every
+        `interval` seconds, so a log never looks stuck; a thread of its own, as the body blocks."""
+        done, started = threading.Event(), self.clock()
+
+        def beat() -> None:
+            while not done.wait(self.interval):
+                try:
+                    self._write(f"{text} ({self.clock() - started:.0f} s)", whole=not self.tty)
+                except (OSError, ValueError):  # stderr is gone or closed: stop showing, never fail the run
+                    return
+
+        thread = threading.Thread(target=beat, name="converge-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
     def __call__(self, p: PropertyProgress) -> None:
         now = self.clock()
         if p.key not in self._started:
@@ -59,7 +87,7 @@ class CampaignProgress:
         if not self.tty and p.phase != "done" and now - started < self.quiet_for:
             return
         changed = self._state != (p.key, p.phase)
-        if p.phase == "done" and (self._state is None or self._state[0] != p.key):
+        if p.phase == "done" and (self._state is None or self._state[0] != p.key) and not self.every_done:
             return  # a property too quick to have shown anything ends without a line either
         if not changed and now - self._last_line < (self.redraw if self.tty else self.interval):
             return
@@ -75,6 +103,8 @@ class CampaignProgress:
 
     def _write(self, text: str, *, whole: bool) -> None:
         self._last_line = self.clock()
+        if self.quiet:
+            return
         if not self.tty:
             self.stream.write(text + "\n")
         elif whole:
@@ -86,6 +116,32 @@ class CampaignProgress:
             self.stream.write("\r" + text.ljust(width))
             self._drawn = width
         self.stream.flush()
+
+
+class StepProgress:
+    """A command's named steps on stderr: each step's line as it starts ("check: planning ..."), through the
+    same writer as a campaign's (redrawn on a terminal, whole lines in a log); `campaign()` gives the writer for
+    the properties a step runs."""
+
+    def __init__(self, command: str, *, quiet: bool = False, stream: TextIO | None = None, tty: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.command, self.clock = command, clock
+        self.started = clock()
+        self.watch = CampaignProgress(stream, tty=tty, quiet=quiet, every_done=True, clock=clock)
+
+    def step(self, text: str) -> None:
+        """A new step begins: its line, with the seconds since the command started."""
+        self.watch._write(f"{self.command}: {text} ({self.clock() - self.started:.0f} s)", whole=False)
+        if self.watch.tty:
+            return
+        self.watch._state = None  # a log's next property line is never taken for a repeat
+
+    def campaign(self) -> CampaignProgress:
+        """The run_property callback for the properties of the current step (begin() numbers them)."""
+        return self.watch
+
+    def finish(self) -> None:
+        self.watch.finish()
 
 
 def count(n: int, noun: str) -> str:

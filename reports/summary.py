@@ -101,6 +101,7 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
     data = {"generated": time.strftime("%Y-%m-%dT%H:%M:%S"), "hypothesis_version": hypothesis.__version__,
             "passed": sum(1 for r in results if r.ok and (r.family, r.name) not in decided),
             "known": sum(1 for o in decided.values() if o == "known"),
+            "not_run": sum(1 for o in decided.values() if o == "not run"),  # left by --maxfail
             "not_checked": sum(1 for r in results if r.not_checked and (r.family, r.name) not in decided),
             "failed": sum(1 for r in results if not r.ok and not r.not_checked and (r.family, r.name) not in decided),
             "examples": sum(r["examples"] for r in rows),
@@ -113,7 +114,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
     write_text_whole(js, json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",
              f"{data['passed']} passed, " + (f"{data['known']} known, " if data["known"] else "")
-             + f"{data['not_checked']} not checked, {data['failed']} failed; "
+             + f"{data['not_checked']} not checked, {data['failed']} failed"
+             + (f", {data['not_run']} not run" if data["not_run"] else "") + "; "
              f"{data['examples']} examples, {_cell(data['batches'])} batches, {data['cases']} cases in "
              f"{data['seconds']:.1f} s (Hypothesis {hypothesis.__version__})", "",
              *([f"System under test: {system}", ""] if system is not None else []),

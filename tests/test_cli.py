@@ -214,7 +214,8 @@ def test_replay_on_another_runtime_names_each_comparison_once(capsys, monkeypatc
 def test_an_unwritable_reports_folder_warns_and_still_prints_the_table(tmp_path: Path, capsys) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    args = ["run", "--family", "regular", "--property", "prefix_consistency", "--examples", "3", "--seed", "1"]
+    args = ["run", "--family", "regular", "--property", "prefix_consistency", "--examples", "3", "--seed", "1",
+            "--quiet"]  # no progress line: stderr holds the warning alone
     assert main(args + ["--reports-dir", str(blocker)]) == 2
     out, err = capsys.readouterr()
     assert "prefix_consistency  passed" in out and "summary:" not in out

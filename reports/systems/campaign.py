@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -41,6 +41,7 @@ from converge.properties.systems.reduce import Reduction
 from converge.properties.systems.replay import ReplayOutcome, replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.counts import Counts, system_counts
+from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
@@ -49,7 +50,7 @@ from converge.reports.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 
-NOT_APPLICABLE, KNOWN = "not applicable", "known"
+NOT_APPLICABLE, KNOWN, NOT_RUN = "not applicable", "known", "not run"
 
 
 @dataclass
@@ -62,6 +63,7 @@ class SystemRun:
     known: list[tuple[KnownDivergence, int]] = field(default_factory=list)  # the entries cases matched, how often
     quota: CaseQuota | None = None           # the cases asked (--examples) and the batches that carried them
     waited: float | None = None              # seconds spent waiting for the system's answers (None: not measured)
+    not_run: str | None = None               # why it did not run (--maxfail reached; then nothing ran)
 
     @property
     def short(self) -> str | None:
@@ -91,6 +93,8 @@ class SystemRun:
 
     @property
     def outcome(self) -> str:
+        if self.not_run is not None:
+            return NOT_RUN
         if self.reason is not None:
             return NOT_APPLICABLE
         assert self.result is not None
@@ -194,11 +198,17 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     check_budget(options.shrink_budget, "shrink_budget")
     known = campaign_known(options.known, builtin=options.builtin_known)
     props = select_properties(options.family, options.property)
-    watch = watch or CampaignProgress(unit=("batch", "batches"))
+    if options.only is not None:
+        props = [p for p in props if p.key in options.only]
+        if not props:
+            raise UsageError(f"none of the properties asked for ({', '.join(options.only)}) is a system property")
+    seeds = dict(options.seeds)
+    watch = watch or CampaignProgress(unit=("batch", "batches"), quiet=options.quiet)
     hint = f" ({kind.startup})" if kind.startup else ""
     watch.note(f"starting {kind.spec}{hint}...")
     started = time.perf_counter()
-    system = kind.open()
+    with watch.waiting(f"still starting {kind.spec}"):
+        system = kind.open()
     startup = time.perf_counter() - started
     watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
                f"{'property' if len(props) == 1 else 'properties'} to run")
@@ -211,7 +221,12 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
             if failed is not None:
                 runs.append(not_run_after(prop, system, failed))
                 continue
-            runs.append(run_one(prop, system, kind.spec, options, known, reports, progress=watch))
+            stop = maxfail_reached(options.maxfail, runs)
+            if stop is not None:
+                runs.append(SystemRun(prop, not_run=stop))
+                continue
+            runs.append(run_one(prop, system, kind.spec, replace(options, seed=seeds.get(prop.key, options.seed)),
+                                known, reports, progress=watch))
             if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
                 failed = runs[-1]
     finally:
@@ -228,6 +243,11 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
                               waited={k: r.waited for k, r in keyed if r.waited is not None})
     if summary is not None:
         print(f"summary: {summary}")
+    if options.junit is not None:
+        written = write_junit(options.junit, f"converge run --system {kind.spec}", reports.problems,
+                              [junit_case(system, kind.spec, r) for r in runs])
+        if written:
+            print(f"junit: {options.junit}")
     closing_note(system, runs, startup)
     worst = max((r.exit_code for r in runs), default=0)
     if not any(r.result is not None and r.result.exercised.compared for r in runs):
@@ -236,15 +256,34 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     return reports.settle(worst)
 
 
+def maxfail_reached(maxfail: int | None, runs: Sequence[SystemRun]) -> str | None:
+    """Why the next property is not run: `maxfail` properties have failed (diverged or an error); None: it runs."""
+    failed = [r.prop.key for r in runs if status_of(r.outcome) in ("failure", "error")]
+    if maxfail is None or len(failed) < maxfail:
+        return None
+    return f"--maxfail {maxfail} reached ({', '.join(failed)} failed)"
+
+
+def junit_case(system: System, spec: str, r: SystemRun) -> JUnitCase:
+    """A property's JUnit testcase: classname the system, name family/property."""
+    res = r.result
+    why = r.not_run or r.reason
+    if res is None or why is not None:
+        return case_of(system.title, r.prop.key, r.outcome, text=why or "", key=r.prop.key)
+    text = "" if res.ok else str(res.failure or f"{type(res.error).__name__}: {res.error}")
+    return case_of(system.title, r.prop.key, r.outcome, seconds=res.seconds, text=text, reports=res.reports,
+                   seed=res.seed, system=spec, key=r.prop.key)
+
+
 def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
     """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates."""
     headers = ("system", "family", "property", "outcome", "examples", "batches", "cases", "compared", "unsupported",
                "known", "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
-        if r.result is None or r.counts is None:  # not applicable
-            rows.append((system.title, r.prop.family, r.prop.name, f"{NOT_APPLICABLE}: {r.reason}", 0, 0, 0, 0, 0,
-                         0, 0, "", ""))
+        if r.result is None or r.counts is None:  # not applicable, or not run
+            why = f"{NOT_RUN}: {r.not_run}" if r.not_run is not None else f"{NOT_APPLICABLE}: {r.reason}"
+            rows.append((system.title, r.prop.family, r.prop.name, why, 0, 0, 0, 0, 0, 0, 0, "", ""))
             continue
         res, seen, counts = r.result, r.result.exercised, r.counts
         rate = f"{counts.cases / res.seconds:.0f}" if res.seconds > 0 else ""
@@ -279,7 +318,7 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
         whole = isinstance(res.error, SystemUnderTestError)  # its stderr tail is the end of the message
         print(failure_excerpt(str(res.failure or f"{type(res.error).__name__}: {res.error}"), res.reports,
                               lines=60 if whole else 12))
-    outcomes = (NOT_APPLICABLE if r.reason is not None else r.outcome for r in runs)
+    outcomes = (r.outcome for r in runs)
     print("\n" + outcome_counts(outcomes) + f" ({cases} cases)")
 
 

@@ -19,7 +19,8 @@ from converge.properties.budget import DEFAULT_SHRINK_BUDGET, MAX_SHRINK_BUDGET
 from converge.reports.location import reports_folder
 from converge.reports.options import ORACLES, RUNTIMES
 
-__all__ = ["Subparsers", "adapter_log_of", "add_adapter_log", "add_examples", "add_oracle", "add_reports_options", "add_runtime", "add_seed",
+__all__ = ["Subparsers", "adapter_log_of", "add_adapter_log", "add_examples", "add_oracle", "add_quiet",
+           "add_reports_options", "add_runtime", "add_seed",
            "add_shrink_budget", "add_system", "check_oracle", "existing_file", "existing_path", "expand_targets",
            "output_file", "positive_int", "reports_of", "system_timeout_of"]
 
@@ -93,6 +94,11 @@ def shrink_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text} is not from 0 to {MAX_SHRINK_BUDGET:.0f} seconds (Hypothesis "
                                          "itself stops shrinking after 300 s)")
     return value
+
+
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """`-q/--quiet`: no progress lines on stderr (reports/progress.py); the command's output is unchanged."""
+    parser.add_argument("-q", "--quiet", action="store_true", help="print no progress lines on stderr")
 
 
 def add_shrink_budget(parser: argparse.ArgumentParser) -> None:

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
     args = build_parser().parse_args(argv)
+    _line_buffered_stdout()
     keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     try:
         with ending_on_signals():
@@ -46,6 +47,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print(f"converge: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _line_buffered_stdout() -> None:
+    """Each line a command prints reaches a CI log as it is printed: stdout into a pipe is otherwise flushed
+    only every few kilobytes, and a command that prints as it goes (adapter check, bench, check) would look
+    silent until its end (reports/progress.py writes its lines to stderr, which is never held back)."""
+    try:
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # a stream that is not a TextIOWrapper (a test's, a wrapper's)
+        pass
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semanti
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
+from converge.reports.progress import StepProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.adapter.requests import with_stderr
@@ -26,6 +27,7 @@ from converge.reports.tooling.arguments import (
     Subparsers,
     adapter_log_of,
     add_examples,
+    add_quiet,
     add_reports_options,
     add_seed,
     add_system,
@@ -56,6 +58,7 @@ def register(subparsers: Subparsers) -> None:
     add_system(c, "the system whose final answers system_final_answer judges: reference (default), "
                   "flink[:VERSION], pathway[:VERSION], cmd:COMMAND")
     add_reports_options(c, "where failure reports go", "write no report files")
+    add_quiet(c)
     c.set_defaults(handler=cmd_check)
 
 
@@ -100,18 +103,23 @@ def describe_query(query: "MappedQuery") -> list[str]:
 
 
 def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
-              system: str | None = None, system_timeout: float | None = None, echo=print) -> int:
-    """Print plan, properties and findings; the exit code (1 when a property fails)."""
+              system: str | None = None, system_timeout: float | None = None, echo=print,
+              steps: StepProgress | None = None) -> int:
+    """Print plan, properties and findings; the exit code (1 when a property fails). `steps` shows each phase
+    on stderr as it starts (None: nothing is shown)."""
+    steps = steps or StepProgress("check", quiet=True)
+    if system not in (None, "local", "reference"):
+        steps.step(f"starting {system}")
     under_test = open_system_under_test(system, system_timeout)
     try:
-        return _run_check(query, options, reports, system, under_test, echo)
+        return _run_check(query, options, reports, system, under_test, echo, steps)
     finally:
         if under_test is not None:
             under_test.close()
 
 
 def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | None, spec: str | None,
-               under_test: "System | None", echo) -> int:
+               under_test: "System | None", echo, steps: StepProgress) -> int:
     from converge.properties.findings import all_findings, state_views  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
     final = system_final(under_test, spec or "") if under_test is not None else None
@@ -120,6 +128,8 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
              f"findings check converge's model of Flink")
         sent = ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in query.job_config().items())
         echo(f"job options sent to {under_test.name} with every case: {sent or 'none (its defaults)'}")
+    steps.step("planning")
+    steps.finish()
     for line in describe_query(query):
         echo(line)
     echo("\nplan:")
@@ -135,14 +145,19 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     exact = query.scenario(config=options.config(ttl=False, semantics="correct"))
     refused = under_test.why_not(exact) if under_test is not None else None
     misread = None
-    for spec in check_properties(query, options, final):
+    checked = list(check_properties(query, options, final))
+    steps.step(f"running {len(checked)} properties, {options.examples} examples each")
+    watch = steps.campaign()
+    for i, spec in enumerate(checked):
+        watch.begin(i, len(checked))
         if misread is not None:
             rows.append((f"{spec.family}/{spec.name}", "not run", 0, 0, f"not applicable: {misread}"))
             continue
         if spec.name == "system_final_answer" and refused is not None:
             rows.append((f"{spec.family}/{spec.name}", "not run", 0, 0, f"not applicable: {refused}"))
             continue
-        result = run_property(spec, max_examples=options.examples, seed=options.seed, on_failure=reporter)
+        result = run_property(spec, max_examples=options.examples, seed=options.seed, on_failure=reporter,
+                              progress=watch)
         error = result.failure or result.error
         what = spec.description
         if spec.name == "system_final_answer" and under_test is not None:
@@ -159,6 +174,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
             misread = f"converge misread the query ({spec.family}/{spec.name})"
     for name, why in skipped_properties(query, options):
         rows.append((name, "not run", 0, 0, why))
+    steps.finish()
     echo(format_table(("property", "verdict", "examples", "compared", "what it checks"), rows))
     for spec, result in failed:
         echo(f"\n{label(result.failure or result.error).upper()} {spec.family}/{spec.name} (seed {result.seed})")
@@ -169,7 +185,10 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     if misread is not None:
         echo(f"* none searched: {misread}")
         return run_reports.settle(worst)
-    for finding in all_findings(query, options, run_scenario):
+    steps.step("searching for findings")
+    found = list(all_findings(query, options, run_scenario))
+    steps.finish()
+    for finding in found:
         echo(f"* {finding.topic}: {finding.text}")
         for line in finding.detail:
             echo(f"    {line}")
@@ -181,13 +200,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_check import CheckOptions  # lazy: as above
     from converge.properties.query_guard import guard_query  # lazy: as above
+    steps = StepProgress("check", quiet=args.quiet)
+    steps.step(f"reading {args.query}")
     query = load_query(existing_file(args.query))
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                            multi_join=args.multi_join, examples=args.examples, seed=args.seed)
     with adapter_log(adapter_log_of(args)):
         return run_check(query, options, reports=reports_of(args), system=args.system,
-                         system_timeout=system_timeout_of(args))
+                         system_timeout=system_timeout_of(args), steps=steps)
 
 
 __all__ = ["cmd_check", "open_system_under_test", "register", "run_check"]

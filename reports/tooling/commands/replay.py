@@ -8,6 +8,7 @@ from pathlib import Path
 
 from converge.engine.model.errors import UsageError
 from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, replay_file
+from converge.reports.progress import StepProgress
 from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.registry import system_kind
 from converge.reports.terminal import tally
@@ -15,6 +16,7 @@ from converge.reports.tooling.arguments import (
     Subparsers,
     adapter_log_of,
     add_oracle,
+    add_quiet,
     add_runtime,
     add_system,
     check_oracle,
@@ -32,6 +34,7 @@ def register(subparsers: Subparsers) -> None:
     add_runtime(rp)
     add_oracle(rp, "who computes the final answer (spark: Spark SQL, with --runtime spark)")
     add_system(rp, "rerun each file's case on a system under test (as converge run --system)")
+    add_quiet(rp)
     rp.set_defaults(handler=cmd_replay)
 
 
@@ -61,8 +64,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return replay_on_system(files, args.system, timeout)
     files, skipped = scenario_files(args.targets)
     outcomes = []
-    for path in dict.fromkeys(files):  # a file named twice (a folder and a wildcard) is replayed once
+    steps = StepProgress("replay", quiet=args.quiet)
+    unique = list(dict.fromkeys(files))  # a file named twice (a folder and a wildcard) is replayed once
+    for i, path in enumerate(unique):
+        steps.step(f"[{i + 1}/{len(unique)}] {path}")
         outcomes.append(replay_file(path, args.runtime, oracle=args.oracle))
+        steps.finish()
         print_outcome(outcomes[-1])
     for s in skipped:
         print(f"{'skipped':<14} {s.path}  ({s.reason})")

@@ -9,7 +9,8 @@ import argparse
 from pathlib import Path
 
 from converge.engine.model.errors import UsageError
-from converge.reports.tooling.arguments import Subparsers, existing_file
+from converge.reports.progress import StepProgress
+from converge.reports.tooling.arguments import Subparsers, add_quiet, existing_file
 
 FORMATS = ("auto", "jsonl", "debezium", "print", "csv")
 
@@ -24,6 +25,7 @@ def register(subparsers: Subparsers) -> None:
     v.add_argument("--format", default="auto", choices=FORMATS, help="the captures' format (default: from each file)")
     v.add_argument("--output-format", default=None, choices=FORMATS,
                    help="the output capture's format, when it differs from --format")
+    add_quiet(v)
     v.set_defaults(handler=cmd_verify)
 
 
@@ -40,6 +42,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
     from converge.properties.query_guard import guard_query  # lazy: as above
     from converge.properties.verify_capture import source_problem, verify_capture  # lazy: as above
+    steps = StepProgress("verify", quiet=args.quiet)
+    steps.step(f"reading {args.query}")
     query = load_query(existing_file(args.query))
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     sources = dict(args.source or [])
@@ -50,7 +54,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     for path in (*sources.values(), args.output):
         existing_file(path)
+    steps.step(f"reading the captures and checking {args.output} against the batch answer")
     result = verify_capture(query, sources, Path(args.output), args.format, args.output_format)
+    steps.finish()
     what = ("the output equals the answer after every input record" if result.mode == "prefix"
             else "the final output equals the batch answer")
     print(f"passed: {what} ({result.input_events} input records, {result.output_records} output records, "

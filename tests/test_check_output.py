@@ -57,7 +57,7 @@ def test_the_json_document_in_the_docs_is_what_check_prints(plan_only: bool, cap
     """Both refusals, with their positions and clauses, from --plan-only and from a full run (the refusal comes
     before any property, so the full run is as cheap)."""
     monkeypatch.chdir(ROOT)
-    argv = ["check", "docs/examples/two_refusals.sql", "--format", "json"] + (["--plan-only"] if plan_only else [])
+    argv = ["check", "docs/examples/refused/two_refusals.sql", "--format", "json"] + (["--plan-only"] if plan_only else [])
     assert main(argv) == 2
     doc = json.loads(capsys.readouterr().out)
     want = _docs_json_block()

@@ -93,7 +93,7 @@ def finding(query: "MappedQuery", f: "Finding") -> dict:
     names = [o.name for o in query.output]
     example = None
     if f.example is not None:
-        from converge.properties.findings import show_event  # the finding's module is loaded already
+        from converge.properties.findings import show_event  # lazy: Hypothesis; --plan-only has no finding
         example = {"input": [show_event(query, e) for e in f.example.events],
                    "outputs": [{"title": title.rstrip(":"), "columns": names,
                                 "rows": [{**_mark(mark), "row": {o.name: value(o.type, v) for o, v in

@@ -12,14 +12,14 @@ line goes through the full parser, which ends in `plan_only` as well.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, get_args
+from typing import Any, Callable, Literal, Sequence, get_args
 
 from converge.engine.model.errors import ConvergeError, UsageError
+from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
-
-if TYPE_CHECKING:
-    from converge.engine.model.flinksql import MappedQuery
-    from converge.properties.query_plan import CheckOptions
+from converge.properties.query_guard import guard_query
+from converge.properties.query_plan import CheckOptions, plan_lines, state_views
+from converge.reports.tooling.check_json import document, dumps, plan_document
 
 OutputFormat = Literal["text", "json"]
 PLAN_ONLY_NOTE = "plan only (--plan-only): the query was read and planned; no property, finding or oracle ran"
@@ -47,10 +47,9 @@ class _FastParser(argparse.ArgumentParser):
 
 
 def _ms(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(text)  # the full parser reads the command line again and explains
+    return int(text)
 
 
 def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
@@ -62,14 +61,13 @@ def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
     add_plan_options(parser, _ms)
     try:
         args = parser.parse_args(list(argv[1:]))
-    except (_NotFast, ValueError):
+    except _NotFast:
         return None
     args.handler = cmd_plan_only
     return args
 
 
-def options_of(args: argparse.Namespace, **more: Any) -> "CheckOptions":
-    from converge.properties.query_plan import CheckOptions
+def options_of(args: argparse.Namespace, **more: Any) -> CheckOptions:
     return CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
                         multi_join=args.multi_join, **more)
 
@@ -78,7 +76,7 @@ def cmd_plan_only(args: argparse.Namespace) -> int:
     return plan_only(args.query, options_of(args), args.output_format)
 
 
-def describe_query(query: "MappedQuery") -> list[str]:
+def describe_query(query: MappedQuery) -> list[str]:
     """What converge read from the query file, as the text output's first lines."""
     lines = ["inputs:"]
     for alias, table in query.aliases:
@@ -105,32 +103,26 @@ def describe_query(query: "MappedQuery") -> list[str]:
     return lines
 
 
-def read_query(query_file: str) -> "MappedQuery":
+def read_query(query_file: str) -> MappedQuery:
     """The query read and put through the oracle's guard: every refusal at file:line:col."""
-    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
-    from converge.properties.query_guard import guard_query
     query = load_query(query_file)
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
     return query
 
 
-def plan_text(query: "MappedQuery", options: "CheckOptions") -> list[str]:
+def plan_text(query: MappedQuery, options: CheckOptions) -> list[str]:
     """The plan block of the text output: the operators, then each input's state view."""
-    from converge.properties.query_plan import plan_lines, state_views
     return [f"  {line}" for line in plan_lines(query, options)] + [f"  state view: {v}" for v in state_views(query)]
 
 
-def plan_json(query: "MappedQuery", options: "CheckOptions", system: str | None = None) -> dict:
-    from converge.properties.query_plan import plan_lines, state_views
-    from converge.reports.tooling.check_json import plan_document
+def plan_json(query: MappedQuery, options: CheckOptions, system: str | None = None) -> dict:
     return plan_document(query, options, plan_lines(query, options), state_views(query), system)
 
 
-def plan_only(query_file: str, options: "CheckOptions", output_format: OutputFormat = "text",
+def plan_only(query_file: str, options: CheckOptions, output_format: OutputFormat = "text",
               echo: Callable[[str], object] = print) -> int:
     """Print what converge read and the plan, or (json) the document with the refusals; the exit code."""
     if output_format == "json":
-        from converge.reports.tooling.check_json import document, dumps
         try:
             query = read_query(query_file)
             doc = document(query_file, plan=plan_json(query, options), plan_only=True)

@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = fast_args(argv)  # `check QUERY --plan-only`: read and plan, without importing the other commands
     if args is None:
         args = build_parser().parse_args(argv)
-        from converge.generators.storage import keep_hypothesis_out_of_the_working_directory
+        from converge.generators.storage import keep_hypothesis_out_of_the_working_directory  # lazy: Hypothesis
         keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     try:
         with ending_on_signals():

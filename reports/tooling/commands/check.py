@@ -20,6 +20,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.adapter.requests import with_stderr
 from converge.reports.terminal import format_table
+from converge.reports.tooling import check_json
 from converge.reports.tooling.arguments import (
     Subparsers,
     adapter_log_of,
@@ -36,6 +37,7 @@ from converge.reports.tooling.check_plan import (
     add_plan_options,
     describe_query,
     options_of,
+    plan_json,
     plan_only,
     plan_text,
     read_query,
@@ -157,14 +159,13 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
 
 def _record(record: dict, query: "MappedQuery", rows: list, failed: list, findings: list) -> None:
     """The run's verdicts (each failure's seed, reports and message on its line) and findings, as JSON fields."""
-    from converge.reports.tooling.check_json import finding, verdict
     failures = {f"{spec.family}/{spec.name}": result for spec, result in failed}
     record["verdicts"] = []
     for row in rows:
         result = failures.get(row[0])
-        record["verdicts"].append(verdict(row) if result is None else verdict(
+        record["verdicts"].append(check_json.verdict(row) if result is None else check_json.verdict(
             row, result.seed, result.reports, str(result.failure or result.error)))
-    record["findings"] = [finding(query, f) for f in findings]
+    record["findings"] = [check_json.finding(query, f) for f in findings]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -184,8 +185,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check_json(args: argparse.Namespace, options: "CheckOptions") -> int:
     """--format json: the text goes nowhere; one document (reports/tooling/check_json.py) goes to stdout."""
-    from converge.reports.tooling.check_json import document, dumps
-    from converge.reports.tooling.check_plan import plan_json
     record: dict = {}
     try:
         query = read_query(existing_file(args.query))
@@ -193,10 +192,10 @@ def _check_json(args: argparse.Namespace, options: "CheckOptions") -> int:
         with adapter_log(adapter_log_of(args)):
             code = run_check(query, options, reports=reports_of(args), system=args.system,
                              system_timeout=system_timeout_of(args), echo=lambda *_: None, record=record)
-        doc = document(args.query, code=code, **record)
+        doc = check_json.document(args.query, code=code, **record)
     except ConvergeError as exc:  # a refusal of the query (or of the run): its document, with what was done
-        doc = document(args.query, error=exc, **record)
-    print(dumps(doc))
+        doc = check_json.document(args.query, error=exc, **record)
+    print(check_json.dumps(doc))
     return doc["exit_code"]
 
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from converge.properties.query_check import CheckOptions
 
 _WRAP = 100
+EXAMPLES = 50  # --examples by default (a different number with --plan-only is refused: it would be ignored)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -57,7 +58,7 @@ def register(subparsers: Subparsers) -> None:
     c = subparsers.add_parser("check", help="check a Flink SQL join query: plan, properties on its schema, findings")
     c.add_argument("query", metavar="QUERY.sql", help="CREATE TABLE statements and one SELECT")
     add_plan_options(c, positive_int)  # --ttl, --semantics, --map-state-order, --multi-join, --format, --plan-only
-    add_examples(c, 50, "examples per property and per finding")
+    add_examples(c, EXAMPLES, "examples per property and per finding")
     add_seed(c, "Hypothesis seed, for a repeatable check")
     add_system(c, "the system whose final answers system_final_answer judges: reference (default), "
                   "flink[:VERSION], pathway[:VERSION], cmd:COMMAND")
@@ -171,7 +172,7 @@ def _record(record: dict, query: "MappedQuery", rows: list, failed: list, findin
 def cmd_check(args: argparse.Namespace) -> int:
     """Read the query, then run_check with the command line's options (or only plan it: --plan-only)."""
     if args.plan_only:
-        refuse_run_options(args, {"examples": 50, "seed": None, "system": None, "system_timeout": None,
+        refuse_run_options(args, {"examples": EXAMPLES, "seed": None, "system": None, "system_timeout": None,
                                   "adapter_log": None, "reports_dir": None, "no_reports": False})
         return plan_only(args.query, options_of(args), args.output_format)
     options = options_of(args, examples=args.examples, seed=args.seed)

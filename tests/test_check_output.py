@@ -140,3 +140,24 @@ def test_a_late_outer_row_with_no_partner_is_padded_at_once_and_the_text_says_so
         "the streaming join pairs it with no row still cached, the batch answer pairs it with 1 row; "
         "event 5 (o, order_time 1970-01-01 00:00:00.001) arrives behind the join's watermark (1 ms) and is late: "
         "the streaming join pairs it with no row still cached and pads it, the batch answer pairs it with 1 row")
+
+
+@pytest.mark.slow
+def test_a_full_json_run_has_every_documented_field(capsys) -> None:
+    """The whole document of a real run (a few examples): plan, verdicts that compared cases, findings whose
+    example rows are keyed by the SELECT list."""
+    argv = ["check", str(EXAMPLES / "left_join_residual.sql"), "--format", "json", "--examples", "3", "--seed", "1",
+            "--ttl", "4", "--no-reports"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["mode"], doc["outcome"], doc["exit_code"], doc["refusals"]) == ("full", "passed", 0, [])
+    names = ["order_id", "amount", "payment_id", "paid", "method"]
+    assert [s["name"] for s in doc["plan"]["select"]] == names
+    assert doc["plan"]["options"] == {"ttl_ms": 4, "semantics": "correct", "map_state_order": "rocksdb",
+                                      "multi_join": "off", "examples": 3, "seed": 1, "system": "reference"}
+    passed = [v for v in doc["verdicts"] if v["verdict"] == "passed"]
+    assert passed and all(v["compared"] > 0 for v in passed)
+    assert [f["topic"] for f in doc["findings"]] == ["MapState order", "state TTL", "late rows", "multi-way join"]
+    shown = [f for f in doc["findings"] if f["example"] is not None]
+    assert shown and all(block["columns"] == names and all(list(r["row"]) == names for r in block["rows"])
+                         for f in shown for block in f["example"]["outputs"])

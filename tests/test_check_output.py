@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
+from converge.oracle.query import run_query
 from converge.properties.findings import Finding, late_story
 from converge.reports.tooling.check_json import finding
 from converge.reports.tooling.check_plan import PLAN_ONLY_NOTE, fast_args
@@ -161,3 +163,11 @@ def test_a_full_json_run_has_every_documented_field(capsys) -> None:
     shown = [f for f in doc["findings"] if f["example"] is not None]
     assert shown and all(block["columns"] == names and all(list(r["row"]) == names for r in block["rows"])
                          for f in shown for block in f["example"]["outputs"])
+
+
+@pytest.mark.parametrize("text", ["it's", "a \\ b", "why?", "'; DROP TABLE x; --", "line\nbreak", "nul\x00byte"])
+def test_a_text_parameter_written_as_a_literal_reaches_duckdb_unchanged(text: str) -> None:
+    """--plan-only binds no parameter (binding one imports pandas): the literal must hold exactly the text."""
+    sql, bound = inlined("SELECT ?, length(?)", [text, text])
+    assert (bound == []) == ("\x00" not in text)  # a NUL is bound as before
+    assert run_query("SELECT ?, length(?)", params=[text, text]) == [(text, len(text))]

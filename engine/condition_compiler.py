@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import duckdb
 
 from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec
 
@@ -55,7 +56,8 @@ def _duck_all(sql: str, params: Sequence[Any] = ()) -> list[tuple]:
     with _lock:
         if _con is None:
             _con = duckdb.connect()
-        return _con.execute(sql, list(params)).fetchall()
+        sql, bound = inlined(sql, params)  # no bound parameter: binding one imports pandas
+        return _con.execute(sql, bound).fetchall()
 
 
 def _duck(sql: str, params: Sequence[Any] = ()) -> Any:

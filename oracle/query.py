@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import duckdb
 
+from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import OracleError
 
 __all__ = ["LOCKDOWN", "connection", "run_query"]
@@ -74,6 +75,7 @@ def run_query(sql: str, con: duckdb.DuckDBPyConnection | None = None, *,
     with _lock:
         target = con if con is not None else connection()
         try:
-            return target.execute(sql, params).fetchall()
+            text, bound = inlined(sql, params)  # no bound parameter: binding one imports pandas
+            return target.execute(text, bound or None).fetchall()
         except duckdb.Error as exc:
             raise OracleError(f"DuckDB failed: {type(exc).__name__}: {exc}\n-- SQL:\n{sql}") from exc

@@ -20,7 +20,6 @@ from typing import Callable, Sequence
 from hypothesis import HealthCheck, find, settings
 from hypothesis.errors import NoSuchExample
 
-from converge.engine.condition import split_condition
 from converge.engine.materialize import clean, fold
 from converge.engine.model.changelog import Change
 from converge.engine.model.flinksql import MappedQuery
@@ -28,9 +27,14 @@ from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTim
 from converge.engine.planner import plan
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import run_scenario
-from converge.engine.views import analyze_join_input
+from converge.oracle.interval import batch_interval_join
+from converge.properties import interval
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
 from converge.properties.verify_capture import _shaper
+
+# One block of a finding's example output: its title and its rows, each (mark, row): the row kind of a change
+# ("+I", "-U", ...) or a bag's count ("2 x", "" for one), and the row as the query's SELECT list holds it.
+Output = tuple[str, tuple[tuple[str, tuple], ...]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class Finding:
     text: str
     example: Scenario | None = None
     detail: tuple[str, ...] = ()
+    outputs: tuple[Output, ...] = ()   # the example's output blocks (`detail` prints them), for --format json
 
 
 def _search(strategy, condition: Callable[[Scenario], bool], options: CheckOptions) -> Scenario | None:
@@ -92,34 +97,29 @@ def query_changes(query: MappedQuery, changes: Sequence[Change]) -> list[tuple[s
     return [(c.kind, shaped) for c in changes if (shaped := shape(c.row)) is not None]
 
 
-def _changes(query: MappedQuery, changes: Sequence[Change]) -> list[str]:
-    return [f"{kind} {show_row(query, row)}" for kind, row in query_changes(query, changes)]
+def _changes(query: MappedQuery, changes: Sequence[Change]) -> tuple[tuple[str, tuple], ...]:
+    return tuple(query_changes(query, changes))
+
+
+def _bag(bag: Counter) -> tuple[tuple[str, tuple], ...]:
+    return tuple((f"{n} x" if n != 1 else "", r) for r, n in sorted(bag.items(), key=repr))
 
 
 def _events(query: MappedQuery, s: Scenario) -> list[str]:
     return [f"{i}: {show_event(query, e)}" for i, e in enumerate(s.events)]
 
 
+def _example(topic: str, text: str, query: MappedQuery, found: Scenario, *outputs: Output) -> Finding:
+    """A finding with its example: the input events, then each output block by the SELECT list's names."""
+    lines = ["input:", *_events(query, found)]
+    for title, rows in outputs:
+        lines.append(title)
+        lines += [f"{mark} {show_row(query, row)}" if mark else show_row(query, row) for mark, row in rows] \
+            or ["(empty)"]
+    return Finding(topic, text, found, tuple(lines), outputs)
+
+
 # ---------------------------------------------------------------- the findings
-
-
-def state_views(query: MappedQuery) -> list[str]:
-    """Per binary step: the state view each side gets (what Flink's StreamingJoinOperator would choose)."""
-    if query.join.interval is not None:
-        return ["interval join: each side's rows are cached by time until the other side's watermark passes them"]
-    lines = []
-    chain = query.inputs
-    specs = {s.name: s for s in chain}
-    names = query.join.inputs
-    for i, (name, cond) in enumerate(zip(names[1:], query.join.conditions), 1):
-        left = [specs[n] for n in names[:i]]
-        split = split_condition(cond, left, specs[name])
-        right_keys = [k.right.column for k in split.equi_keys]
-        right_view = analyze_join_input(specs[name], right_keys).kind
-        left_view = analyze_join_input(left[0], [k.left.column for k in split.equi_keys
-                                                 if k.left.input == left[0].name]).kind if i == 1 else "joined rows"
-        lines.append(f"step {i} ({query.join.types[i - 1].upper()} {name}): left {left_view}, right {right_view}")
-    return lines
 
 
 def order_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:
@@ -140,11 +140,11 @@ def order_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner)
                               f"per key, which cannot reorder)")
     rocks = runner(found).changes
     arrival = runner(replace(found, config=replace(found.config, map_state_order="arrival"))).changes
-    return Finding(topic, "with the RocksDB state backend, rows matched by one probe come out in the byte order "
-                          "of their serialized MapState key, not in arrival order: a consumer that depends on "
-                          "the order of the changelog can see a different sequence (the final answer is the same)",
-                   found, ("input:", *_events(query, found), "output with rocksdb:", *_changes(query, rocks),
-                           "output in arrival order (heap-like):", *_changes(query, arrival)))
+    return _example(topic, "with the RocksDB state backend, rows matched by one probe come out in the byte order "
+                           "of their serialized MapState key, not in arrival order: a consumer that depends on "
+                           "the order of the changelog can see a different sequence (the final answer is the same)",
+                    query, found, ("output with rocksdb:", _changes(query, rocks)),
+                    ("output in arrival order (heap-like):", _changes(query, arrival)))
 
 
 def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:
@@ -175,11 +175,10 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
             first = (i, now)
             break
     when = f" from event {first[0]} on (processing time {first[1]} ms)" if first else ""
-    return Finding(topic, f"a TTL of {options.ttl_ms} ms changes the answer{when}: a row whose state expired "
-                          f"no longer matches, so its partner's output is missing or padded",
-                   found, ("input:", *_events(query, found), "final output with the TTL:",
-                           *show_bag(query, query_answer(query, final_answer(found, runner))),
-                           "the answer without TTL:", *show_bag(query, query_answer(query, oracle_final(found)))))
+    return _example(topic, f"a TTL of {options.ttl_ms} ms changes the answer{when}: a row whose state expired "
+                           f"no longer matches, so its partner's output is missing or padded",
+                    query, found, ("final output with the TTL:", _bag(query_answer(query, final_answer(found, runner)))),
+                    ("the answer without TTL:", _bag(query_answer(query, oracle_final(found)))))
 
 
 def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:
@@ -199,13 +198,46 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
     found = _search(strategy, dropped, options)
     if found is None:
         return Finding(topic, f"watermarks {decl}: no stream tried lost a row to lateness")
-    return Finding(topic, f"with the declared watermarks ({decl}), a row whose time is not above the join's "
-                          f"watermark (the smaller of the inputs' largest time seen minus their delay) is late: the "
-                          f"interval join drops it (no pair, no padding), so the streaming answer differs from the "
-                          f"batch answer",
-                   found, ("input:", *_events(query, found), "streaming output (after a final watermark):",
-                           *show_bag(query, query_answer(query, final_answer(found, runner))), "batch answer:",
-                           *show_bag(query, query_answer(query, oracle_final(found)))))
+    return _example(topic, f"with the declared watermarks ({decl}), a row whose time is not above the join's "
+                           f"watermark (the smaller of the inputs' largest time seen minus their delay) is late: the "
+                           f"interval join does not cache it, so it pairs only with the other side's rows still "
+                           f"cached when it arrives, never with a row already cleaned up nor with one that arrives "
+                           f"after it, and on an outer side it is padded at once when it pairs with none; so the "
+                           f"streaming answer differs from the batch answer. In the example: "
+                           f"{late_story(query, found, runner)}",
+                    query, found,
+                    ("streaming output (after a final watermark):",
+                     _bag(query_answer(query, final_answer(found, runner)))),
+                    ("batch answer:", _bag(query_answer(query, oracle_final(found)))))
+
+
+def late_story(query: MappedQuery, found: Scenario, runner: CaseRunner = run_scenario) -> str:
+    """What each late row of an interval join's example did, read from the run itself: the partners it was
+    paired with when it arrived, whether it was padded, and its partners in the batch answer."""
+    model = interval.model_of(found)  # decides which rows are late, as Flink does at their arrival
+    tagged = interval.with_positions(interval.with_final(found))
+    streamed: Counter = Counter()
+    for items in runner(tagged).per_event:
+        streamed += interval.items_of(tagged, [c for c in items if isinstance(c, Change)])
+    batch = interval.items_of(tagged, [Change("+I", r) for r in batch_interval_join(tagged).elements()])
+    parts = []
+    for pos in sorted(model.late):
+        e = found.events[pos]
+        table = query.table_of(e.input)
+        names = [c for c, _ in table.columns]
+        time = table.columns[names.index(table.time_column)][1].display(e.row[names.index(table.time_column)])
+        before = model.clocks[pos - 1] if pos > 0 else None
+        paired = sum(n for it, n in streamed.items() if it[0] == "join" and pos in it[1:])
+        partners = sum(n for it, n in batch.items() if it[0] == "join" and pos in it[1:])
+        padded = any(it[0] == "pad" and it[2] == pos for it in streamed)
+        parts.append(f"event {pos} ({e.input}, {table.time_column} {time}) arrives behind the join's watermark "
+                     f"({before} ms) and is late: the streaming join pairs it with {_rows(paired)} still cached"
+                     f"{' and pads it' if padded else ''}, the batch answer pairs it with {_rows(partners)}")
+    return "; ".join(parts) if parts else "no row is late, yet the answers differ (see below)"
+
+
+def _rows(n: int) -> str:
+    return "no row" if n == 0 else "1 row" if n == 1 else f"{n} rows"
 
 
 def multiway_finding(query: MappedQuery, options: CheckOptions) -> Finding:

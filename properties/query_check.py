@@ -16,7 +16,7 @@ converge's engine.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable
 
 from hypothesis import reject
@@ -24,35 +24,19 @@ from hypothesis import strategies as st
 
 from converge.engine.materialize import clean, fold
 from converge.engine.model.flinksql import MappedQuery
-from converge.engine.model.scenario import Config, MapStateOrder, MultiJoinMode, Scenario, Semantics
+from converge.engine.model.scenario import Config, Scenario
 from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
 from converge.properties import exercise, interval, multiway, regular
 from converge.properties.divergence import fail
+from converge.properties.query_plan import CheckOptions
 from converge.properties.query_reading import oracle_final, reading_equals_query
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.answers import answer_of, system_diverged
 
 CaseRunner = Callable[[Scenario], RunResult]
 FinalAnswer = Callable[[Scenario], Counter]   # a system's materialized final answer for one case
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    """The command line's choices (docs/check-your-query.md)."""
-
-    ttl_ms: int | None = None
-    semantics: Semantics = "correct"
-    map_state_order: MapStateOrder = "rocksdb"
-    multi_join: MultiJoinMode = "off"
-    examples: int = 50
-    seed: int | None = None
-    max_ops: int = 16
-
-    def config(self, *, ttl: bool = True, semantics: Semantics | None = None) -> Config:
-        return Config(state_ttl_ms=self.ttl_ms if ttl else None, map_state_order=self.map_state_order,
-                      multi_join=self.multi_join, semantics=semantics or self.semantics)
 
 
 def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl: bool = False,

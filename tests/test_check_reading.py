@@ -138,8 +138,18 @@ def test_findings_and_the_description_are_of_the_query_with_its_where_and_select
     path = tmp_path / "filtered.sql"
     path.write_text(FILTERED)
     lines: list[str] = []
-    assert run_check(load_query(path), CheckOptions(ttl_ms=4, examples=5, seed=1), echo=lines.append) == 0
+    record: dict = {}  # the same run, as --format json lists it
+    assert run_check(load_query(path), CheckOptions(ttl_ms=4, examples=5, seed=1), echo=lines.append,
+                     record=record) == 0
     out = "\n".join(lines)
+    ttl_json = next(f for f in record["findings"] if f["topic"] == "state TTL")
+    assert ttl_json["text"] in out and ttl_json["example"]["outputs"]
+    for block in ttl_json["example"]["outputs"]:
+        assert block["columns"] == ["how", "order_id"]  # the SELECT list's names, in its order
+        assert all(list(r["row"]) == ["how", "order_id"] and r["row"]["how"] != "a" for r in block["rows"])
+    table = [line.split() for line in out.splitlines() if line.startswith(("check/", "regular/", "multiway/"))]
+    assert [(v["property"], v["verdict"], str(v["examples"])) for v in record["verdicts"]] == \
+        [(row[0], row[1], row[2]) if row[1] != "not" else (row[0], "not run", row[3]) for row in table]
     assert "not part of the checked join" not in out and "where (on the join's output): (p.method <> 'a')" in out
     ttl = out[out.index("* state TTL"):out.index("* late rows")]
     assert "changes the answer" in ttl, ttl

@@ -34,7 +34,7 @@ def test_check_runs_end_to_end_on_the_examples(name: str, capsys, tmp_path: Path
         assert section in out
     if name == "interval_join_watermark":
         assert "IntervalJoin(joinType=[LeftOuterJoin]" in out and "interval/no_late_equals_oracle" in out
-        assert "the interval join drops it" in out  # a late row found and shown
+        assert "the interval join does not cache it" in out and "In the example: event " in out  # found, shown
     if name == "three_way_common_key":
         assert "multiway/prefix_consistency" in out and "multi-way join: applies" in out
     if name == "left_join_residual":

@@ -73,8 +73,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.findings", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.findings", "converge.engine.planner"): DESCRIBES,
     ("converge.properties.findings", "converge.engine.planner.multi"): DESCRIBES,
-    ("converge.properties.findings", "converge.engine.views"): DESCRIBES,
-    ("converge.properties.findings", "converge.engine.condition"): DESCRIBES + " (the equi keys of each step)",
+    ("converge.properties.query_plan", "converge.engine.planner"): DESCRIBES,
+    ("converge.properties.query_plan", "converge.engine.views"): DESCRIBES,
+    ("converge.properties.query_plan", "converge.engine.condition"): DESCRIBES + " (the equi keys of each step)",
     ("converge.properties.verify_capture", "converge.engine.condition"):
         "applies the query's WHERE to the oracle's rows; verify judges a real job's capture (Flink's own code), "
         "which shares no code with converge's condition compiler, so a compiler bug can raise a false "

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 
 from converge import __version__
 from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
-from converge.generators.storage import keep_hypothesis_out_of_the_working_directory
-from converge.reports.tooling.commands import COMMANDS
+from converge.reports.tooling.check_plan import fast_args
 from converge.reports.tooling.interrupts import Interrupted, ending_on_signals
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -24,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="converge", description=__doc__)
     p.add_argument("--version", action="version", version=f"converge {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    from converge.reports.tooling.commands import COMMANDS  # lazy: `check --plan-only` needs none of them
     for command in COMMANDS:
         command.register(sub)
     return p
@@ -31,9 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = fast_args(argv)  # `check QUERY --plan-only`: read and plan, without importing the other commands
+    if args is None:
+        args = build_parser().parse_args(argv)
+        from converge.generators.storage import keep_hypothesis_out_of_the_working_directory  # lazy: Hypothesis
+        keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     _line_buffered_stdout()
-    keep_hypothesis_out_of_the_working_directory()  # no ./.hypothesis from any command (generators/storage.py)
     try:
         with ending_on_signals():
             return args.handler(args)

@@ -9,14 +9,14 @@ returns 128 + the signal's number, as a shell reports a process ended by that si
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from converge.reports.systems.adapter.client import kill_live_adapters
-
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_CLIENT = "converge.reports.systems.adapter.client"  # what starts adapters, and kills them
 
 
 class Interrupted(BaseException):
@@ -41,7 +41,9 @@ def ending_on_signals() -> Iterator[None]:
     fired: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        kill_live_adapters()
+        client = sys.modules.get(_CLIENT)  # not imported: no adapter was ever started (`check --plan-only`)
+        if client is not None:
+            client.kill_live_adapters()
         if not fired:
             fired.append(signum)
             raise Interrupted(signum)

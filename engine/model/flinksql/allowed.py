@@ -152,7 +152,9 @@ def one_error(refused: list[Refusal], path: str) -> Refusal:
     bad = any(isinstance(r, BadInputError) for r in refused)
     lines = [f"{path}: {len(refused)} problems in the query (each with its file:line:column):"]
     lines += [f"  [{'bad input' if isinstance(r, BadInputError) else 'unsupported'}] {r}" for r in refused]
-    return (BadInputError if bad else UnsupportedError)("\n".join(lines))
+    combined = (BadInputError if bad else UnsupportedError)("\n".join(lines))
+    combined.refusals = tuple(refused)  # type: ignore[attr-defined]  # each one, for `check --format json`
+    return combined
 
 
 __all__ = ["ALLOWED", "ALLOWED_VALUES", "Refusal", "at", "one_error", "position", "problems", "refusals"]

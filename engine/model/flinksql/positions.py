@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError, UnsupportedError
 
+E = TypeVar("E", BadInputError, UnsupportedError)
 LONG_WORD = 80  # a run of text without spaces longer than this is cut when a message echoes it
 _LONG = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 
@@ -78,7 +80,7 @@ class SourceText:
 
     def error(self, node: exp.Expr | None, message: str) -> BadInputError:
         """A BadInputError naming the clause (its SQL, shortened) and its position."""
-        return BadInputError(self.located(node, message))
+        return self._parts(BadInputError(self.located(node, message)), node, message)
 
     def error_at(self, offset: int, message: str) -> BadInputError:
         """A BadInputError naming character `offset` of the file."""
@@ -86,4 +88,11 @@ class SourceText:
 
     def unsupported(self, node: exp.Expr | None, message: str) -> UnsupportedError:
         """Valid Flink SQL that converge does not map yet, named like `error` names bad input."""
-        return UnsupportedError(self.located(node, message))
+        return self._parts(UnsupportedError(self.located(node, message)), node, message)
+
+    @staticmethod
+    def _parts(exc: E, node: exp.Expr | None, message: str) -> E:
+        """`exc` with the clause and the reason kept apart (`check --format json` lists them as fields)."""
+        exc.clause = clip(" ".join(node.sql().split())) if node is not None else None  # type: ignore[attr-defined]
+        exc.reason = clip_words(message)  # type: ignore[attr-defined]
+        return exc

@@ -13,9 +13,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from converge.engine.model.errors import MisreadQueryError, UsageError, exit_code, label
-from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
-from converge.engine.planner import plan
+from converge.engine.model.errors import ConvergeError, MisreadQueryError, UsageError, exit_code, label
 from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
 from converge.reports.progress import StepProgress
@@ -23,6 +21,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.systems.adapter.log import adapter_log
 from converge.reports.systems.adapter.requests import with_stderr
 from converge.reports.terminal import format_table
+from converge.reports.tooling import check_json
 from converge.reports.tooling.arguments import (
     Subparsers,
     adapter_log_of,
@@ -36,6 +35,16 @@ from converge.reports.tooling.arguments import (
     reports_of,
     system_timeout_of,
 )
+from converge.reports.tooling.check_plan import (
+    add_plan_options,
+    describe_query,
+    options_of,
+    plan_json,
+    plan_only,
+    plan_text,
+    read_query,
+    refuse_run_options,
+)
 
 if TYPE_CHECKING:
     from converge.engine.model.flinksql import MappedQuery
@@ -43,17 +52,15 @@ if TYPE_CHECKING:
     from converge.properties.query_check import CheckOptions
 
 _WRAP = 100
+EXAMPLES = 50  # --examples by default (a different number with --plan-only is refused: it would be ignored)
 
 
 def register(subparsers: Subparsers) -> None:
     """The `check` parser: the query file and the options of the checked configuration."""
     c = subparsers.add_parser("check", help="check a Flink SQL join query: plan, properties on its schema, findings")
     c.add_argument("query", metavar="QUERY.sql", help="CREATE TABLE statements and one SELECT")
-    c.add_argument("--ttl", type=positive_int, default=None, metavar="MS", help="state TTL in milliseconds")
-    c.add_argument("--semantics", choices=Semantics.__args__, default="correct")
-    c.add_argument("--map-state-order", choices=MapStateOrder.__args__, default="rocksdb")
-    c.add_argument("--multi-join", choices=MultiJoinMode.__args__, default="off")
-    add_examples(c, 50, "examples per property and per finding")
+    add_plan_options(c, positive_int)  # --ttl, --semantics, --map-state-order, --multi-join, --format, --plan-only
+    add_examples(c, EXAMPLES, "examples per property and per finding")
     add_seed(c, "Hypothesis seed, for a repeatable check")
     add_system(c, "the system whose final answers system_final_answer judges: reference (default), "
                   "flink[:VERSION], pathway[:VERSION], cmd:COMMAND")
@@ -76,51 +83,26 @@ def open_system_under_test(spec: str | None, timeout: float | None = None) -> "S
     return open_system(spec, timeout=timeout)
 
 
-def describe_query(query: "MappedQuery") -> list[str]:
-    lines = ["inputs:"]
-    for alias, table in query.aliases:
-        t = query.tables[table]
-        cols = ", ".join(f"{c} {ft.name}{'' if ft.nullable else ' NOT NULL'}" for c, ft in t.columns)
-        extra = f", primary key ({', '.join(t.primary_key)})" if t.primary_key else ""
-        if t.time_column:
-            extra += f", rowtime {t.time_column} (watermark delay {t.watermark_delay_ms} ms)"
-        lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
-    lines.append("join chain: " + query.join.inputs[0] + "".join(
-        f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,
-                                                                   query.join.conditions)))
-    if query.join.interval is not None:
-        iv = query.join.interval
-        lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
-                     f"(event time)")
-    if query.where_sql:
-        lines.append(f"where (on the join's output): {query.where_sql}")
-    lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
-    lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
-                 "DuckDB on every example (check/reading_equals_query)")
-    lines.append("job options: " + ("; ".join(s.describe() for s in query.job) if query.job else
-                                    "none set in the file (the system's defaults)"))
-    return lines
-
-
 def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
               system: str | None = None, system_timeout: float | None = None, echo=print,
-              steps: StepProgress | None = None) -> int:
-    """Print plan, properties and findings; the exit code (1 when a property fails). `steps` shows each phase
-    on stderr as it starts (None: nothing is shown)."""
+              record: "dict | None" = None, steps: StepProgress | None = None) -> int:
+    """Print plan, properties and findings; the exit code (1 when a property fails). `record`, when given, receives
+    the run's verdicts and findings as --format json lists them (reports/tooling/check_json.py); `steps` shows
+    each phase on stderr as it starts (None: nothing is shown)."""
     steps = steps or StepProgress("check", quiet=True)
     if system not in (None, "local", "reference"):
         steps.step(f"starting {system}")
     under_test = open_system_under_test(system, system_timeout)
     try:
-        return _run_check(query, options, reports, system, under_test, echo, steps)
+        return _run_check(query, options, reports, system, under_test, echo, record, steps)
     finally:
         if under_test is not None:
             under_test.close()
 
 
 def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | None, spec: str | None,
-               under_test: "System | None", echo, steps: StepProgress) -> int:
-    from converge.properties.findings import all_findings, state_views  # lazy: sqlglot only for check
+               under_test: "System | None", echo, record: "dict | None", steps: StepProgress) -> int:
+    from converge.properties.findings import all_findings  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
     final = system_final(under_test, spec or "") if under_test is not None else None
     if under_test is not None:
@@ -133,11 +115,8 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     for line in describe_query(query):
         echo(line)
     echo("\nplan:")
-    shown = query.scenario(config=options.config())
-    for line in plan(shown).explain().splitlines():
-        echo("  " + line)
-    for line in state_views(query):
-        echo("  state view: " + line)
+    for line in plan_text(query, options):
+        echo(line)
     echo("\nproperties:")
     run_reports = RunReports.open(reports, "check")
     reporter = with_stderr(under_test, run_reports.reporter())  # a divergence's report shows the adapter's stderr
@@ -184,31 +163,63 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     echo("\nfindings:")
     if misread is not None:
         echo(f"* none searched: {misread}")
-        return run_reports.settle(worst)
-    steps.step("searching for findings")
-    found = list(all_findings(query, options, run_scenario))
-    steps.finish()
-    for finding in found:
+    findings = []
+    if misread is None:
+        steps.step("searching for findings")
+        findings = list(all_findings(query, options, run_scenario))
+        steps.finish()
+    for finding in findings:
         echo(f"* {finding.topic}: {finding.text}")
         for line in finding.detail:
             echo(f"    {line}")
+    if record is not None:
+        _record(record, query, rows, failed, findings)
     return run_reports.settle(worst)
 
 
+def _record(record: dict, query: "MappedQuery", rows: list, failed: list, findings: list) -> None:
+    """The run's verdicts (each failure's seed, reports and message on its line) and findings, as JSON fields."""
+    failures = {f"{spec.family}/{spec.name}": result for spec, result in failed}
+    record["verdicts"] = []
+    for row in rows:
+        result = failures.get(row[0])
+        record["verdicts"].append(check_json.verdict(row) if result is None else check_json.verdict(
+            row, result.seed, result.reports, str(result.failure or result.error)))
+    record["findings"] = [check_json.finding(query, f) for f in findings]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    """Read the query, then run_check with the command line's options."""
-    from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for check/verify
-    from converge.properties.query_check import CheckOptions  # lazy: as above
-    from converge.properties.query_guard import guard_query  # lazy: as above
+    """Read the query, then run_check with the command line's options (or only plan it: --plan-only)."""
+    if args.plan_only:
+        refuse_run_options(args, {"examples": EXAMPLES, "seed": None, "system": None, "system_timeout": None,
+                                  "adapter_log": None, "reports_dir": None, "no_reports": False})
+        return plan_only(args.query, options_of(args), args.output_format)
+    options = options_of(args, examples=args.examples, seed=args.seed)
     steps = StepProgress("check", quiet=args.quiet)
     steps.step(f"reading {args.query}")
-    query = load_query(existing_file(args.query))
-    guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
-    options = CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
-                           multi_join=args.multi_join, examples=args.examples, seed=args.seed)
+    if args.output_format == "json":
+        return _check_json(args, options, steps)
+    query = read_query(existing_file(args.query))
     with adapter_log(adapter_log_of(args)):
         return run_check(query, options, reports=reports_of(args), system=args.system,
                          system_timeout=system_timeout_of(args), steps=steps)
+
+
+def _check_json(args: argparse.Namespace, options: "CheckOptions", steps: StepProgress) -> int:
+    """--format json: the text goes nowhere; one document (reports/tooling/check_json.py) goes to stdout."""
+    record: dict = {}
+    try:
+        query = read_query(existing_file(args.query))
+        record["plan"] = plan_json(query, options, args.system)
+        with adapter_log(adapter_log_of(args)):
+            code = run_check(query, options, reports=reports_of(args), system=args.system,
+                             system_timeout=system_timeout_of(args), echo=lambda *_: None, record=record,
+                             steps=steps)
+        doc = check_json.document(args.query, code=code, **record)
+    except ConvergeError as exc:  # a refusal of the query (or of the run): its document, with what was done
+        doc = check_json.document(args.query, error=exc, **record)
+    print(check_json.dumps(doc))
+    return doc["exit_code"]
 
 
 __all__ = ["cmd_check", "open_system_under_test", "register", "run_check"]

@@ -271,7 +271,9 @@ def _picture(d: Divergence, path: Path, warn: Callable[[str], None]) -> tuple[Pa
         warn(f"failure reports have no timeline picture: matplotlib is not installed ({INSTALL_HINT} adds it)")
         return None, None  # the Markdown says so in its own words
     try:
-        return draw_timeline(d.scenario, path, event_index=d.event_index, output_per_event=d.emitted), None
+        diff = bag_diff(d.engine, d.expected) if d.engine is not None and d.expected is not None else []
+        return draw_timeline(d.scenario, path, event_index=d.event_index, output_per_event=d.emitted,
+                             diverging_row=diff[0] if diff else None), None
     except Exception as exc:  # noqa: BLE001 - a picture is a bonus; the replayable file is what matters
         why = f"{exc.strerror or exc}" if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
         warn(f"timeline picture {path} not written: {why}")

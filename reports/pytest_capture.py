@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import pytest
 
-__all__ = ["DRAWN", "drawn_scenarios", "watch"]
+__all__ = ["DRAWN", "drawn_scenarios", "forget", "watch"]
 
 #: (where it was drawn: the argument's name or "data.draw #n", the scenario), of the test's latest example
 DRAWN = pytest.StashKey[list[tuple[str, Any]]]()
@@ -89,3 +89,8 @@ def watch(item: pytest.Item) -> Callable[[], None] | None:
 def drawn_scenarios(item: pytest.Item) -> list[tuple[str, Any]]:
     """The scenarios `item`'s latest Hypothesis example drew (empty: none, or not a Hypothesis test)."""
     return list(item.stash.get(DRAWN, []))
+
+
+def forget(item: pytest.Item) -> None:
+    """Drop `item`'s recorded scenarios once its report is made (a long session keeps no examples alive)."""
+    item.stash[DRAWN] = []

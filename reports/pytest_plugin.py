@@ -36,7 +36,7 @@ from typing import Any, Callable
 import pytest
 
 from converge.reports.location import new_run_name, reports_folder
-from converge.reports.pytest_capture import drawn_scenarios, watch
+from converge.reports.pytest_capture import drawn_scenarios, forget, watch
 
 _MARKER = "converge_reports"
 _RUN_NAME = pytest.StashKey[str]()
@@ -89,7 +89,17 @@ def pytest_runtest_call(item: pytest.Item):
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    if call.when != "call" or call.excinfo is None:
+    if call.when != "call":
+        return
+    try:
+        _report_failure(item, call, report)
+    finally:
+        forget(item)
+
+
+def _report_failure(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """Write the reports of a failed call and name them in the test's failure output."""
+    if call.excinfo is None:
         return
     if "converge.properties.divergence" not in sys.modules and not drawn_scenarios(item):
         return  # no PropertyFailure can have been raised and no scenario was drawn: leave the failure alone

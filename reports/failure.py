@@ -175,7 +175,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
              "| | |", "|---|---|",
              f"| replay | {replay} |"]
     if test:
-        lines += [f"| pytest test | `{test}` |", f"| reproduce | `{info.get('reproduce')}` (from pytest's rootdir) |"]
+        lines += [f"| pytest test | `{_cell(test)}` |",
+                  f"| reproduce | `{_cell(info.get('reproduce'))}` (from pytest's rootdir) |"]
     lines += [f"| diverges at | {where} of {len(s.events)} |",
               f"| Hypothesis | {hypothesis.__version__}, {_seed_text(info)} |",
               f"| runtime | {info.get('runtime', 'local')} |"]

@@ -165,7 +165,10 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
     cfg = s.config
     where = f"event {d.event_index}" if d.event_index is not None else "the final answer"
     test = info.get("test")  # a pytest test's node id (reports/pytest_failures.py)
-    title = (f"{test} failed (`{info.get('spec') or d.property}`)" if test else
+    own_check = bool(test) and str(test).endswith(f"::{d.property}")  # the test's own failure, not a property's
+    if own_check and d.event_index is None:
+        where = "the test's own check (no event named)"
+    title = (f"{test} failed" + ("" if own_check else f" (`{info.get('spec') or d.property}`)") if test else
              f"{info.get('family') or '?'}/{info.get('spec') or d.property} failed")
     replay = f"`converge replay {_system_option(d)}{scenario_path}`"
     if test and _spec_description(info.get("family"), info.get("spec") or d.property, default=None) is None:
@@ -177,7 +180,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
     if test:
         lines += [f"| pytest test | `{_cell(test)}` |",
                   f"| reproduce | `{_cell(info.get('reproduce'))}` (from pytest's rootdir) |"]
-    lines += [f"| diverges at | {where} of {len(s.events)} |",
+    lines += [f"| diverges at | {where} of {len(s.events)} |" if not own_check or d.event_index is not None
+              else f"| diverges at | {where}; the scenario has {len(s.events)} events |",
               f"| Hypothesis | {hypothesis.__version__}, {_seed_text(info)} |",
               f"| runtime | {info.get('runtime', 'local')} |"]
     if info.get("shrink_stopped_after_s") is not None:

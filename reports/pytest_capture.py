@@ -71,7 +71,8 @@ def watch(item: pytest.Item) -> Callable[[], None] | None:
     @functools.wraps(inner)
     def recording(*args: Any, **kwargs: Any) -> Any:
         drawn.clear()  # only the latest example counts: Hypothesis runs the shrunk failing one last
-        for where, value in [*((f"argument {i}", v) for i, v in enumerate(args)), *kwargs.items()]:
+        for where, value in [*((f"argument {i}", v) for i, v in enumerate(args)),
+                            *((f"argument {k}", v) for k, v in kwargs.items())]:
             if type(value).__name__ == "DataObject" and callable(getattr(value, "draw", None)):
                 _recording_draws(value, drawn)
             else:

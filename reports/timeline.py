@@ -175,7 +175,8 @@ def timeline_figure(scenario: Scenario, *, event_index: int | None = None,
                               markersize=10, label="the first differing row, where\nthe engine emitted it"))
     top.legend(handles=handles, fontsize=_LEGEND_FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                borderaxespad=0, frameon=False)
-    top.set_yticks(list(range(len(names) + 1)), [f"input {nm}" for nm in names] + ["output"])
+    output_name = "output" if output_per_event is not None else "output\n(not in the\nevidence)"
+    top.set_yticks(list(range(len(names) + 1)), [f"input {nm}" for nm in names] + [output_name])
     top.set_ylim(-0.8, len(names) + (1.9 if diverging_row is not None else 1.1))
     top.set_title(f"{scenario.name}: events per input, output per event", fontsize=10)
     top.grid(axis="y", color="#eeeeee")

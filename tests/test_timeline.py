@@ -51,6 +51,9 @@ def test_the_output_lane_says_what_was_emitted_not_counts() -> None:
     assert "-D 1,1,∅,∅\n+I 1,1,1,2" in texts  # event 1: b's row replaces the NULL-padded row
     assert "+I 1,5,1,2" in texts
     assert not any(t.startswith("+1/-") for t in texts)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["input a", "input b", "output"]
+    without = timeline_figure(s, event_index=3).axes[0]  # the evidence has no engine output: the lane says so
+    assert without.get_yticklabels()[-1].get_text() == "output\n(not in the\nevidence)"
 
 
 def test_the_diverging_row_is_named_and_circled_where_the_engine_emitted_it() -> None:

@@ -23,13 +23,18 @@ from converge.properties.replay import replay_file
 
 USER_TESTS = '''
 from hypothesis import given, settings, strategies as st
-from converge import BadInputError
+from converge import BadInputError, Divergence, PropertyFailure
 from converge.generators import regular_join_scenarios
 
 @settings(settings.get_profile("converge"), max_examples=20, database=None)
 @given(regular_join_scenarios(min_ops=1))
 def test_plain_assert(scenario):
     assert len(scenario.events) < 3, "too many events"
+
+@settings(settings.get_profile("converge"), max_examples=3, database=None)
+@given(regular_join_scenarios())
+def test_registered_property(scenario):
+    raise PropertyFailure(Divergence("final_convergence", scenario, "by design"))
 
 @settings(settings.get_profile("converge"), max_examples=5, database=None)
 @given(st.data())
@@ -63,7 +68,7 @@ def _reports(reports: Path, test: str) -> list[Path]:
 
 def test_both_failures_leave_a_report_naming_the_test_and_the_seed(run) -> None:
     proc, reports = run
-    assert "2 failed" in proc.stdout, proc.stdout[-3000:]
+    assert "3 failed" in proc.stdout, proc.stdout[-3000:]
     for test in ("test_plain_assert", "test_bad_input"):
         (path,) = _reports(reports, test)
         meta = json.loads(path.read_text())["meta"]["converge_failure"]
@@ -77,6 +82,15 @@ def test_both_failures_leave_a_report_naming_the_test_and_the_seed(run) -> None:
                                            )["meta"]["converge_failure"]["message"]
     assert "data.draw #1" in _reports(reports, "test_bad_input")[0].with_suffix(".md").read_text()
     assert proc.stdout.count("reproduce: pytest --hypothesis-seed=4242 test_user.py::") == 2
+
+
+def test_a_property_failure_names_the_test_and_reproduces_with_replay(run) -> None:
+    proc, reports = run
+    (path,) = _reports(reports, "test_registered_property")
+    md = path.with_suffix(".md").read_text()
+    assert md.startswith("# test_user.py::test_registered_property failed (`final_convergence`)")
+    assert "seed 4242" in md and "checks the file's expectations only" not in md
+    assert f"reproduce: converge replay {path}" in proc.stdout
 
 
 def test_the_report_holds_the_final_shrunk_example_hypothesis_printed_as_json(run) -> None:

@@ -1,11 +1,12 @@
 """The pytest plugin's reports of any failure of a test that drew converge scenarios (issue 28).
 
 One pytest run in a subprocess (as a user's pytest runs, with the plugin
-loaded from its entry point) of two failing
-tests: a plain `assert` over a drawn scenario and a BadInputError raised on a
-scenario drawn with `st.data()`. The reports must exist, name the test, the
-seed and a reproduce command; Hypothesis's falsifying example must print the
-scenario as JSON; and replaying a report must say "not rerun", never "passed".
+loaded from its entry point) of three failing tests: a plain `assert` over a
+drawn scenario, a BadInputError raised on a scenario drawn with `st.data()`
+and a registered property's PropertyFailure. The reports must exist, name the
+test, the seed and a reproduce command; Hypothesis's falsifying example must
+print the scenario as JSON; and replaying the report of a test's own check
+must say "not rerun", never "passed".
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ plugin; `converge.reports.systems`, the systems under test; and
 `converge.reports.tooling`, the command line).
 
 This module's own surface is small: the scenario model, `run_scenario`, the
-oracle, the main strategies and properties, the error classes and the
-version. Names load on first use, so `import converge` (and the pytest
+oracle, the main strategies and properties, what a custom property builds
+its verdict from (`fail`, `require`, `Divergence`, `bag_diff`,
+`check_expectations`), the error classes and the version. Names load on first use, so `import converge` (and the pytest
 plugin, which every pytest run of a project with converge installed loads)
 stays cheap: DuckDB and Hypothesis are imported only when asked for.
 """
@@ -67,6 +68,12 @@ _EXPORTS: dict[str, str] = {
     "InternalError": "converge.engine.model.errors",
     "NonTerminationError": "converge.engine.model.errors",
     "PropertyFailure": "converge.properties.divergence",
+    # writing your own property (README: "Writing your own property")
+    "fail": "converge.properties.divergence",
+    "require": "converge.properties.divergence",
+    "Divergence": "converge.properties.divergence",
+    "bag_diff": "converge.properties.divergence",
+    "check_expectations": "converge.properties.expectations",
 }
 
 __all__ = ["__version__", *_EXPORTS]

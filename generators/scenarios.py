@@ -26,6 +26,7 @@ from converge.engine.model.scenario import (
 )
 from converge.generators.arguments import check_choices, check_count_range, check_one
 from converge.generators.changelog import INSERT, Op, build_events, ops_strategy, packed_ops
+from converge.generators.readable import readable
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti")
 MODES = ("insert_only", "retract", "upsert", "all")
@@ -154,13 +155,13 @@ def regular_join_scenarios(
                         join=JoinSpec(("a", "b"), (jtype,), (condition,)), config=config, events=tuple(events))
 
     if encoding == "packed":
-        return packed_ops(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
-                          actions=actions, header=len(_PICKS)).map(
-            lambda packed: assemble(_byte_picker(choices, packed[0]), packed[1]))
+        return readable(packed_ops(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
+                                   actions=actions, header=len(_PICKS)).map(
+            lambda packed: assemble(_byte_picker(choices, packed[0]), packed[1])))
     heads = st.binary(min_size=len(_PICKS), max_size=len(_PICKS))
     ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
                           actions=actions)
-    return st.tuples(heads, ops_st).map(lambda drawn: assemble(_byte_picker(choices, drawn[0]), drawn[1]))
+    return readable(st.tuples(heads, ops_st).map(lambda drawn: assemble(_byte_picker(choices, drawn[0]), drawn[1])))
 
 
 # The order in which `assemble` picks its choices (shape and mode once per input):

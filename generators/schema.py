@@ -40,6 +40,7 @@ from converge.engine.model.scenario import (
 )
 from converge.generators.arguments import check_count_range
 from converge.generators.changelog import DELETE, INSERT, KEY_DOMAIN, UPDATE, build_events, domain_for, packed_ops
+from converge.generators.readable import readable
 
 _COLUMN_REF = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\")")
 
@@ -146,7 +147,7 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
         return Scenario(name=name, inputs=tuple(chain), join=join, config=cfg, events=tuple(events))
 
     ops = packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl, actions=actions)
-    return st.tuples(st.booleans() if aimed is not plain else st.just(False), ops).map(assemble)
+    return readable(st.tuples(st.booleans() if aimed is not plain else st.just(False), ops).map(assemble))
 
 
 # ---------------------------------------------------------------- random schemas

@@ -170,7 +170,13 @@ def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
     name = info.get("spec") or info["property"]  # the registered property that ran (it names its check)
     spec = _find_spec(info.get("family"), name)
     if spec is None:
-        outcome.checked.append(f"{name} (unknown property: not rerun)")
+        # a custom property (a user's pytest test): replay cannot rerun it, so the file never reads "passed"
+        outcome.checked.append(f"{name} (not a converge property: not rerun)")
+        how = info.get("reproduce")
+        outcome.add(NotCheckedError(
+            f"{name} is not one of converge's properties (a custom property or test): not rerun"
+            + (f"; rerun it with: {how}" if isinstance(how, str) else "")
+            + ("; the file's own expectations are checked" if scenario.has_expectations() else "")))
         return False
     base = replace(scenario, expect_final=None, expect_changelog=None,
                    meta={k: v for k, v in scenario.meta.items() if k != "converge_failure"})

@@ -164,15 +164,26 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
     s = d.scenario
     cfg = s.config
     where = f"event {d.event_index}" if d.event_index is not None else "the final answer"
-    seed = info.get("seed")
-    title = f"{info.get('family') or '?'}/{info.get('spec') or d.property}"
-    lines = [f"# {title} failed", "", description and f"*{description}*", "",
+    test = info.get("test")  # a pytest test's node id (reports/pytest_failures.py)
+    own_check = bool(test) and str(test).endswith(f"::{d.property}")  # the test's own failure, not a property's
+    if own_check and d.event_index is None:
+        where = "the test's own check (no event named)"
+    title = (f"{test} failed" + ("" if own_check else f" (`{info.get('spec') or d.property}`)") if test else
+             f"{info.get('family') or '?'}/{info.get('spec') or d.property} failed")
+    replay = f"`converge replay {_system_option(d)}{scenario_path}`"
+    if test and _spec_description(info.get("family"), info.get("spec") or d.property, default=None) is None:
+        replay += " checks the file's expectations only: the test's own check is not a property replay can rerun"
+    lines = [f"# {title}", "", description and f"*{description}*", "",
              "```", d.message, "```", "",
              "| | |", "|---|---|",
-             f"| replay | `converge replay {_system_option(d)}{scenario_path}` |",
-             f"| diverges at | {where} of {len(s.events)} |",
-             f"| Hypothesis | {hypothesis.__version__}, seed {seed if seed is not None else 'unknown'} |",
-             f"| runtime | {info.get('runtime', 'local')} |"]
+             f"| replay | {replay} |"]
+    if test:
+        lines += [f"| pytest test | `{_cell(test)}` |",
+                  f"| reproduce | `{_cell(info.get('reproduce'))}` (from pytest's rootdir) |"]
+    lines += [f"| diverges at | {where} of {len(s.events)} |" if not own_check or d.event_index is not None
+              else f"| diverges at | {where}; the scenario has {len(s.events)} events |",
+              f"| Hypothesis | {hypothesis.__version__}, {_seed_text(info)} |",
+              f"| runtime | {info.get('runtime', 'local')} |"]
     if info.get("shrink_stopped_after_s") is not None:
         lines.append(f"| shrinking | stopped after {info['shrink_stopped_after_s']:.0f} s (the shrink budget): the "
                      "smallest failing case found by then, maybe not a minimal one |")
@@ -224,12 +235,22 @@ def _stderr_block(stderr: object) -> list[str]:
 # ---------------------------------------------------------------- writing
 
 
-def _spec_description(family: str | None, prop: str) -> str:
+def _spec_description(family: str | None, prop: str, default: str | None = "") -> str | None:
+    """The registered property's description; `default` when `prop` is not a registered property."""
     try:
         found = select(family, prop)
-        return found[0].description if found else ""
+        return found[0].description if found else default
     except Exception:  # noqa: BLE001
-        return ""
+        return default
+
+
+def _seed_text(info: Mapping[str, Any]) -> str:
+    seed = info.get("seed")
+    if seed is not None:
+        return f"seed {seed}" + (" (fixed by @seed)" if info.get("seed_source") == "@seed" else "")
+    if info.get("seed_source") == "derandomize":
+        return "derandomized (no seed: every run draws the same examples)"
+    return "seed unknown"
 
 
 def _claim(folder: Path, base: str) -> Path:
@@ -255,7 +276,9 @@ def _picture(d: Divergence, path: Path, warn: Callable[[str], None]) -> tuple[Pa
         warn(f"failure reports have no timeline picture: matplotlib is not installed ({INSTALL_HINT} adds it)")
         return None, None  # the Markdown says so in its own words
     try:
-        return draw_timeline(d.scenario, path, event_index=d.event_index, output_per_event=d.emitted), None
+        diff = bag_diff(d.engine, d.expected) if d.engine is not None and d.expected is not None else []
+        return draw_timeline(d.scenario, path, event_index=d.event_index, output_per_event=d.emitted,
+                             diverging_row=diff[0] if diff else None), None
     except Exception as exc:  # noqa: BLE001 - a picture is a bonus; the replayable file is what matters
         why = f"{exc.strerror or exc}" if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
         warn(f"timeline picture {path} not written: {why}")
@@ -266,14 +289,17 @@ def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local",
                          family: str | None = None, args: Sequence[Any] | None = None, spec: str | None = None,
                          timeline: bool = True, notes: Mapping[str, Any] | None = None,
                          warn: Callable[[str], None] = warn_on_stderr,
-                         shrink_stopped: float | None = None) -> tuple[Path, ...]:
+                         shrink_stopped: float | None = None,
+                         test: Mapping[str, Any] | None = None) -> tuple[Path, ...]:
     """Write <name>.json (replayable), <name>.md and <name>.png into `folder`; return their paths.
 
     `spec` is the registry name of the property that ran, when it differs from the check's own name
     (several registered properties share one check with different generators). `notes` are JSON
     values recorded in the file's `converge_failure` meta (`converge mutants` records the bug applied).
     `shrink_stopped`: shrinking stopped at this budget (seconds), so the case is the smallest found by then;
-    the file records it as `shrink_stopped_after_s` and the Markdown says so.
+    the file records it as `shrink_stopped_after_s` and the Markdown says so. `test`: the pytest test that
+    failed (`test`: its node id, `reproduce`: the command that reruns it, `seed_source`), recorded in the file's
+    meta and named in the Markdown's title.
 
     Each file is written whole or not at all (engine/model/files.py). The scenario file and the Markdown
     are the report: when either cannot be written, neither is left and the OSError names the file and
@@ -287,6 +313,7 @@ def write_failure_report(d: Divergence, folder: Path, *, runtime: str = "local",
         info["spec"] = spec
     if shrink_stopped is not None:
         info["shrink_stopped_after_s"] = shrink_stopped
+    info.update({k: v for k, v in (test or {}).items() if k in ("test", "reproduce", "seed_source")})
     png: Path | None = None
     try:
         scenario = _with_failure_meta(d, args, info, notes or {})

@@ -2,8 +2,13 @@
 
 * A test that fails with a PropertyFailure (a property called under `@given`,
   or a result's failure raised) leaves a failure report behind: a replayable
-  scenario file, a Markdown report and a picture. Their paths are added to
-  the test's failure output.
+  scenario file, a Markdown report and a picture. So does any other failure
+  (a plain `assert`, a BadInputError, a crash) of a Hypothesis test that drew
+  scenarios: one report per scenario of the final, shrunk example
+  (reports/pytest_capture.py records them). Their paths, and a one-line
+  command that reproduces the failure, are added to the test's failure output;
+  each report names the pytest node id and Hypothesis's seed
+  (reports/pytest_failures.py).
 * `--converge-reports=DIR|off` says where reports go; without it,
   $CONVERGE_REPORTS_DIR, then ./converge-reports (converge.reports.location).
   Each pytest run writes into a directory of its own inside that folder,
@@ -31,6 +36,7 @@ from typing import Any, Callable
 import pytest
 
 from converge.reports.location import new_run_name, reports_folder
+from converge.reports.pytest_capture import drawn_scenarios, forget, watch
 
 _MARKER = "converge_reports"
 _RUN_NAME = pytest.StashKey[str]()
@@ -69,40 +75,51 @@ def _folder_for(item: pytest.Item) -> Path | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Record the scenarios each example of a Hypothesis test draws (the last one is the shrunk failing example)."""
+    undo = watch(item) if _folder_for(item) is not None else None
+    try:
+        yield
+    finally:
+        if undo is not None:
+            undo()
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    if call.when != "call" or call.excinfo is None:
+    if call.when != "call":
         return
-    if "converge.properties.divergence" not in sys.modules:
-        return  # no PropertyFailure can have been raised: leave the test's failure alone
+    try:
+        _report_failure(item, call, report)
+    finally:
+        forget(item)
+
+
+def _report_failure(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    """Write the reports of a failed call and name them in the test's failure output."""
+    if call.excinfo is None:
+        return
+    if "converge.properties.divergence" not in sys.modules and not drawn_scenarios(item):
+        return  # no PropertyFailure can have been raised and no scenario was drawn: leave the failure alone
     folder = _folder_for(item)
     if folder is None:
         return
     from converge.engine.model.errors import UsageError  # lazy: the engine
-    from converge.reports.failure import property_failures, report_exception  # lazy: engine, DuckDB, matplotlib
+    from converge.reports.pytest_failures import write_test_reports  # lazy: engine, DuckDB, matplotlib
     from converge.reports.runs import ensure_run_dir  # lazy: the engine's errors
 
-    failures = property_failures(call.excinfo.value)
-    if not failures:
-        return  # the run's directory is made for a report only
-    from converge.properties.evidence import with_oracle_final  # lazy: DuckDB
-
-    for failure in failures:  # as run_property does: the file expects the oracle's final answer
-        with_oracle_final(failure.divergence)
-    try:
-        seed = item.config.getoption("hypothesis_seed", None)
-    except ValueError:
-        seed = None
     dropped: list[str] = []  # a picture left out says so beside the paths
     try:
-        paths = report_exception(call.excinfo.value, ensure_run_dir(folder, item.config.stash[_RUN_NAME]),
-                                 seed=seed, warn=dropped.append)
+        paths, commands = write_test_reports(
+            item, call.excinfo.value, lambda: ensure_run_dir(folder, item.config.stash[_RUN_NAME]), dropped.append)
     except (OSError, UsageError) as exc:
         report.sections.append(("converge failure reports", f"not written to {folder}: {exc}"))
         return
     if paths or dropped:
-        lines = [str(p) for p in paths] + [f"warning: {w}" for w in dropped]
+        lines = [str(p) for p in paths] + [f"reproduce: {c}" for c in dict.fromkeys(commands)]
+        lines += [f"warning: {w}" for w in dropped]
         report.sections.append(("converge failure reports", "\n".join(lines)))
 
 

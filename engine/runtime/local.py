@@ -19,9 +19,11 @@ operator raises NonTerminationError instead of hanging.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.rows import RowValidator, allowed_kinds
@@ -129,18 +131,41 @@ class _NodeRuntime:
 
 @dataclass
 class RunResult:
-    """What a run emitted: one list of output items per event."""
+    """What a run emitted: one list of output items per event.
+
+    A custom property reads it through the accessors below (README: "Writing your own property"): what was
+    emitted at each event, the table the output describes after each event and at the end, the watermarks.
+    Each is computed from `per_event` when asked; none changes the result."""
 
     scenario: Scenario
     per_event: list[list[OutputItem]] = field(default_factory=list)
 
     @property
     def changelog(self) -> list[OutputItem]:
+        """Every output item in emission order (changes and output watermarks)."""
         return [item for items in self.per_event for item in items]
 
     @property
     def changes(self) -> list[Change]:
+        """The output's changes (+I, -U, +U, -D) in emission order."""
         return [item for item in self.changelog if isinstance(item, Change)]
+
+    @property
+    def final(self) -> Counter:
+        """The table the output describes after the last event: row -> count (a negative count is a
+        retraction of a row never emitted, kept as evidence)."""
+        return clean(fold(self.changes))
+
+    @property
+    def answers(self) -> list[Counter]:
+        """The table the output describes after each event (index i: after event i), as `final`."""
+        return fold_history(self.per_event)
+
+    @property
+    def watermarks(self) -> list[tuple[int, int]]:
+        """(event index, watermark) of every output watermark, in emission order."""
+        return [(i, item.watermark) for i, items in enumerate(self.per_event) for item in items
+                if isinstance(item, OutputWatermark)]
 
 
 class LocalRuntime:

@@ -1,5 +1,6 @@
-"""`converge bench --only spark_native_cases`: the six native-join properties on Spark, cases per second, one
-query at a time and several at once, in one session and one run (so the ratio is measured side by side).
+"""`converge bench --only spark_native_cases`: the six native-join properties on Spark, cases per second, the
+previous way (one query at a time, generated code) and the current one (several queries at once, interpreted),
+in one session and one run (so the ratio is measured side by side).
 
 Budget (issue 29): at least 2 cases/s for a campaign of the six properties. Both ways run the same drawn cases;
 the result says whether each case's run (outputs per epoch, watermarks, state rows) came out the same.
@@ -44,13 +45,14 @@ def bench_spark_native_cases(config: BenchConfig) -> dict:
     started = time.perf_counter()
     system = SparkNativeSystem()
     startup = time.perf_counter() - started
+    before = SparkNativeSystem(codegen=True)   # the same session (get_spark returns the active one)
     try:
         system.run_many(cases[:1], concurrency=1)  # the first query pays for class loading: not measured
         result: dict = {}
         compared = {}
-        for label, concurrency in (("one_at_a_time", 1), ("at_once", DEFAULT_CONCURRENCY)):
+        for label, runner, concurrency in (("one_at_a_time", before, 1), ("at_once", system, DEFAULT_CONCURRENCY)):
             started = time.perf_counter()
-            runs = system.run_many(cases, concurrency=concurrency)
+            runs = runner.run_many(cases, concurrency=concurrency)
             checks = _judge(cases, runs)
             seconds = time.perf_counter() - started
             result[f"{label}_cases_per_s"] = round(len(cases) / seconds, 3)
@@ -59,6 +61,7 @@ def bench_spark_native_cases(config: BenchConfig) -> dict:
             compared[label] = [comparable(r) for r in runs]
     finally:
         system.close()
+        before.close()
     same = sum(a == b for a, b in zip(compared["one_at_a_time"], compared["at_once"]))
     return {"cases_per_s": result["at_once_cases_per_s"], "budget_cases_per_s": BUDGET_CASES_PER_S,
             "ratio_vs_one_at_a_time": round(result["at_once_cases_per_s"] / result["one_at_a_time_cases_per_s"], 2),

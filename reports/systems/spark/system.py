@@ -58,7 +58,7 @@ class SparkNativeSystem:
 
     name = "spark"
 
-    def __init__(self, *, shuffle_partitions: int = 1) -> None:
+    def __init__(self, *, shuffle_partitions: int = 1, codegen: bool = False) -> None:
         from pyspark import __version__ as pyspark_version  # lazy: starts nothing, but pyspark is optional
 
         from converge.engine.runtime.spark.session import get_spark  # lazy: imports pyspark
@@ -67,6 +67,7 @@ class SparkNativeSystem:
         self._base = get_spark()
         self._base.sparkContext.setLogLevel("ERROR")
         self._partitions = shuffle_partitions
+        self._codegen = codegen
         self._work = Path(tempfile.mkdtemp(prefix="converge-spark-native-"))
         self._count = 0
         self._closed = False
@@ -100,7 +101,11 @@ class SparkNativeSystem:
                            ("spark.sql.streaming.stateStore.providerClass", HDFS_PROVIDER),
                            # every row read is counted in numInputRows (row groups of NULL keys are not skipped),
                            # so each epoch's input count shows which micro-batch it read
-                           ("spark.sql.parquet.filterPushdown", "false")):
+                           ("spark.sql.parquet.filterPushdown", "false"),
+                           # a case's rows are a handful: compiling generated code for each new plan costs more than
+                           # interpreting them (measured: 25-30% of a case, docs/spark.md "Many cases at once")
+                           *(() if self._codegen else (("spark.sql.codegen.wholeStage", "false"),
+                                                       ("spark.sql.codegen.factoryMode", "NO_CODEGEN")))):
             session.conf.set(key, value)
         return session
 

@@ -21,7 +21,7 @@ SEED = 29
 
 def _judge(cases: list, runs: list) -> int:
     """Check the six properties on each run; returns how many (case, property) checks exercised something."""
-    from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
+    from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run  # lazy: duckdb
 
     return sum(bool(check_run(prop, case, run)) for case, run in zip(cases, runs) for prop in NATIVE_PROPERTIES)
 
@@ -35,10 +35,10 @@ def comparable(run) -> tuple:
 
 def bench_spark_native_cases(config: BenchConfig) -> dict:
     try:
-        import pyspark  # noqa: F401  # only to know it is there
+        import pyspark  # noqa: F401  # lazy: pyspark is optional; only to know it is there
 
-        from converge.reports.systems.spark.campaign import drawn_cases
-        from converge.reports.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem
+        from converge.reports.systems.spark.campaign import drawn_cases  # lazy: pyspark is optional
+        from converge.reports.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem  # lazy: as above
     except ImportError as exc:
         return {"skipped": f"pyspark is not installed ({exc})"}
     cases = drawn_cases(min(config.examples, MAX_CASES), SEED)

@@ -4,7 +4,9 @@ documented semantics (docs/spark.md, "Spark's native joins as a system").
 One SparkSession for the whole campaign; every property is its own
 Hypothesis run with the same seed and strategy, so they draw the same cases,
 and a cache keyed by the case runs each distinct case on Spark once (a
-query costs seconds). Shrinking runs against the live session. A failure
+query costs seconds). Those cases are drawn first and run several queries
+at once into the cache (docs/spark.md, "Many cases at once"). Shrinking runs
+against the live session. A failure
 writes the shrunk case as a replayable case file and a short Markdown report.
 """
 

@@ -24,6 +24,7 @@ from converge.reports.tooling.benches import (
     oracle_scaling,
     pathway,
     regular,
+    spark_native,
 )
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
@@ -31,7 +32,7 @@ __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 # The order they run in: the regular family first, then the others by module name.
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
-    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES}
+    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.
 DETAIL_TABLES: dict[str, Callable[[dict], str]] = {

@@ -4,6 +4,8 @@ Two JVMs on two cores are slower than one, so every test that starts a query
 is marked `@pytest.mark.xdist_group("spark")` and `--dist loadgroup` puts
 them on one worker. The session is small (local[2], 2 shuffle partitions,
 UI off); each test gets its own work folder (input files, checkpoint, sink).
+`get_spark` builds it from `session_config`, so the time-outs set there for a
+loaded machine (docs/spark.md, "Spark on a loaded machine") hold here too.
 """
 
 from __future__ import annotations

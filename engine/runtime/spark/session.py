@@ -21,6 +21,17 @@ from pyspark.sql import SparkSession
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
+# Time-outs for a loaded 2-core machine (docs/spark.md, "Spark on a loaded machine"); keys read from
+# spark-core 4.3's config definitions (internal/config/Python and Network). A Python worker authenticates its
+# socket to the JVM within spark.python.authenticate.socketTimeout (default 15 s), which a worker still importing
+# pyspark on a busy core can miss; RPCs and heartbeats inside the one JVM wait spark.network.timeout (120 s).
+# The 10 s a simple (non-daemon) Python worker has to connect back is fixed in Spark's code, not a setting.
+LOAD_TIMEOUTS = {
+    "spark.python.authenticate.socketTimeout": "120s",
+    "spark.network.timeout": "600s",
+}
+
+
 def _prepare_environment() -> None:
     """Environment the JVM and its Python workers inherit; set before the JVM starts."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -45,6 +56,7 @@ def session_config(*, cores: int = 2, shuffle_partitions: int = 1, driver_memory
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.session.timeZone": "UTC",
+        **LOAD_TIMEOUTS,
     }
     if os.environ.get("PYTHONPATH"):
         conf["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]

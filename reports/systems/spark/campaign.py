@@ -4,7 +4,9 @@ documented semantics (docs/spark.md, "Spark's native joins as a system").
 One SparkSession for the whole campaign; every property is its own
 Hypothesis run with the same seed and strategy, so they draw the same cases,
 and a cache keyed by the case runs each distinct case on Spark once (a
-query costs seconds). Shrinking runs against the live session. A failure
+query costs seconds). Those cases are drawn first and run several queries
+at once into the cache (docs/spark.md, "Many cases at once"). Shrinking runs
+against the live session. A failure
 writes the shrunk case as a replayable case file and a short Markdown report.
 """
 
@@ -30,7 +32,7 @@ from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.systems.spark.replay import replay_native
 from converge.reports.systems.spark.runs import RunCache
-from converge.reports.systems.spark.system import SparkNativeSystem
+from converge.reports.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem
 from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 
 FAMILY = "spark_native"
@@ -82,6 +84,16 @@ def native_spec(prop: NativeProperty, cache: RunCache, tally: NativeTally, examp
                         prop.description)
 
 
+def drawn_cases(examples: int, seed: int) -> list[NativeJoinCase]:
+    """The cases a property's run draws with this seed before any fails: the same strategy, seed and settings
+    (run_property), a check that only keeps the case. What a run draws after a failure (shrinking) is not here."""
+    cases: list[NativeJoinCase] = []
+    spec = PropertySpec(FAMILY, "drawn_cases", lambda: native_join_cases().map(lambda c: (c,)), cases.append,
+                        examples, "the cases of a campaign, drawn without Spark")
+    run_property(spec, max_examples=examples, seed=seed, shrink=False)
+    return cases
+
+
 def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNativeSystem) -> None:
     failure = run.result.failure
     folder = reports.directory() if failure is not None else None
@@ -110,8 +122,12 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
                                 f"{exc.strerror or exc}")
 
 
-def run_spark_native_campaign(options: RunOptions) -> int:
-    """Start one session, run every selected native-join property, print the table and what it cost."""
+def run_spark_native_campaign(options: RunOptions, *, concurrency: int = DEFAULT_CONCURRENCY) -> int:
+    """Start one session, run every selected native-join property, print the table and what it cost.
+
+    With `concurrency` > 1 the cases the properties will draw are drawn first (no Spark) and run that many
+    queries at once into the cache; 1 runs each case when a property first asks for it (one query at a time).
+    """
     props = [p for p in NATIVE_PROPERTIES if options.property is None or p.name == options.property]
     if options.family not in (None, FAMILY) or not props:
         raise UsageError(f"--system spark runs the {FAMILY} properties: "
@@ -128,7 +144,16 @@ def run_spark_native_campaign(options: RunOptions) -> int:
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
     runs: list[NativeRunOutcome] = []
+    prefetch_s = 0.0
     try:
+        if concurrency > 1:
+            before = time.perf_counter()
+            cases = drawn_cases(examples, seed)
+            watch.note(f"running the {len(cases)} drawn cases, {concurrency} Spark queries at once...")
+            stopped = cache.prefetch(cases, concurrency)
+            if stopped is not None:
+                watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
+            prefetch_s = time.perf_counter() - before
         for i, prop in enumerate(props):
             watch.begin(i, len(props))
             tally = NativeTally()
@@ -147,11 +172,11 @@ def run_spark_native_campaign(options: RunOptions) -> int:
                                   r.tally.examples, r.tally.exercised,
                                   r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
                                   f"{r.result.seconds:.1f}") for r in runs]))
-    total = sum(r.result.seconds for r in runs)
+    total = prefetch_s + sum(r.result.seconds for r in runs)
     per_run = cache.spark_seconds / cache.spark_runs if cache.spark_runs else 0.0
     print(f"\nsystem: {system.title} (session started in {startup:.1f} s); seed {seed}; {cache.spark_runs} Spark "
           f"queries in {cache.spark_seconds:.1f} s ({per_run:.2f} s per case), {cache.hits} cache hits; "
-          f"{total:.1f} s in all")
+          f"{concurrency} at once; {total:.1f} s in all")
     for r in runs:
         if r.result.ok:
             continue

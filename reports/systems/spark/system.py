@@ -15,11 +15,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.errors import ApiMisuseError, SystemUnderTestError
 from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun
 from converge.reports.systems.spark.query import (
     SPARK_JOIN,
@@ -32,6 +34,7 @@ from converge.reports.systems.spark.query import (
 HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+DEFAULT_CONCURRENCY = 4   # queries at once in `run_many` (docs/spark.md, "Many cases at once"; measured there)
 
 
 def millis(iso: str | None) -> int | None:
@@ -55,7 +58,7 @@ class SparkNativeSystem:
 
     name = "spark"
 
-    def __init__(self, *, shuffle_partitions: int = 1) -> None:
+    def __init__(self, *, shuffle_partitions: int = 1, codegen: bool = False) -> None:
         from pyspark import __version__ as pyspark_version  # lazy: starts nothing, but pyspark is optional
 
         from converge.engine.runtime.spark.session import get_spark  # lazy: imports pyspark
@@ -64,6 +67,7 @@ class SparkNativeSystem:
         self._base = get_spark()
         self._base.sparkContext.setLogLevel("ERROR")
         self._partitions = shuffle_partitions
+        self._codegen = codegen
         self._work = Path(tempfile.mkdtemp(prefix="converge-spark-native-"))
         self._count = 0
         self._closed = False
@@ -97,15 +101,52 @@ class SparkNativeSystem:
                            ("spark.sql.streaming.stateStore.providerClass", HDFS_PROVIDER),
                            # every row read is counted in numInputRows (row groups of NULL keys are not skipped),
                            # so each epoch's input count shows which micro-batch it read
-                           ("spark.sql.parquet.filterPushdown", "false")):
+                           ("spark.sql.parquet.filterPushdown", "false"),
+                           # a case's rows are a handful: compiling generated code for each new plan costs more than
+                           # interpreting them (measured: 25-30% of a case, docs/spark.md "Many cases at once")
+                           *(() if self._codegen else (("spark.sql.codegen.wholeStage", "false"),
+                                                       ("spark.sql.codegen.factoryMode", "NO_CODEGEN")))):
             session.conf.set(key, value)
         return session
 
     def run_native(self, case: NativeJoinCase) -> NativeRun:
         """Run one case as one streaming query; a query Spark rejects is `unsupported` with Spark's reason."""
+        return self.run_many([case], concurrency=1)[0]
+
+    def run_many(self, cases: Sequence[NativeJoinCase], *, concurrency: int = DEFAULT_CONCURRENCY) -> list[NativeRun]:
+        """Run each case as its own streaming query, up to `concurrency` of them at once in this session.
+
+        Each query keeps its own session conf, inputs, watermark, state store and sink, so each case's run is the
+        one `concurrency=1` gives (tests/spark/test_concurrent_cases.py compares them); what overlaps is the
+        latency of their micro-batches (planning, state commits, checkpoint files), which leaves a core idle
+        while one query runs alone. Results come back in the order of `cases`.
+        """
         if self._closed:
             raise SystemUnderTestError("the spark system is closed")
-        from pyspark.errors import AnalysisException, StreamingQueryException  # lazy: pyspark is optional
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ApiMisuseError(f"run_many(concurrency={concurrency!r}): expected a positive integer")
+        results: list[NativeRun | None] = [None] * len(cases)
+        running: list[tuple[int, _Pending]] = []
+        try:
+            for i, case in enumerate(cases):
+                while len(running) >= concurrency:
+                    j, pending = running.pop(0)
+                    results[j] = self._finish(pending)
+                started = self._start(case)
+                if isinstance(started, NativeRun):
+                    results[i] = started
+                else:
+                    running.append((i, started))
+            while running:
+                j, pending = running.pop(0)
+                results[j] = self._finish(pending)
+        finally:
+            for _, pending in running:  # a failure stopped the loop: stop the others, remove their files
+                pending.abandon()
+        return [r for r in results if r is not None]
+
+    def _start(self, case: NativeJoinCase) -> _Pending | NativeRun:
+        from pyspark.errors import AnalysisException  # lazy: pyspark is optional
         from pyspark.sql import functions as F  # lazy: as above
 
         started = time.perf_counter()
@@ -138,20 +179,25 @@ class SparkNativeSystem:
             shutil.rmtree(folder, ignore_errors=True)
             return NativeRun("unsupported", message=f"Spark rejects the query: {_reason(exc)}",
                              seconds=time.perf_counter() - started)
+        return _Pending(case, query, folder, collected, (inputs.sentinel_ids["left"], inputs.sentinel_ids["right"]),
+                        semi, started)
+
+    def _finish(self, pending: _Pending) -> NativeRun:
+        from pyspark.errors import StreamingQueryException  # lazy: pyspark is optional
+
+        case, query = pending.case, pending.query
         try:
             query.awaitTermination()
             progress = list(query.recentProgress)
         except StreamingQueryException as exc:
             raise SystemUnderTestError(f"Spark's query failed on case {case.name!r}: {_reason(exc)}") from None
         finally:
-            if query.isActive:
-                query.stop()
-            shutil.rmtree(folder, ignore_errors=True)
+            pending.abandon()
         epochs = []
-        sentinel = (inputs.sentinel_ids["left"], inputs.sentinel_ids["right"])
+        sentinel, collected = pending.sentinel, pending.collected
         for p in sorted(progress, key=lambda p: p.batchId):
             rows = collected.get(p.batchId, [])
-            pairs = [(r[0], None if semi else r[1]) for r in rows]
+            pairs = [(r[0], None if pending.semi else r[1]) for r in rows]
             pairs = [pr for pr in pairs if pr[0] != sentinel[0] and pr[1] != sentinel[1]]
             ops = p.stateOperators
             epochs.append(Epoch(p.batchId, tuple(pairs), millis((p.eventTime or {}).get("watermark")),
@@ -159,4 +205,25 @@ class SparkNativeSystem:
         missing = sorted(set(collected) - {e.batch_id for e in epochs})
         if missing:
             raise SystemUnderTestError(f"Spark's progress lost the epochs {missing} of case {case.name!r}")
-        return NativeRun("ok", tuple(epochs), seconds=time.perf_counter() - started)
+        return NativeRun("ok", tuple(epochs), seconds=time.perf_counter() - pending.started)
+
+
+@dataclass
+class _Pending:
+    """A started query of one case, and what its sink has collected so far."""
+
+    case: NativeJoinCase
+    query: Any
+    folder: Path
+    collected: dict[int, list[tuple]]
+    sentinel: tuple[int, int]
+    semi: bool
+    started: float
+
+    def abandon(self) -> None:
+        """Stop the query if it still runs and remove its files."""
+        try:
+            if self.query.isActive:
+                self.query.stop()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,0 +1,30 @@
+"""The campaign runs its cases at once before the properties ask for them (reports/systems/spark/campaign.py):
+that only saves time if `drawn_cases` draws what each property's run draws. Checked without Spark: a stand-in
+system records what the properties ask for."""
+
+from __future__ import annotations
+
+from converge.engine.model.native_case import NativeRun
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.asked: list = []
+
+    def run_native(self, case):
+        self.asked.append(case)
+        return NativeRun("unsupported", message="stand-in")
+
+
+def test_every_property_draws_the_cases_drawn_beforehand() -> None:
+    from converge.properties.campaign import run_property
+    from converge.properties.spark_native.checks import NATIVE_PROPERTIES
+    from converge.reports.systems.spark.campaign import NativeTally, drawn_cases, native_spec
+    from converge.reports.systems.spark.runs import RunCache, case_key
+
+    before = drawn_cases(8, 3)
+    assert len(before) == 8
+    for prop in NATIVE_PROPERTIES[:2]:   # each property is its own Hypothesis run with the same seed
+        system = _Recorder()
+        run_property(native_spec(prop, RunCache(system), NativeTally(), 8), max_examples=8, seed=3, shrink=False)
+        assert [case_key(c) for c in system.asked] == list(dict.fromkeys(case_key(c) for c in before))

@@ -19,6 +19,7 @@ differing rows.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import time
 from collections import Counter
@@ -182,16 +183,9 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
 
     def index_of(pos: int, line: int) -> int:
         # the last input event whose position is <= pos (the output of processing it)
-        lo, hi = 0, n - 1
         if positions is None or pos < positions[0]:  # type: ignore[operator]
             raise BadInputError(f"{output}:{line}:1: position {pos} is before the first input record")
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if positions[mid] <= pos:  # type: ignore[operator]
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return bisect.bisect_right(positions, pos) - 1  # type: ignore[arg-type]
 
     def bump(row: tuple, delta: int) -> None:
         v = diff[row] + delta

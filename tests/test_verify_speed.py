@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,19 @@ def test_one_wrong_output_record_is_found_at_its_position(capture, tmp_path: Pat
     message = str(info.value)
     assert f"after input record {record['pos']} (pos {record['pos']}," in message
     assert f"(output lines [{n + 1}" in message and "1 extra" in message and "1 missing" in message
+
+
+def test_the_verify_bench_sets_its_figures_beside_the_budgets_and_the_machine() -> None:
+    from converge.reports.tooling.benches.verify_capture import verify_speed
+    out = verify_speed(400)
+    assert (out["mode"], out["input_records"], out["budget_peak_rss_mb"]) == ("prefix", 400, 2048.0)
+    assert out["budget_seconds"] == 0.036 and out["output_records"] > 400  # 90 s for 1M, held to its share
+    assert out["peak_rss_mb"] > 0 and out["machine"].startswith(f"{os.cpu_count()} cores, load 1/5/15 min ")
+
+
+def test_the_prefix_bench_draws_the_same_examples_for_its_ceiling() -> None:
+    from converge.reports.options import BenchConfig
+    from converge.reports.tooling.benches.regular import _prefix_property_speed
+    out = _prefix_property_speed(BenchConfig(examples=4, rounds=1), "packed")
+    assert out["budget_ratio"] == 0.5 and out["examples"] == 4
+    assert out["ceiling_examples_per_second"] > 0 and out["ratio_to_ceiling"] > 0

@@ -15,7 +15,7 @@ from converge.properties import regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
 from converge.reports.options import BenchConfig
-from converge.reports.tooling.benches.machine import machine_line
+from converge.reports.tooling.bench_machine import machine_line
 
 
 def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scenario:

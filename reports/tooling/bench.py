@@ -15,9 +15,9 @@ from typing import Callable
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
+from converge.reports.tooling.bench_machine import machine_line
 from converge.reports.tooling.benches import anomalies, flink, interval, multiway, oracle_scaling, pathway, regular
 from converge.reports.tooling.benches import verify_capture as verify_bench
-from converge.reports.tooling.bench_machine import machine_line
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, NamedTuple, Sequence
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
-from converge.engine.model.paths import not_a_file
 from converge.engine.model.flinksql.positions import byte_line_col, clip
 from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import short_repr
 
 CaptureFormat = Literal["auto", "jsonl", "debezium", "print", "csv"]

@@ -19,6 +19,8 @@ differing rows.
 
 from __future__ import annotations
 
+import array
+import bisect
 import itertools
 import time
 from collections import Counter
@@ -63,15 +65,43 @@ def source_problem(query: MappedQuery, names: Collection[str], *, source: str = 
     return None
 
 
+class _Origins:
+    """'file:line' of every input record, kept as two integer arrays (a capture has millions of records)."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self.files = array.array("l")
+        self.lines = array.array("q")
+
+    def add(self, path: Path, line: int) -> None:
+        if not self.paths or self.paths[-1] != path:
+            self.paths.append(path)
+        self.files.append(len(self.paths) - 1)
+        self.lines.append(line)
+
+    def reordered(self, order: list[int]) -> _Origins:
+        out = _Origins()
+        out.paths = self.paths
+        out.files = array.array("l", (self.files[i] for i in order))
+        out.lines = array.array("q", (self.lines[i] for i in order))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i: int) -> str:
+        return f"{self.paths[self.files[i]]}:{self.lines[i]}"
+
+
 def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
-                   ) -> tuple[list[Event], list[int | None], list[str]]:
+                   ) -> tuple[list[Event], list[int | None], _Origins]:
     """(events, position of each, 'file:line' of each) of every captured source."""
     problem = source_problem(query, sources)
     if problem is not None:
         raise BadInputError(problem)
     events: list[Event] = []
     positions: list[int | None] = []
-    origins: list[str] = []
+    origins = _Origins()
     for alias, table in query.aliases:
         spec = query.table_of(alias).input_spec(alias)
         kinds = allowed_kinds(spec)
@@ -82,7 +112,7 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
             events.append(ChangeEvent(alias, rec.kind, rec.row))
             positions.append(rec.position)
-            origins.append(f"{path}:{rec.line}")
+            origins.add(path, rec.line)
     return events, positions, origins
 
 
@@ -116,7 +146,7 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
     if aligned:
         order = sorted(range(len(events)), key=lambda i: positions[i])  # type: ignore[arg-type,return-value]
         events = [events[i] for i in order]
-        origins = [origins[i] for i in order]
+        origins = origins.reordered(order)
         positions = [positions[i] for i in order]
     try:
         return _verify(query, events, positions, origins, aligned, output, out_records, out_cols, fmt, output_format,
@@ -128,7 +158,7 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
         raise BadInputError(f"{origins[i]}:1: {exc.detail}") from None
 
 
-def _verify(query: MappedQuery, events: list[Event], positions: list[int | None], origins: list[str], aligned: bool,
+def _verify(query: MappedQuery, events: list[Event], positions: list[int | None], origins: _Origins, aligned: bool,
             output: Path, out_records: Iterator[Record], out_cols: list, fmt: str, output_format: str | None,
             start: float) -> VerifyResult:
     scenario = query.scenario(events, name=f"capture of {query.path}")
@@ -171,7 +201,7 @@ def _oracle_changes(scenario: Scenario, shape: Callable[[tuple], tuple | None]) 
 
 def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[Record],
                      shape: Callable[[tuple], tuple | None], result: VerifyResult, output: Path,
-                     positions: list[int | None] | None, origins: list[str]) -> None:
+                     positions: list[int | None] | None, origins: _Origins) -> None:
     """Walk the oracle's changes and the captured output together, event index by event index."""
     n = len(scenario.events)
     last = n - 1
@@ -182,16 +212,9 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
 
     def index_of(pos: int, line: int) -> int:
         # the last input event whose position is <= pos (the output of processing it)
-        lo, hi = 0, n - 1
         if positions is None or pos < positions[0]:  # type: ignore[operator]
             raise BadInputError(f"{output}:{line}:1: position {pos} is before the first input record")
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if positions[mid] <= pos:  # type: ignore[operator]
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return bisect.bisect_right(positions, pos) - 1  # type: ignore[arg-type]
 
     def bump(row: tuple, delta: int) -> None:
         v = diff[row] + delta
@@ -255,10 +278,12 @@ def _show(query: MappedQuery, row: tuple) -> str:
     return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
 
 
-def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, list[int]], origins: list[str],
-              output: Path, positions: list[int | None] | None, unheld: Mapping[tuple, int] | None = None) -> None:
-    where = (f"after input record {at} (pos {positions[at]}, {origins[at]})" if positions is not None
-             else f"at the end of the capture ({len(origins)} input records)")
+def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, list[int]], origins: _Origins | None,
+              output: Path, positions: list[int | None] | None, unheld: Mapping[tuple, int] | None = None,
+              count: int | None = None) -> None:
+    where = (f"after input record {at} (pos {positions[at]}, {origins[at]})"  # type: ignore[index]
+             if positions is not None else
+             f"at the end of the capture ({len(origins) if origins is not None else count} input records)")
     parts = [f"the output differs from the answer {where}:"]
     for row, d in sorted(diff.items(), key=repr)[:10]:
         what = f"{d} extra" if d > 0 else f"{-d} missing"
@@ -289,6 +314,5 @@ def _compare_final_interval(query: MappedQuery, scenario: Scenario, records: Ite
     diff.subtract(want)
     diff = Counter({r: d for r, d in diff.items() if d})
     if diff:
-        origins = ["" for _ in scenario.events]
         result.notes.append("rows the job dropped as late show as missing")
-        _diverged(query, len(scenario.events) - 1, diff, lines, origins or [""], output, None)
+        _diverged(query, len(scenario.events) - 1, diff, lines, None, output, None, count=len(scenario.events))

@@ -53,3 +53,4 @@ class BenchConfig:
     batches: int = 5                   # micro-batches of the Spark benchmark (it also runs with one)
     verify: bool = True                # the Spark benchmark checks its answer against the local runtime
     buckets: int | None = None         # key buckets per node of the Spark runtime; None: its default
+    verify_records: int = 100_000      # input records of the verify_1m capture (its budget is for 1,000,000)

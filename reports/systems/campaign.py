@@ -312,6 +312,9 @@ def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:
             continue
         seed = f" (seed {res.seed})" if res.seed is not None else ""  # a property not run has none
         print(f"\n{r.outcome.upper()} {r.prop.key} on {system.title}{seed}")
+        if res.shrink_stopped is not None:  # the case below is not the smallest there is: say why
+            print(f"  shrinking stopped at its budget ({res.shrink_stopped:.0f} s, --shrink-budget): the case "
+                  f"below is the smallest found by then")
         print_known(r)
         if r.only_known:
             continue

@@ -15,6 +15,7 @@ from typing import Callable
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
+from converge.reports.tooling.bench_machine import machine_line
 from converge.reports.tooling.benches import (
     anomalies,
     check,
@@ -26,13 +27,14 @@ from converge.reports.tooling.benches import (
     regular,
     spark_native,
 )
+from converge.reports.tooling.benches import verify_capture as verify_bench
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 
 # The order they run in: the regular family first, then the others by module name.
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
-    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES}
+    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES, **verify_bench.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.
 DETAIL_TABLES: dict[str, Callable[[dict], str]] = {
@@ -59,11 +61,12 @@ def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda lin
     if unknown:
         raise BadInputError(f"unknown benchmark(s) {unknown}; known: {', '.join(BENCHES)}")
     results = {}
+    echo(f"machine: {machine_line()}")  # budgets are read beside the load they were measured under
     for name in names:
         echo(f"running {name} ...")
         results[name] = BENCHES[name](config)
         echo(DETAIL_TABLES[name](results[name]) if name in DETAIL_TABLES else f"  {json.dumps(results[name])}")
-    doc = {"machine": machine(),
+    doc = {"machine": {**machine(), "after": machine_line()},
            "args": {"events": config.events, "keys": config.keys, "examples": config.examples}, "results": results}
     if config.out is not None:
         config.out.write_text(json.dumps(doc, indent=1) + "\n")

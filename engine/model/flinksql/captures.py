@@ -27,14 +27,13 @@ import functools
 import io
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Sequence
+from typing import Any, Callable, Iterator, Literal, NamedTuple, Sequence
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
-from converge.engine.model.paths import not_a_file
 from converge.engine.model.flinksql.positions import byte_line_col, clip
 from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import short_repr
 
 CaptureFormat = Literal["auto", "jsonl", "debezium", "print", "csv"]
@@ -45,8 +44,9 @@ _KINDS = {"+I": "+I", "-U": "-U", "+U": "+U", "-D": "-D", "INSERT": "+I", "UPDAT
 _PRINT = re.compile(r"^(?:[^\[]*?>\s*)?([+-][IUD])\[(.*)\]\s*$")
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
+    """One captured record (a tuple: millions of them are made while a long capture is read)."""
+
     kind: str
     row: tuple
     position: int | None
@@ -179,9 +179,56 @@ def _json(line: _Line) -> dict:
     return doc
 
 
+class _ParsedValues:
+    """Parsed column values by (column, JSON type, raw value): a capture repeats its values (an update
+    retracts the row it inserted), and parsing a DECIMAL costs more than reading the line. Only values
+    that parsed are kept; a bad one goes the slow way, which names where it is."""
+
+    LIMIT = 100_000  # distinct values kept per column (the memory stays bounded on any capture)
+
+    def __init__(self, columns: Sequence[tuple[str, FlinkType]]) -> None:
+        self.columns = [(name, ftype, {}) for name, ftype in columns]
+
+    def row(self, doc: dict) -> tuple | None:
+        """The row when every column is present by its exact name and parses, else None."""
+        out = []
+        for name, ftype, seen in self.columns:
+            try:
+                raw = doc[name]
+            except KeyError:
+                return None
+            kind = type(raw)
+            key = (kind, raw) if kind is str or kind is int else None  # True == 1 == 1.0 == -0.0 + 1: typed keys
+            value = seen.get(key, _ParsedValues) if key is not None else _ParsedValues
+            if value is _ParsedValues:
+                try:
+                    value = ftype.parse(raw)
+                except BadInputError:
+                    return None
+                if key is not None and len(seen) < self.LIMIT:
+                    seen[key] = value
+            out.append(value)
+        return tuple(out)
+
+
 def _jsonl(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:
+    values = _ParsedValues(columns)
     for n, text in _lines(path):
-        line = _Line(path, n, text)
+        try:  # the common record first: an object, a kind spelled +I/-U/+U/-D, an integer pos, valid columns
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            doc = None
+        if isinstance(doc, dict):
+            field = next((f for f in KIND_FIELDS if f in doc), None)
+            raw_kind = doc[field] if field is not None else None
+            kind = _KINDS.get(raw_kind) if type(raw_kind) is str else None
+            pos = doc.get(POSITION_FIELD)
+            if kind is not None and (pos is None or (type(pos) is int and pos >= 0)):
+                row = values.row(doc)
+                if row is not None:
+                    yield Record(kind, row, pos, n)
+                    continue
+        line = _Line(path, n, text)  # anything else: read again, refused with its place
         doc = _json(line)
         field = next((f for f in KIND_FIELDS if f in doc), None)
         if field is None:

@@ -25,6 +25,8 @@ def register(subparsers: Subparsers) -> None:
                    help="micro-batches of the Spark benchmark (--runtime spark); it also runs with one")
     b.add_argument("--buckets", type=positive_int, default=None,
                    help="key buckets per plan node of the Spark runtime (--runtime spark; default: the runtime's)")
+    b.add_argument("--verify-records", type=positive_int, default=defaults.verify_records,
+                   help="input records of the verify_1m capture (its budget, 90 s and 2 GB, is for 1000000)")
     add_runtime(b)
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
     b.add_argument("--final-check", action="store_true",
@@ -39,7 +41,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else None
     config = BenchConfig(events=args.events, keys=args.keys, examples=args.examples, rounds=args.rounds,
                          runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches,
-                         buckets=args.buckets)
+                         buckets=args.buckets, verify_records=args.verify_records)
     if args.final_check:
         if config.runtime != "spark":
             raise UsageError("--final-check runs on Spark: add --runtime spark")

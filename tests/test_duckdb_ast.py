@@ -1,6 +1,6 @@
 """Reading json_serialize_sql nodes of DuckDB 1.x and 2.x the same way.
 
-CI installs one DuckDB (the pinned 1.5 line), so the other version's shapes
+A test run has one DuckDB installed (1.5 or 2.x), so the other version's shapes
 are written out here by hand, as DuckDB 1.5.6 and 2.0.0 printed them; the
 live test reads whatever the installed DuckDB prints.
 """

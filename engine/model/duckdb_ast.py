@@ -1,8 +1,8 @@
 """Reading DuckDB's serialized SQL AST (`json_serialize_sql`) the same way across versions.
 
 DuckDB 1.x and 2.x write some nodes differently. The condition compiler
-(engine/condition.py) reads nodes through these functions only, so it runs on
-the pinned 1.5 line and on 2.x alike.
+(engine/condition.py) and the oracle's guard (oracle/guard.py) read nodes through
+these functions, so they run on DuckDB 1.5 and 2.x alike.
 """
 
 from __future__ import annotations
@@ -49,6 +49,22 @@ def function_arguments(node: dict) -> list[dict]:
     if "arguments" in node:
         return [a["expression"] for a in node["arguments"]]
     return list(node.get("children", []))
+
+
+def function_name(node: dict) -> tuple[str, tuple[str, ...]]:
+    """(name, qualifier) of a FUNCTION node: `main.lower(x)` is ("lower", ("main",)), `x + 1` is ("+", ()).
+
+    DuckDB 2.0.1 writes the called name as a path (`qualified_name`) besides the
+    1.x fields `function_name`, `schema` and `catalog`; 1.x has those fields only.
+    The qualifier is every non-empty part before the name, from either form.
+    """
+    legacy = (str(node.get("catalog") or ""), str(node.get("schema") or ""))
+    qualified = node.get("qualified_name")
+    if isinstance(qualified, dict) and isinstance(qualified.get("path"), list) and qualified["path"]:
+        *parts, last = (str(p) for p in qualified["path"])
+        qualifier = tuple(p for p in (*parts, *legacy) if p)
+        return last, tuple(dict.fromkeys(qualifier))
+    return str(node.get("function_name", "")), tuple(p for p in legacy if p)
 
 
 def cast_target(node: dict) -> tuple[str, bool]:

@@ -15,13 +15,15 @@ from typing import Callable
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
-from converge.reports.tooling.benches import anomalies, flink, interval, multiway, oracle_scaling, pathway, regular
+from converge.reports.tooling.benches import (anomalies, flink, interval, multiway, oracle_scaling, oracle_versions,
+                                             pathway, regular)
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 
 # The order they run in: the regular family first, then the others by module name.
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
+    **oracle_versions.BENCHES,
     **flink.BENCHES, **pathway.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.

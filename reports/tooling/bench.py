@@ -15,8 +15,16 @@ from typing import Callable
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
-from converge.reports.tooling.benches import (anomalies, flink, interval, multiway, oracle_scaling, oracle_versions,
-                                             pathway, regular)
+from converge.reports.tooling.benches import (
+    anomalies,
+    flink,
+    interval,
+    multiway,
+    oracle_scaling,
+    oracle_versions,
+    pathway,
+    regular,
+)
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 

@@ -7,6 +7,7 @@ these functions, so they run on DuckDB 1.5 and 2.x alike.
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from typing import Any
 
@@ -87,3 +88,20 @@ def unfold_not_in(node: Any) -> Any:
         inner = dict(node, type="COMPARE_IN")
         return {"class": "OPERATOR", "type": "OPERATOR_NOT", "alias": "", "children": [inner]}
     return node
+
+
+@functools.lru_cache(maxsize=1)
+def min_mod_minus_one_overflows() -> bool:
+    """Whether the installed DuckDB fails `MIN % -1` as an overflow (1.x) or answers 0 (2.0.1).
+
+    The engine's conditions and the Spark oracle's translation follow the
+    installed DuckDB, which the oracle answers with. Asked of DuckDB itself,
+    once per process, rather than read from its version number.
+    """
+    import duckdb
+
+    try:
+        duckdb.connect(":memory:").execute("SELECT (-9223372036854775808)::BIGINT % -1").fetchall()
+    except duckdb.Error:
+        return True
+    return False

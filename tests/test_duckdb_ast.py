@@ -8,6 +8,7 @@ live test reads whatever the installed DuckDB prints.
 from __future__ import annotations
 
 import json
+import math
 
 import duckdb
 import pytest
@@ -122,3 +123,11 @@ def test_the_engine_computes_min_mod_minus_one_as_the_installed_duckdb(sql: str)
     else:
         assert duckdb.connect().execute(query, list(row)).fetchone()[0] == 0
         assert compile_expression3(sql, [[C]])(row) == 0
+
+
+def test_the_oracle_divides_by_zero_as_duckdb_1x_on_every_version() -> None:
+    """DuckDB 2.0.1 fails `5 // 0`; the oracle's connection turns that off, so 1.x's NULL holds on both."""
+    from converge.oracle.query import run_query
+
+    (row,) = run_query("SELECT x // 0, x % 0, d // 0, d % 0 FROM (SELECT 5::BIGINT AS x, 5.0::DOUBLE AS d)")
+    assert row[:3] == (None, None, None) and math.isnan(row[3])

@@ -11,6 +11,8 @@ import functools
 from decimal import Decimal
 from typing import Any
 
+import duckdb
+
 # json_serialize_sql writes constants, casts and function arguments differently in DuckDB 1.x
 # (typed values; TRUE as CAST('t' AS BOOLEAN); DECIMAL as a scaled integer; type
 # names already resolved) and 2.x (the literal's kind and text; type names as
@@ -98,8 +100,6 @@ def min_mod_minus_one_overflows() -> bool:
     installed DuckDB, which the oracle answers with. Asked of DuckDB itself,
     once per process, rather than read from its version number.
     """
-    import duckdb
-
     try:
         duckdb.connect(":memory:").execute("SELECT (-9223372036854775808)::BIGINT % -1").fetchall()
     except duckdb.Error:

@@ -17,7 +17,13 @@ from typing import Any, Sequence
 
 import duckdb
 
-from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.model.duckdb_ast import (
+    cast_target,
+    function_arguments,
+    literal,
+    min_mod_minus_one_overflows,
+    unfold_not_in,
+)
 from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec
@@ -416,10 +422,12 @@ class Compiler:
             body = f"({self.fail('division by zero', node)} if {b} == 0 else {self.checked(q, rtype, node, '//')})"
         elif not int_:  # DOUBLE %: C fmod, NaN for a zero divisor or an infinite dividend
             body = f"(_fmod({a}, {b}) if {b} and {a} - {a} == 0 else _nan)"
-        else:  # integer %: truncating remainder; MIN % -1 overflows in DuckDB
-            body = (f"({self.fail('division by zero', node)} if {b} == 0 else "
-                    f"({self.fail('% overflow', node)} if {b} == -1 and {a} == {_RANGE[rtype][0]} else "
-                    f"(abs({a}) % abs({b}) if {a} >= 0 else -(abs({a}) % abs({b})))))")
+        else:  # integer %: truncating remainder; MIN % -1 overflows in DuckDB 1.x (0 in 2.0.1)
+            remainder = f"(abs({a}) % abs({b}) if {a} >= 0 else -(abs({a}) % abs({b})))"
+            if min_mod_minus_one_overflows():
+                remainder = (f"({self.fail('% overflow', node)} if {b} == -1 and {a} == {_RANGE[rtype][0]} "
+                             f"else {remainder})")
+            body = f"({self.fail('division by zero', node)} if {b} == 0 else {remainder})"
         return self.fold(_V(self.guarded([ga, gb], body), rtype, any(v.nullable for v in vals), decimal=decimal), vals)
 
     # -- predicates

@@ -26,7 +26,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal
+from converge.engine.model.duckdb_ast import cast_target, function_arguments, function_name, literal
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.query import run_query
@@ -88,7 +88,7 @@ _KEYS = {
     "OPERATOR": {"children"},
     "BETWEEN": {"input", "lower", "upper"},
     "FUNCTION": {"function_name", "schema", "catalog", "children", "arguments", "filter", "order_bys", "distinct",
-                 "is_operator", "export_state"},
+                 "is_operator", "export_state", "qualified_name", "is_legacy_function_call"},
 }
 _LOCATIONS = ("query_location", "query_location_length")
 
@@ -371,12 +371,22 @@ class _Checker:
         return copy.copy(node)
 
     def function(self, node: dict, depth: int) -> dict:
-        name = str(node.get("function_name", "")).lower()
+        if "qualified_name" in node:  # DuckDB 2.0.1: the called name as a path, besides function_name
+            qualified = node["qualified_name"]
+            path = qualified.get("path") if isinstance(qualified, dict) and set(qualified) == {"path"} else None
+            if not isinstance(path, list) or not path or not all(isinstance(p, str) for p in path):
+                raise _reject(f"a function call named {qualified!r} has an unexpected shape")
+            if path[-1].lower() != str(node.get("function_name", "")).lower():
+                raise _reject(f"a function call names {path[-1]!r} and {node.get('function_name')!r}")
+        name, qualifier = function_name(node)
+        name = name.lower()
         orders = (node.get("order_bys") or {}).get("orders") if isinstance(node.get("order_bys"), dict) \
             else node.get("order_bys")
         if name not in FUNCTIONS:
             raise _reject(f"function {name!r} is not allowed in a condition (allowed: {', '.join(sorted(FUNCTIONS))})")
-        if node.get("schema") or node.get("catalog") or node.get("distinct") or node.get("filter") is not None \
+        if node.get("is_legacy_function_call"):
+            raise _reject(f"function {name!r} called in DuckDB's legacy form is not allowed in a condition")
+        if qualifier or node.get("distinct") or node.get("filter") is not None \
                 or orders or node.get("export_state"):
             raise _reject(f"function {name!r} with a schema, DISTINCT, FILTER, ORDER BY or EXPORT_STATE "
                           "is not allowed in a condition")

@@ -49,12 +49,24 @@ def _new_connection() -> duckdb.DuckDBPyConnection:
       so joins stay hash joins without the optimizer, and results do not
       depend on it (tests/test_oracle.py compares against an optimized
       connection).
+    * ``error_on_division_by_zero = false`` where DuckDB has it (2.x): a
+      zero divisor of ``//`` and ``%`` gives NULL on every version, as on
+      1.x (the Spark oracle's translation follows that answer).
+    * ``max_expression_depth = 10000``: on DuckDB 2.0.1 a condition in 2,000
+      redundant parentheses would otherwise not parse, where 1.x reads it.
     * ``LOCKDOWN``, last: once ``lock_configuration`` is on, no statement on
       this connection can change a setting again (``SET`` and ``RESET`` fail).
     """
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
     con.execute("PRAGMA disable_optimizer")
+    # DuckDB 2.0.1's parser counts redundant parentheses toward this limit (1.x does not): 10,000 is the longest
+    # condition the guard parses, and a tree deeper than Python's json reader goes is still refused there.
+    con.execute("SET max_expression_depth = 10000")
+    try:  # DuckDB 2.0.1 fails an integer (or DOUBLE //) division by zero; 1.x answers NULL and has no such setting
+        con.execute("SET error_on_division_by_zero = false")
+    except duckdb.CatalogException:
+        pass
     for statement in LOCKDOWN:
         con.execute(statement)
     return con

@@ -12,7 +12,8 @@ overflow and failing casts are errors, as in DuckDB):
   written out as a signed infinity times the dividend.
 * ``a // b`` and ``a % b``: NULL for a zero divisor (doubles: ``//`` divides,
   ``%`` of zero is NaN); integers truncate; ``MIN // -1`` and ``MIN % -1``
-  are overflow errors in DuckDB, so they raise in Spark too.
+  are overflow errors in DuckDB 1.x, so they raise in Spark too (DuckDB 2.0.1
+  answers 0 for ``MIN % -1``, and so does the translation there).
 * ``IS [NOT] DISTINCT FROM`` becomes ``<=>``; ``abs`` and unary minus of
   the smallest integer raise, as in DuckDB.
 * ``CAST(double AS BIGINT/INTEGER)`` rounds half to even in DuckDB, Spark
@@ -37,6 +38,7 @@ from typing import Mapping
 import sqlglot
 from sqlglot import expressions as exp
 
+from converge.engine.model.duckdb_ast import min_mod_minus_one_overflows
 from converge.engine.model.errors import OracleError
 
 __all__ = ["SPARK_TYPES", "ColumnTypes", "spark_ident", "spark_string", "translate_condition", "translate_expression",
@@ -270,6 +272,8 @@ class _Translator:
         stype = SPARK_TYPES[result]
         ld, rd = f"CAST({lt} AS {stype})", f"CAST({rt} AS {stype})"
         body = f"CAST({ld} DIV {rd} AS {stype})" if op == "//" else f"({ld} % {rd})"
+        if op == "%" and not min_mod_minus_one_overflows():  # DuckDB 2.0.1: MIN % -1 is 0
+            return f"(CASE WHEN {rd} = 0 THEN NULL WHEN {rd} = -1 THEN CAST(0 AS {stype}) ELSE {body} END)", result
         return (f"(CASE WHEN {rd} = 0 THEN NULL WHEN {rd} = -1 AND {ld} = {_MIN[result]} "
                 f"THEN raise_error({spark_string(OVERFLOW)}) ELSE {body} END)"), result
 

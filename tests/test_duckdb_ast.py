@@ -1,6 +1,6 @@
 """Reading json_serialize_sql nodes of DuckDB 1.x and 2.x the same way.
 
-CI installs one DuckDB (the pinned 1.5 line), so the other version's shapes
+A test run has one DuckDB installed (1.5 or 2.x), so the other version's shapes
 are written out here by hand, as DuckDB 1.5.6 and 2.0.0 printed them; the
 live test reads whatever the installed DuckDB prints.
 """
@@ -8,11 +8,23 @@ live test reads whatever the installed DuckDB prints.
 from __future__ import annotations
 
 import json
+import math
 
 import duckdb
 import pytest
 
-from converge.engine.model.duckdb_ast import cast_target, function_arguments, literal, unfold_not_in
+from converge.engine.condition import compile_expression3
+from converge.engine.model.duckdb_ast import (
+    cast_target,
+    function_arguments,
+    literal,
+    min_mod_minus_one_overflows,
+    unfold_not_in,
+)
+from converge.engine.model.errors import BadInputError
+from converge.engine.model.scenario import InputSpec
+
+C = InputSpec("c", (("k", "BIGINT"), ("y", "INTEGER"), ("name", "VARCHAR")))
 
 
 def _v1_constant(type_id: str, value, type_info=None, is_null: bool = False) -> dict:
@@ -87,3 +99,35 @@ def test_not_in_becomes_not_over_in_at_any_depth() -> None:
 def test_the_installed_duckdb_reads_through(sql: str, expected: tuple[str, str]) -> None:
     doc = json.loads(duckdb.connect().execute("SELECT json_serialize_sql(?)", [f"SELECT {sql}"]).fetchone()[0])
     assert literal(doc["statements"][0]["node"]["select_list"][0]) == expected
+
+
+# What DuckDB itself answers for MIN % -1, by version (checked by hand on 1.5.6 and 2.0.1).
+MIN_MOD_OVERFLOWS = {"1.5": True, "2.0": False}
+
+
+def test_min_mod_minus_one_is_asked_of_the_installed_duckdb() -> None:
+    series = ".".join(duckdb.__version__.split(".")[:2])
+    assert series in MIN_MOD_OVERFLOWS, f"DuckDB {duckdb.__version__}: add what it answers for MIN % -1 here"
+    assert min_mod_minus_one_overflows() is MIN_MOD_OVERFLOWS[series]
+
+
+@pytest.mark.parametrize("sql", ["c.k % -1", "c.y % -1"])
+def test_the_engine_computes_min_mod_minus_one_as_the_installed_duckdb(sql: str) -> None:
+    row = (-(2**63), -(2**31), "")
+    query = f"SELECT {sql} FROM (SELECT ?::BIGINT AS k, ?::INTEGER AS y, ?::VARCHAR AS \"name\") c"
+    if MIN_MOD_OVERFLOWS[".".join(duckdb.__version__.split(".")[:2])]:
+        with pytest.raises(duckdb.Error):
+            duckdb.connect().execute(query, list(row)).fetchall()
+        with pytest.raises(BadInputError, match="overflow"):
+            compile_expression3(sql, [[C]])(row)
+    else:
+        assert duckdb.connect().execute(query, list(row)).fetchone()[0] == 0
+        assert compile_expression3(sql, [[C]])(row) == 0
+
+
+def test_the_oracle_divides_by_zero_as_duckdb_1x_on_every_version() -> None:
+    """DuckDB 2.0.1 fails `5 // 0`; the oracle's connection turns that off, so 1.x's NULL holds on both."""
+    from converge.oracle.query import run_query
+
+    (row,) = run_query("SELECT x // 0, x % 0, d // 0, d % 0 FROM (SELECT 5::BIGINT AS x, 5.0::DOUBLE AS d)")
+    assert row[:3] == (None, None, None) and math.isnan(row[3])

@@ -1,14 +1,17 @@
 """Reading DuckDB's serialized SQL AST (`json_serialize_sql`) the same way across versions.
 
 DuckDB 1.x and 2.x write some nodes differently. The condition compiler
-(engine/condition.py) reads nodes through these functions only, so it runs on
-the pinned 1.5 line and on 2.x alike.
+(engine/condition.py) and the oracle's guard (oracle/guard.py) read nodes through
+these functions, so they run on DuckDB 1.5 and 2.x alike.
 """
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from typing import Any
+
+import duckdb
 
 # json_serialize_sql writes constants, casts and function arguments differently in DuckDB 1.x
 # (typed values; TRUE as CAST('t' AS BOOLEAN); DECIMAL as a scaled integer; type
@@ -51,6 +54,22 @@ def function_arguments(node: dict) -> list[dict]:
     return list(node.get("children", []))
 
 
+def function_name(node: dict) -> tuple[str, tuple[str, ...]]:
+    """(name, qualifier) of a FUNCTION node: `main.lower(x)` is ("lower", ("main",)), `x + 1` is ("+", ()).
+
+    DuckDB 2.0.1 writes the called name as a path (`qualified_name`) besides the
+    1.x fields `function_name`, `schema` and `catalog`; 1.x has those fields only.
+    The qualifier is every non-empty part before the name, from either form.
+    """
+    legacy = (str(node.get("catalog") or ""), str(node.get("schema") or ""))
+    qualified = node.get("qualified_name")
+    if isinstance(qualified, dict) and isinstance(qualified.get("path"), list) and qualified["path"]:
+        *parts, last = (str(p) for p in qualified["path"])
+        qualifier = tuple(p for p in (*parts, *legacy) if p)
+        return last, tuple(dict.fromkeys(qualifier))
+    return str(node.get("function_name", "")), tuple(p for p in legacy if p)
+
+
 def cast_target(node: dict) -> tuple[str, bool]:
     """(type name, whether it carries modifiers or children) of a CAST node's target."""
     if "type_expr" in node:
@@ -71,3 +90,18 @@ def unfold_not_in(node: Any) -> Any:
         inner = dict(node, type="COMPARE_IN")
         return {"class": "OPERATOR", "type": "OPERATOR_NOT", "alias": "", "children": [inner]}
     return node
+
+
+@functools.lru_cache(maxsize=1)
+def min_mod_minus_one_overflows() -> bool:
+    """Whether the installed DuckDB fails `MIN % -1` as an overflow (1.x) or answers 0 (2.0.1).
+
+    The engine's conditions and the Spark oracle's translation follow the
+    installed DuckDB, which the oracle answers with. Asked of DuckDB itself,
+    once per process, rather than read from its version number.
+    """
+    try:
+        duckdb.connect(":memory:").execute("SELECT (-9223372036854775808)::BIGINT % -1").fetchall()
+    except duckdb.Error:
+        return True
+    return False

@@ -23,6 +23,7 @@ from converge.reports.tooling.benches import (
     interval,
     multiway,
     oracle_scaling,
+    oracle_versions,
     pathway,
     regular,
     spark_native,
@@ -34,6 +35,7 @@ __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 # The order they run in: the regular family first, then the others by module name.
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
+    **oracle_versions.BENCHES,
     **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES, **verify_bench.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.

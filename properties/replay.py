@@ -170,8 +170,11 @@ def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
     name = info.get("spec") or info["property"]  # the registered property that ran (it names its check)
     spec = _find_spec(info.get("family"), name)
     if spec is None:
-        # a custom property (a user's pytest test): replay cannot rerun it, so the file never reads "passed"
-        outcome.checked.append(f"{name} (not a converge property: not rerun)")
+        if info.get("test") is None:  # e.g. a system's property: the properties that apply are checked instead
+            outcome.checked.append(f"{name} (not an embedded property: not rerun)")
+            return False
+        # a pytest test's own check (a custom property): replay cannot rerun it, so the file never reads "passed"
+        outcome.checked.append(f"{name} (a pytest test's own check: not rerun)")
         how = info.get("reproduce")
         outcome.add(NotCheckedError(
             f"{name} is not one of converge's properties (a custom property or test): not rerun"

@@ -137,11 +137,47 @@ def test_the_allow_list_has_no_stale_entries() -> None:
     assert not stale, "allowed imports that no longer exist: " + ", ".join(stale)
 
 
+# RunResult's read-only accessors for a user's own property (README, "Writing your own property") fold the
+# run's output on request; no operator or runtime path calls them, so the engine's output never goes through it.
+FOLDING_ACCESSORS = {("engine/runtime/local.py", "RunResult.final"), ("engine/runtime/local.py", "RunResult.answers")}
+
+
+def _calls_outside_accessors(path: Path, root: Path = ROOT) -> list[str]:
+    """Where `path` uses a name it imported from engine.materialize, outside FOLDING_ACCESSORS."""
+    tree = ast.parse(path.read_text(), str(path))
+    imported = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module == "converge.engine.materialize" for a in node.names}
+    rel = path.relative_to(root).as_posix()
+    found: list[str] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = f"{where}.{child.name}".lstrip(".") if isinstance(
+                child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else where
+            if isinstance(child, ast.Name) and child.id in imported and (rel, where) not in FOLDING_ACCESSORS:
+                found.append(f"{rel}:{child.lineno} ({where or 'module level'})")
+            visit(child, inner)
+
+    visit(tree, "")
+    return found
+
+
 def test_no_engine_module_uses_the_output_folding_helper() -> None:
-    """The reason given for engine.materialize: the engine itself never calls it."""
+    """The reason given for engine.materialize: the engine itself never calls it (RunResult's accessors for
+    users' properties aside)."""
     users = [p for p in sorted((ROOT / "engine").rglob("*.py"))
              if "converge.engine.materialize" in _engine_imports(p) and p.name != "materialize.py"]
-    assert users == []
+    assert [p.relative_to(ROOT).as_posix() for p in users] == ["engine/runtime/local.py"]
+    assert [where for p in users for where in _calls_outside_accessors(p)] == []
+
+
+def test_the_folding_check_sees_a_call_outside_the_accessors(tmp_path: Path) -> None:
+    """The check itself can fail: a runtime function that folds its output is caught, by line and function."""
+    text = (ROOT / "engine" / "runtime" / "local.py").read_text() + "\n\ndef emit(changes):\n    return fold(changes)\n"
+    planted = tmp_path / "engine" / "runtime" / "local.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(text)
+    assert _calls_outside_accessors(planted, tmp_path) == [f"engine/runtime/local.py:{len(text.splitlines())} (emit)"]
 
 
 def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_a_literal_beyond_its_range_is_refused_at_its_position(literal: str, wha
 def test_converge_check_exits_2_with_one_line_on_a_huge_literal(tmp_path: Path, capsys) -> None:
     path = tmp_path / "q.sql"
     path.write_text(_on("o.order_id = p.order_id AND p.paid > 1e999"))
-    assert main(["check", str(path), "--no-reports"]) == 2
+    assert main(["check", str(path), "--no-reports", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"converge: bad input: {path}:19:") and "Traceback" not in err[0]
 

@@ -171,7 +171,7 @@ def judge_sql(data: bytes, path: Path) -> str:
     if refused is not None:  # the command line says the same on stderr (one line per refusal), exit 2
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            code = main(["check", str(path), "--no-reports", "--examples", "1"])
+            code = main(["check", str(path), "--no-reports", "--examples", "1", "--quiet"])  # no progress lines: the refusal alone
         lines = err.getvalue().strip().splitlines()
         expected = str(refused).count("\n") + 1  # several refusals of one query: a header and one line each
         if code != 2 or len(lines) != expected:

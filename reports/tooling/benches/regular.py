@@ -8,6 +8,7 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.runtime.local import LocalRuntime
 from converge.generators.scenarios import regular_join_scenarios
@@ -104,7 +105,7 @@ def _prefix_property_speed(config: BenchConfig, encoding: str) -> dict:
             raise result.failure or result.error  # type: ignore[misc]
         rounds.append(result)
     if ceiling_sizes != sizes:  # the ratio compares the same examples or nothing
-        raise AssertionError("the generation-only run drew other examples than the property run")
+        raise InternalError("the generation-only run drew other examples than the property run")
     rates = sorted(r.examples_per_second for r in rounds)
     ceiling_rates = sorted(r.examples_per_second for r in ceilings)
     ratio = statistics.median(rates) / statistics.median(ceiling_rates)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from converge.engine.model.changelog import Change
+from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent
 from converge.reports.options import BenchConfig
 from converge.reports.tooling.bench_machine import machine_line
@@ -133,7 +134,7 @@ def _verify_child(folder: str) -> None:
 def _child(code: str, *args: str) -> str:
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"the benchmark's child failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise InternalError(f"the benchmark's child failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return proc.stdout
 
 

@@ -50,7 +50,79 @@ def pytest_configure_node(node) -> None:
     node.workerinput["converge_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
 
 
+# The default suite's budget is about 6 minutes on 2 cores. These tests are the longest of their kind (10 to 100 s
+# each, measured with `pytest -n auto --durations=0`) and each repeats what a shorter default test already covers:
+# they run with --run-slow (the weekly job, docs/ci.md). node id prefix -> what covers the same ground by default.
+SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
+    # Spark: the default run keeps the docs' Spark example, MapState order, the native campaign, the
+    # concurrent-cases equivalence test and the Spark SQL oracle on generated batches.
+    "tests/spark/test_spark_oracle.py::test_both_materializations_agree_with_duckdb": "generated batches (default)",
+    "tests/spark/test_spark_runtime.py::test_hand_written_and_generated_scenarios_match_local_and_oracle":
+        "the docs' Spark example (test_docs_spark.py) and the MapState-order test run the Spark runtime",
+    "tests/spark/test_spark_runtime.py::test_stop_between_batches_and_a_failed_batch_restart_from_the_checkpoint":
+        "the docs' Spark example runs a scenario in three micro-batches",
+    "tests/spark/test_spark_final_check.py::test_decoded_sink_folds_to_multiplicities_and_a_planted_difference":
+        "the final check's unit tests",
+    "tests/spark/test_spark_native.py::test_outer_rows_only_after_the_watermark": "the six properties' campaign",
+    "tests/spark/test_spark_native.py::test_late_rows_use_the_previous_epochs_watermark": "the campaign",
+    "tests/spark/test_spark_native.py::test_a_null_key_row_does_not_move_the_watermark": "the campaign",
+    "tests/spark/test_spark_native.py::test_every_case_file_passes_every_property": "test_concurrent_cases.py",
+    "tests/spark/test_spark_native.py::test_the_max_policy_follows_the_faster_input": "test_concurrent_cases.py",
+    "tests/spark/test_spark_native.py::test_a_row_added_and_evicted_in_one_batch": "the campaign",
+    "tests/spark/test_spark_native.py::test_an_input_without_rows_holds_the_min_watermark": "the campaign",
+    "tests/spark/test_spark_native.py::test_semi_join_emits_a_left_row_once": "test_concurrent_cases.py (SEMI)",
+    "tests/spark/test_spark_native.py::test_bounds_are_inclusive": "the campaign",
+    "tests/spark/test_spark_native.py::test_spark_bug_full_outer_pairs_null_keys": "the campaign",
+    # Flink: the smoke campaign runs every property on real Flink; the kit's own checks run on tests/adapters.
+    "tests/flink/test_flink_campaign.py::test_the_flink_adapter_passes_the_conformance_kit":
+        "test_adapter_kit_mutants.py (the kit) and the Flink smoke campaign",
+    "tests/flink/test_flink_adapter.py::test_flinks_mini_batch_join_gives_the_same_hand_worked_answers[3]":
+        "the same test at bundle size 1",
+    "tests/flink/test_flink_adapter.py::test_flinks_mini_batch_join_gives_the_same_hand_worked_answers[1000]":
+        "the same test at bundle size 1",
+    # converge check end to end: one documented example and the not-run verdict stay in the default run.
+    "tests/test_check_verify.py::test_check_judges_the_system_named_by_system": "test_check_job_options.py",
+    "tests/test_check_verify.py::test_check_runs_end_to_end_on_the_examples[three_way_common_key]":
+        "the same test on left_join_residual",
+    "tests/test_check_verify.py::test_check_runs_end_to_end_on_the_examples[interval_join_watermark]":
+        "the same test on left_join_residual",
+    "tests/test_check_job_options.py::test_check_sends_the_options_and_a_system_that_ignores_one_is_not_applicable"
+    "[honoured1]": "the same test, honoured0",
+    "tests/test_check_reading.py::test_check_catches_a_planted_reader_bug_on_the_documented_example[between":
+        "the other planted reader bugs",
+    "tests/test_check_reading.py::test_check_catches_a_planted_reader_bug_on_the_documented_example[decimal":
+        "the other planted reader bugs",
+    "tests/test_check_reading.py::test_check_catches_a_planted_reader_bug_on_the_documented_example"
+    "[left_read_as_inner-three_way": "left_read_as_inner on left_join_residual",
+    "tests/test_check_reading.py::test_check_catches_a_planted_reader_bug_on_the_documented_example"
+    "[left_read_as_inner-interval": "left_read_as_inner on left_join_residual",
+    # seeded bugs and shrinking: one of each kind stays
+    "tests/test_minibatch.py::test_broken_bundle_folds_are_killed_with_a_shrunk_counterexample[bundle_cancels":
+        "the same test, bundle_pair_padding_not_netted",
+    "tests/quality/test_shrink_quality.py::test_regular_join_bug_shrinks_small[ttl_refreshed_on_read]":
+        "the same test on the other bugs",
+    "tests/quality/test_shrink_quality.py::test_regular_join_bug_shrinks_small[unmatched_outer_retraction":
+        "the same test on the other bugs",
+    "tests/test_existential.py::test_a_seeded_search_gives_the_same_witness_in_any_process[5]":
+        "the same test, seed 2026",
+    # adapters, the plugin, files
+    "tests/fuzz/test_adapter_fuzz.py::test_a_fault_in_a_check_is_one_system_error":
+        "the same faults in a campaign (test_a_fault_in_a_campaign_is_one_system_error)",
+    "tests/test_pytest_plugin.py::test_xdist_workers_share_one_run_directory":
+        "test_each_run_writes_its_own_directory_and_latest_names_the_last",
+    "tests/test_promised_files.py::test_check_keeps_hypothesis_constants_in_the_user_cache":
+        "test_a_command_leaves_only_what_it_promises[check]",
+    "tests/test_adapter_kit_mutants.py::test_batches_switching_shapes_catch_state_kept_per_shape":
+        "the kit's other mutants",
+    "tests/test_adapter_kit_mutants.py::test_a_final_table_adapter_gets_the_mini_batch_check_skipped":
+        "test_an_adapter_that_declares_mini_batch_and_ignores_it_fails_the_setting_check",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.nodeid.startswith(prefix) for prefix in SLOW_IN_THE_DEFAULT_RUN):
+            item.add_marker(pytest.mark.slow)
     if config.getoption("--run-slow") or os.environ.get("CONVERGE_RUN_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow: run with --run-slow (or CONVERGE_RUN_SLOW=1)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +37,14 @@ def test_under_load_refuses_a_count_that_is_not_a_number() -> None:
     done = subprocess.run([str(UNDER_LOAD), "--busy", "many", "true"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "--busy takes a whole number of processes, not 'many'" in done.stderr
+
+
+def test_every_test_the_default_run_leaves_to_run_slow_exists() -> None:
+    """A renamed test must not drop out of the slow list silently (it would come back into the default run)."""
+    from tests.conftest import SLOW_IN_THE_DEFAULT_RUN
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--run-slow",
+                           *sorted({prefix.split("::")[0] for prefix in SLOW_IN_THE_DEFAULT_RUN})],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    missing = [prefix for prefix in SLOW_IN_THE_DEFAULT_RUN if not any(i.startswith(prefix) for i in ids)]
+    assert ids and not missing, (missing, done.stderr[-2000:])

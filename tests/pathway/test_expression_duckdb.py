@@ -57,11 +57,22 @@ def test_the_adapter_evaluates_residuals_as_duckdb(con, sql: str, row: dict) -> 
     compare(con, sql, row)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=SUPPRESS)
-@given(data=st.data(), row=rows(TC))
-def test_the_adapter_evaluates_random_expressions_as_duckdb(con, data, row) -> None:  # type: ignore[no-untyped-def]
+def _random_expression(con, data, row) -> None:  # type: ignore[no-untyped-def]
     sql = data.draw(expr(data.draw(st.sampled_from(["bool"] * 4 + ["num", "int", "str"]))))
     compare(con, sql, row, TC)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=SUPPRESS)
+@given(data=st.data(), row=rows(TC))
+def test_the_adapter_evaluates_random_expressions_as_duckdb(con, data, row) -> None:  # type: ignore[no-untyped-def]
+    _random_expression(con, data, row)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None, suppress_health_check=SUPPRESS)
+@given(data=st.data(), row=rows(TC))
+def test_the_adapter_evaluates_random_expressions_as_duckdb_long_run(con, data, row) -> None:  # type: ignore[no-untyped-def]
+    _random_expression(con, data, row)
 
 
 def test_the_comparison_can_fail(con) -> None:  # type: ignore[no-untyped-def]

@@ -123,7 +123,25 @@ SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
     "tests/test_adapter_kit_mutants.py::test_batches_switching_shapes_catch_state_kept_per_shape":
         "the kit's other mutants",
     "tests/test_adapter_kit_mutants.py::test_a_final_table_adapter_gets_the_mini_batch_check_skipped":
-        "test_an_adapter_that_declares_mini_batch_and_ignores_it_fails_the_setting_check",
+        "the settings check runs in test_an_adapter_that_declares_mini_batch_and_ignores_it_fails_the_setting_check",
+    "tests/test_adapter_kit_mutants.py::test_an_adapter_that_dies_on_a_malformed_request":
+        "test_adapter_fuzz.py's faults",
+    "tests/test_adapter_kit_mutants.py::test_a_v2_adapter_that_ignores_the_plans_residual":
+        "the same mutant under version 1 (test_an_adapter_that_ignores_residuals_fails_naming_the_rows)",
+    "tests/spark/test_concurrent_cases.py::test_hand_worked_cases_at_once_match_their_expectations":
+        "the native campaign (test_a_short_campaign_passes) runs its cases four at once",
+    "tests/test_promised_files.py::test_a_command_leaves_only_what_it_promises[check]":
+        "the same test on the other commands",
+    "tests/test_pytest_plugin.py::test_the_environment_variable_is_the_fallback":
+        "test_a_failing_property_leaves_a_report_in_the_folder_given",
+    "tests/test_pytest_plugin.py::test_the_marker_overrides_the_option_for_one_test":
+        "test_off_writes_nothing",
+    "tests/test_pytest_plugin.py::test_without_a_setting_reports_go_to_the_working_directory":
+        "test_a_failing_property_leaves_a_report_in_the_folder_given",
+    "tests/test_multiway_mutants.py::test_padding_not_retracted_on_first_match_is_caught":
+        "test_padding_not_reemitted_after_last_match_is_caught",
+    "tests/test_packaging.py::test_the_wheel_holds_only_the_converge_package":
+        ".ci/run's install and the packaging tests on pyproject.toml",
 }
 
 

@@ -62,13 +62,13 @@ def pytest_configure_node(node) -> None:
 # each, measured with `pytest -n auto --durations=0`) and each repeats what a shorter default test already covers:
 # they run with --run-slow (the weekly job, docs/ci.md). node id prefix -> what covers the same ground by default.
 SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
-    # Spark: the default run keeps the docs' Spark example, MapState order, the native campaign, the
-    # concurrent-cases equivalence test and the Spark SQL oracle on generated batches.
+    # Spark: the default run keeps the docs' Spark example (converge's Spark runtime over three micro-batches),
+    # MapState order, the native campaign (its cases four at once) and the Spark SQL oracle on generated batches.
     "tests/spark/test_spark_oracle.py::test_both_materializations_agree_with_duckdb": "generated batches (default)",
     "tests/spark/test_spark_runtime.py::test_hand_written_and_generated_scenarios_match_local_and_oracle":
-        "the docs' Spark example (test_docs_spark.py) and the MapState-order test run the Spark runtime",
+        "the docs' Spark example (test_docs_spark.py) runs the Spark runtime",
     "tests/spark/test_spark_runtime.py::test_stop_between_batches_and_a_failed_batch_restart_from_the_checkpoint":
-        "the docs' Spark example runs a scenario in three micro-batches",
+        "the docs' Spark example runs a scenario over three micro-batches",
     "tests/spark/test_spark_final_check.py::test_decoded_sink_folds_to_multiplicities_and_a_planted_difference":
         "the final check's unit tests",
     "tests/spark/test_spark_native.py::test_outer_rows_only_after_the_watermark": "the six properties' campaign",
@@ -140,6 +140,13 @@ SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
         "test_a_failing_property_leaves_a_report_in_the_folder_given",
     "tests/test_multiway_mutants.py::test_padding_not_retracted_on_first_match_is_caught":
         "test_padding_not_reemitted_after_last_match_is_caught",
+    "tests/test_pytest_plugin.py::test_an_unwritable_folder_is_reported_not_crashed":
+        "test_a_failing_property_leaves_a_report_in_the_folder_given",
+    "tests/test_pytest_plugin.py::test_off_writes_nothing": "test_a_failing_property_leaves_a_report_in_the_folder_given",
+    "tests/quality/test_shrink_quality.py::test_regular_join_bug_shrinks_small[mapstate_arrival_order_in_rocksdb]":
+        "the same test on padding_not_retracted_on_first_match",
+    "tests/fuzz/test_adapter_fuzz.py::test_a_signal_ends_converge_and_every_process_of_its_adapter[SIGINT]":
+        "the same test with SIGTERM",
     "tests/test_packaging.py::test_the_wheel_holds_only_the_converge_package":
         ".ci/run's install and the packaging tests on pyproject.toml",
 }

@@ -22,6 +22,9 @@ import pytest
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.replay import replay_file
 
+# one worker runs the module, so its module-scoped pytest run (the three failing user tests) runs once
+pytestmark = pytest.mark.xdist_group("pytest-reports")
+
 USER_TESTS = '''
 from hypothesis import given, settings, strategies as st
 from converge import BadInputError, Divergence, PropertyFailure

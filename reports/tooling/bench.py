@@ -15,7 +15,7 @@ from typing import Callable
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
-from converge.reports.tooling.bench_machine import machine_line
+from converge.reports.tooling.bench_machine import load_average, machine_line
 from converge.reports.tooling.benches import (
     anomalies,
     check,
@@ -48,7 +48,7 @@ def machine(*, with_load: bool = False) -> dict:
     whose queries other jobs on the cores skew (Spark's)."""
     info: dict = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
     if with_load:
-        info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+        info["load_average_after"] = load_average()
     return info
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 
 
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages, rounded as every benchmark document records them."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def machine_line() -> str:
     """'N cores, load 1/5/15 min a/b/c': a budget read without the load beside it says little on a shared machine."""
     one, five, fifteen = os.getloadavg()

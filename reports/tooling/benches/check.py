@@ -20,6 +20,7 @@ from pathlib import Path
 
 from converge.engine.model.errors import InternalError
 from converge.reports.options import BenchConfig
+from converge.reports.tooling.bench_machine import load_average
 
 QUERY = """CREATE TABLE orders (order_id BIGINT, customer_id INT, amount DECIMAL(10, 2),
   PRIMARY KEY (order_id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json');
@@ -48,7 +49,7 @@ def _bench_check_plan_only(config: BenchConfig) -> dict:
             cpus.append(after.children_user + after.children_system - before.children_user - before.children_system)
     return {"wall_seconds_median": round(statistics.median(walls), 3), "wall_seconds_best": round(min(walls), 3),
             "cpu_seconds_median": round(statistics.median(cpus), 3), "rounds": len(walls),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+            "load_average": load_average()}
 
 
 BENCHES = {"check_plan_only": _bench_check_plan_only}

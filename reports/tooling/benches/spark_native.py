@@ -13,6 +13,7 @@ import os
 import time
 
 from converge.reports.options import BenchConfig
+from converge.reports.tooling.bench_machine import load_average
 
 BUDGET_CASES_PER_S = 2.0
 MAX_CASES = 24       # Spark costs seconds a case: BenchConfig.examples (300) would take most of an hour
@@ -67,7 +68,7 @@ def bench_spark_native_cases(config: BenchConfig) -> dict:
             "ratio_vs_one_at_a_time": round(result["at_once_cases_per_s"] / result["one_at_a_time_cases_per_s"], 2),
             "cases": len(cases), "concurrency": DEFAULT_CONCURRENCY, **result,
             "runs_identical": f"{same}/{len(cases)}", "session_start_s": round(startup, 1),
-            "cpus": os.cpu_count(), "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+            "cpus": os.cpu_count(), "load_average_after": load_average()}
 
 
 BENCHES = {"spark_native_cases": bench_spark_native_cases}

@@ -249,7 +249,7 @@ def _seed_text(info: Mapping[str, Any]) -> str:
     if seed is not None:
         return f"seed {seed}" + (" (fixed by @seed)" if info.get("seed_source") == "@seed" else "")
     if info.get("seed_source") == "derandomize":
-        return "derandomized (no seed: every run draws the same examples)"
+        return "derandomized (no seed: every derandomized run of the same test draws the same examples)"
     return "seed unknown"
 
 

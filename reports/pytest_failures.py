@@ -7,11 +7,14 @@ final, shrunk example drew (reports/pytest_capture.py), so the case is a file
 that can be replayed or read. Each report names the pytest node id, the seed
 Hypothesis ran the test with and a one-line command that reproduces it:
 `converge replay FILE` where replay can rerun the property, else the pytest
-command with `--hypothesis-seed`.
+command with `--hypothesis-seed` (or, where Hypothesis derandomized the run
+because it saw a CI environment, the command with `CI=true`: a rerun without
+it draws other examples).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any, Callable
@@ -59,11 +62,25 @@ def hypothesis_seed(item: pytest.Item) -> tuple[Any, str]:
     return None, "unknown"
 
 
+def _in_ci() -> bool:
+    """Whether Hypothesis sees a CI environment (it then loads its `ci` profile, which derandomizes runs)."""
+    try:
+        from hypothesis._settings import is_in_ci  # no public accessor; the list of variables is Hypothesis's
+    except ImportError:
+        return "CI" in os.environ
+    return bool(is_in_ci())
+
+
 def pytest_command(item: pytest.Item, seed: Any, source: str) -> str:
-    """The pytest command that reruns `item` with the same seed (from the rootdir)."""
+    """The pytest command that reruns `item` with the same seed (from the rootdir).
+
+    A run Hypothesis derandomized for CI draws the same examples only where it is derandomized again: a
+    developer's shell is not CI, so the command sets CI itself."""
     parts = ["pytest"]
     if seed is not None and source in ("option", "generated"):
         parts.append(f"--hypothesis-seed={seed}")
+    if source == "derandomize" and _in_ci():
+        parts.insert(0, "CI=true")
     return " ".join([*parts, shlex.quote(item.nodeid)])
 
 

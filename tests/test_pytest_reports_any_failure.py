@@ -6,18 +6,21 @@ drawn scenario, a BadInputError raised on a scenario drawn with `st.data()`
 and a registered property's PropertyFailure. The reports must exist, name the
 test, the seed and a reproduce command; Hypothesis's falsifying example must
 print the scenario as JSON; and replaying the report of a test's own check
-must say "not rerun", never "passed".
+must say "not rerun", never "passed". Under CI, where Hypothesis derandomizes
+the run, the reproduce command must carry CI=true and reproduce the failure.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis._settings import _CI_VARS  # the variables Hypothesis reads to detect CI (no public list)
 
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.replay import replay_file
@@ -48,15 +51,25 @@ def test_bad_input(data):
 '''
 
 
+def _not_ci() -> dict[str, str]:
+    """This environment without the variables that make Hypothesis load its derandomizing `ci` profile (CI
+    machines set them), so a run's seed is the one the command line gives."""
+    return {k: v for k, v in os.environ.items() if k not in _CI_VARS}
+
+
+def _user_pytest(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+                          cwd=root, capture_output=True, text=True, timeout=600, env=env)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     """One subprocess pytest run shared by the tests below (each run costs seconds: DuckDB, Hypothesis)."""
     root = tmp_path_factory.mktemp("user")
     (root / "test_user.py").write_text(USER_TESTS)
     reports = root / "reports"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-                           "--hypothesis-seed=4242", f"--converge-reports={reports}", "test_user.py"],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+    proc = _user_pytest(root, "--hypothesis-seed=4242", f"--converge-reports={reports}", "test_user.py",
+                        env=_not_ci())
     return proc, reports
 
 
@@ -101,10 +114,7 @@ def test_the_report_holds_the_final_shrunk_example_hypothesis_printed_as_json(ru
     proc, reports = run
     assert "lambda packed" not in proc.stdout and "_byte_picker" not in proc.stdout
     # the heading: "Falsifying example:" in Hypothesis 6.155, "Failing test case:" in 6.170
-    printed = re.search(r"(?:Falsifying example|Failing test case): test_plain_assert\(\nE?\s+scenario=(\{.*\}),\n",
-                        proc.stdout)
-    assert printed is not None, proc.stdout[-3000:]
-    shown = scenario_from_dict(json.loads(printed.group(1)))
+    shown = scenario_from_dict(json.loads(_printed_scenario(proc.stdout)))
     (path,) = _reports(reports, "test_plain_assert")
     written = load_scenario(path)
     assert (written.inputs, written.join, written.config, written.events) == (
@@ -120,3 +130,32 @@ def test_replaying_a_custom_property_report_says_not_rerun_never_passed(run) -> 
     assert outcome.label == "not checked" and outcome.exit_code == 2
     assert any("not rerun" in c for c in outcome.checked)
     assert "pytest --hypothesis-seed=4242 test_user.py::test_plain_assert" in outcome.problems[0]
+
+
+def _printed_scenario(stdout: str) -> str:
+    printed = re.search(r"(?:Falsifying example|Failing test case): test_plain_assert\(\nE?\s+scenario=(\{.*\}),\n",
+                        stdout)
+    assert printed is not None, stdout[-3000:]
+    return printed.group(1)
+
+
+def test_under_ci_the_report_says_derandomized_and_its_command_reproduces_the_failure(tmp_path: Path) -> None:
+    root = tmp_path / "user"
+    root.mkdir()
+    (root / "test_user.py").write_text(USER_TESTS)
+    reports = root / "reports"
+    proc = _user_pytest(root, f"--converge-reports={reports}", "test_user.py::test_plain_assert",
+                        env={**_not_ci(), "CI": "true"})
+    assert "1 failed" in proc.stdout, proc.stdout[-3000:]
+    (path,) = _reports(reports, "test_plain_assert")
+    meta = json.loads(path.read_text())["meta"]["converge_failure"]
+    assert (meta["seed"], meta["seed_source"]) == (None, "derandomize")
+    assert meta["reproduce"] == "CI=true pytest test_user.py::test_plain_assert"
+    md = path.with_suffix(".md").read_text()
+    assert "derandomized (no seed" in md and "seed unknown" not in md
+    # the command, run from a shell that is not CI, fails on the same shrunk example
+    again = subprocess.run(["sh", "-c", meta["reproduce"].replace(
+        "pytest", f"{sys.executable} -m pytest -p no:cacheprovider -p no:randomly", 1)],
+        cwd=root, capture_output=True, text=True, timeout=600, env=_not_ci())
+    assert "1 failed" in again.stdout, again.stdout[-3000:]
+    assert _printed_scenario(again.stdout) == _printed_scenario(proc.stdout)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -44,13 +47,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as exc:  # SIGTERM/SIGINT: every adapter it started is already killed
         print(f"converge: interrupted by {exc}; every adapter process it started was stopped", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError as exc:
+        # stdout's reader went away (`converge run | head`); another pipe breaking is a crash like any other
+        return EXIT_STDOUT_CLOSED if _stdout_closed() else _crashed(exc)
     except ConvergeError as exc:  # bad input, usage, an oracle failure, an internal error: one line, no traceback
         print(f"converge: {label(exc)}: {exc}", file=sys.stderr)
         return exit_code(exc)
     except Exception as exc:  # noqa: BLE001 - a crash: the traceback is what a bug report needs
-        traceback.print_exc()
-        print(f"converge: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _crashed(exc)
+
+
+def _crashed(exc: BaseException) -> int:
+    traceback.print_exception(exc)
+    print(f"converge: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
+"""`converge run | head`: the reader went away, so the command stopped, as a process killed by SIGPIPE exits (and
+as Interrupted does for SIGTERM/SIGINT); the `with` blocks on the way out stopped every adapter it started."""
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout's reader is gone (poll reports an error on a pipe's write end with no reader); if so,
+    stdout now points at /dev/null, so the interpreter's last flush at exit cannot raise again."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        closed = any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+        if closed:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    except (AttributeError, ValueError, OSError):  # a stream without a file descriptor (a test's)
+        return False
+    return closed
 
 
 def _line_buffered_stdout() -> None:

@@ -63,9 +63,11 @@ def hypothesis_seed(item: pytest.Item) -> tuple[Any, str]:
 
 
 def _in_ci() -> bool:
-    """Whether Hypothesis sees a CI environment (it then loads its `ci` profile, which derandomizes runs)."""
+    """Whether Hypothesis sees a CI environment (it then loads its `ci` profile, which derandomizes runs).
+
+    Hypothesis has no public accessor for it; its own test keeps the list of CI variables its own."""
     try:
-        from hypothesis._settings import is_in_ci  # no public accessor; the list of variables is Hypothesis's
+        from hypothesis._settings import is_in_ci  # lazy: only a failure asks
     except ImportError:
         return "CI" in os.environ
     return bool(is_in_ci())

@@ -19,6 +19,9 @@ HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "converge-suite-hypothesis"
 CHECKOUT = Path(__file__).resolve().parents[1]
 _BEFORE = pytest.StashKey[frozenset[str]]()
 
+# `pytest -n auto` keeps each xdist_group on one worker (tests/xdist_groups.py)
+pytest_plugins = ["tests.xdist_groups"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
@@ -34,14 +37,6 @@ settings.load_profile("converge-suite")
 
 def pytest_configure(config: pytest.Config) -> None:
     set_hypothesis_home_dir(HYPOTHESIS_HOME)
-    # `pytest -n auto` distributes with "load"; Spark tests must share one JVM, so keep
-    # xdist_group members on one worker ("loadgroup"). Without xdist nothing changes.
-    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "dist", "no") == "load":
-        config.option.dist = "loadgroup"
-    # A worker re-parses the command line (dist "load"), so it must be told to tag its tests
-    # with their group, or the controller's loadgroup scheduler sees no groups at all.
-    if getattr(config, "workerinput", {}).get("converge_loadgroup"):
-        config.option.loadgroup = True
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -50,12 +45,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     micro-batches, a Flink job's start, adapter and pytest subprocesses): with one worker per core, measured on
     2 cores, the run used 1.1 cores on average (user + sys 8m45s in 7m52s of wall clock; docs/ci.md)."""
     return (os.cpu_count() or 1) + 2
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node) -> None:
-    """xdist, controller side: tell each worker whether tests are grouped (see pytest_configure)."""
-    node.workerinput["converge_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
 
 
 # The default suite's budget is about 6 minutes on 2 cores. These tests are the longest of their kind (10 to 100 s

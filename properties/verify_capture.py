@@ -36,6 +36,7 @@ from converge.engine.model.rows import allowed_kinds
 from converge.engine.model.scenario import ChangeEvent, Event, Scenario
 from converge.oracle import batch_interval_join
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
+from converge.properties.verify_fast import fast_verify
 
 _SIGN = {"+I": 1, "+U": 1, "-U": -1, "-D": -1}
 
@@ -148,6 +149,11 @@ def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path
         events = [events[i] for i in order]
         origins = origins.reordered(order)
         positions = [positions[i] for i in order]
+        if first is not None and first.position is not None:  # positioned: DuckDB confirms agreement, or not
+            fast = fast_verify(query, events, positions, output, output_format or fmt)  # type: ignore[arg-type]
+            if fast is not None:
+                return VerifyResult("prefix", input_events=len(events), output_records=fast[0], checkpoints=fast[1],
+                                    seconds=time.perf_counter() - start)
     try:
         return _verify(query, events, positions, origins, aligned, output, out_records, out_cols, fmt, output_format,
                        start)

@@ -45,6 +45,10 @@ running count in file order may go below zero. That is the strict walk's
 verdict: its difference counter is empty after every touched checkpoint iff
 the per-checkpoint net changes agree. `checkpoints` counts the positions where
 the oracle or the output changes anything, plus the last, as the walk does.
+
+Memory: the oracle's query (its input rendered as SQL text) is the peak, as on
+the strict path; it runs before the output is read, and its changes are kept
+as a table of the output's columns only (the strict path streams them).
 """
 
 from __future__ import annotations
@@ -60,15 +64,13 @@ import duckdb
 from converge.engine.model.errors import BadInputError, OracleError, UnsupportedError
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.flinksql.captures import KIND_FIELDS, POSITION_FIELD, detect_format
-from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.flinksql.types import _RANGES, FlinkType  # the ranges FlinkType.parse checks
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Event
 from converge.oracle.history_intervals import bulk_connection, intervals_sql
 from converge.oracle.sql import quote_ident
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RANGES = {"TINYINT": (-128, 127), "SMALLINT": (-32768, 32767), "INT": (-(2**31), 2**31 - 1),
-           "BIGINT": (-(2**63), 2**63 - 1)}
 _CHUNK = 1 << 24
 
 taken = 0  # how many verifies this path confirmed (tests check it was taken, not fallen back from)
@@ -201,7 +203,58 @@ def _compare(query: MappedQuery, events: list[Event], positions: list[int], outp
 def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[Event], positions: list[int],
                output: Path, columns: list[tuple[str, FlinkType]], pattern: str, groups: list[str]
                ) -> tuple[int, int] | None:
+    # the oracle first: its query is the memory peak, before the output's records take memory too
+    _load_oracle(con, query, events, positions, columns)
+    records = _load_output(con, output, columns, pattern, groups)
+    if records is None:
+        return None
     k = len(columns)
+    row = ", ".join(f"c{i}" for i in range(k))
+    # each output record's checkpoint: the last input record at or before its position (bisect_right - 1)
+    picked = ", ".join(f"o.c{i}" for i in range(k))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __vf_out AS SELECT o.n, o.d, s.idx AS cp, {picked} "
+                f"FROM __vf_out AS o ASOF LEFT JOIN __vf_src AS s ON o.p >= s.pos")
+    unplaced, backwards, unheld = con.execute(
+        f"SELECT count(*) FILTER (cp IS NULL), count(*) FILTER (cp < prev), count(*) FILTER (held < 0) FROM ("
+        f"SELECT cp, lag(cp) OVER (ORDER BY n) AS prev, sum(d) OVER (PARTITION BY {row} ORDER BY n "
+        f"ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held FROM __vf_out)").fetchone()
+    if unplaced or backwards or unheld:
+        return None
+    differs = con.execute(
+        f"SELECT 1 FROM (SELECT cp, d, {row} FROM __vf_out UNION ALL SELECT cp, -d, {row} FROM __vf_oracle) "
+        f"GROUP BY cp, {row} HAVING sum(d) <> 0 LIMIT 1").fetchone()
+    if differs is not None:
+        return None
+    last = len(events) - 1
+    touched, has_last = con.execute(
+        f"SELECT count(DISTINCT cp), bool_or(cp = {last}) FROM "
+        f"(SELECT cp FROM __vf_out UNION ALL SELECT cp FROM __vf_oracle)").fetchone()
+    return records, touched + (0 if has_last else 1)
+
+
+def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[Event], positions: list[int],
+                 columns: list[tuple[str, FlinkType]]) -> None:
+    """__vf_src: each distinct input position and the last input record there; __vf_oracle: the oracle's
+    per-position changes of the query's output rows (no WHERE: a query with one is not taken)."""
+    # the positions as one text: a list parameter would become a DuckDB value per element (memory)
+    con.execute("CREATE TEMP TABLE __vf_src AS SELECT max(i) - 1 AS idx, pos FROM "
+                "(SELECT generate_subscripts(l, 1) AS i, CAST(unnest(l) AS BIGINT) AS pos FROM "
+                "(SELECT string_split($1, ',') AS l)) GROUP BY pos", [",".join(map(str, positions))])
+    scenario = query.scenario(events, name=f"capture of {query.path}")
+    cols = query.join_columns()
+    index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
+    picks = [index[(o.alias, o.column)] for o in query.output]
+    names = ", ".join(quote_ident(f"__o{i}") for i in range(len(cols)))
+    shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns)))
+    prefix = f"CREATE TEMP TABLE __vf_oracle AS SELECT __op AS cp, CAST(__od AS INTEGER) AS d, {shaped} FROM ("
+    con.execute(intervals_sql(scenario, "changes", prefix=prefix, suffix=f") AS __t(__op, __od, {names})",
+                              ordered=False))
+
+
+def _load_output(con: duckdb.DuckDBPyConnection, output: Path, columns: list[tuple[str, FlinkType]], pattern: str,
+                 groups: list[str]) -> int | None:
+    """__vf_out: (line, sign, pos, values) of every output record; its count, or None when a line is not in
+    the accepted form."""
     values, bad = [], []
     for i, (_, ftype) in enumerate(columns):
         value, out_of_range = _value_sql(f"m.c{i}", ftype)
@@ -228,38 +281,4 @@ def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[
     if bads or misses != (1 if ends_with_newline else 0) or (ends_with_newline and not last_miss):
         return None
     con.execute("DELETE FROM __vf_out WHERE miss")
-    records = total - misses
-    if records == 0:
-        return None
-    con.execute("CREATE TEMP TABLE __vf_src AS SELECT max(i) - 1 AS idx, pos FROM "
-                "(SELECT generate_subscripts(l, 1) AS i, unnest(l) AS pos FROM (SELECT $1::BIGINT[] AS l)) "
-                "GROUP BY pos", [positions])
-    scenario = query.scenario(events, name=f"capture of {query.path}")
-    cols = query.join_columns()
-    index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
-    picks = [index[(o.alias, o.column)] for o in query.output]
-    names = ", ".join(quote_ident(f"__o{i}") for i in range(len(cols)))
-    shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns)))
-    con.execute(f"CREATE TEMP TABLE __vf_oracle AS SELECT __op AS cp, __od AS d, {shaped} FROM "
-                f"({intervals_sql(scenario, 'changes')}) AS __t(__op, __od, {names})")
-    row = ", ".join(f"c{i}" for i in range(k))
-    # each output record's checkpoint: the last input record at or before its position (bisect_right - 1)
-    picked = ", ".join(f"o.c{i}" for i in range(k))
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __vf_out AS SELECT o.n, o.d, s.idx AS cp, {picked} "
-                f"FROM __vf_out AS o ASOF LEFT JOIN __vf_src AS s ON o.p >= s.pos")
-    unplaced, backwards, unheld = con.execute(
-        f"SELECT count(*) FILTER (cp IS NULL), count(*) FILTER (cp < prev), count(*) FILTER (held < 0) FROM ("
-        f"SELECT cp, lag(cp) OVER (ORDER BY n) AS prev, sum(d) OVER (PARTITION BY {row} ORDER BY n "
-        f"ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held FROM __vf_out)").fetchone()
-    if unplaced or backwards or unheld:
-        return None
-    differs = con.execute(
-        f"SELECT 1 FROM (SELECT cp, d, {row} FROM __vf_out UNION ALL SELECT cp, -d, {row} FROM __vf_oracle) "
-        f"GROUP BY cp, {row} HAVING sum(d) <> 0 LIMIT 1").fetchone()
-    if differs is not None:
-        return None
-    last = len(events) - 1
-    touched, has_last = con.execute(
-        f"SELECT count(DISTINCT cp), bool_or(cp = {last}) FROM "
-        f"(SELECT cp FROM __vf_out UNION ALL SELECT cp FROM __vf_oracle)").fetchone()
-    return records, touched + (0 if has_last else 1)
+    return (total - misses) or None

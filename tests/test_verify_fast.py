@@ -207,3 +207,15 @@ def test_compact_json_and_non_ascii_strings_are_taken(tmp_path: Path, monkeypatc
     assert out.read_text(encoding="utf-8").startswith('{"op":"+I","pos":0,"order_id":1,')
     fast, strict, taken = _both(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out, monkeypatch)
     assert taken and fast == strict and isinstance(fast, strict_module.VerifyResult)
+
+
+def test_the_oracles_changes_wrapped_and_unordered_are_the_same_rows(tmp_path: Path) -> None:
+    """The fast path's form of the oracle query (a CREATE in front, no ORDER BY) holds the same changes."""
+    from converge.oracle.history_intervals import IntervalOracle, bulk_connection, intervals_sql
+    from tests.test_check_verify import _events
+    scenario = load_query(LEFT_JOIN).scenario(_events())
+    ordered = [(p, d, *row) for p, d, row in IntervalOracle(bulk_connection()).changes(scenario)]
+    assert [p for p, *_ in ordered] == sorted(p for p, *_ in ordered) and len(ordered) >= 8
+    wrapped = intervals_sql(scenario, "changes", prefix="SELECT * FROM (", suffix=") AS q", ordered=False)
+    assert wrapped.startswith("SELECT * FROM (WITH ") and "ORDER BY" not in wrapped.rsplit("GROUP BY", 1)[1]
+    assert sorted(bulk_connection().execute(wrapped).fetchall(), key=repr) == sorted(ordered, key=repr)

@@ -48,7 +48,9 @@ the oracle or the output changes anything, plus the last, as the walk does.
 
 Memory: the oracle's query (its input rendered as SQL text) is the peak, as on
 the strict path; it runs before the output is read, and its changes are kept
-as a table of the output's columns only (the strict path streams them).
+as a table of the output's columns only (the strict path streams them). So an
+output whose first line is in the form but a later line is not pays for the
+oracle twice, as a failing verify does.
 """
 
 from __future__ import annotations

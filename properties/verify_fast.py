@@ -206,13 +206,14 @@ def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[
                output: Path, columns: list[tuple[str, FlinkType]], pattern: str, groups: list[str]
                ) -> tuple[int, int] | None:
     # the oracle first: its query is the memory peak, before the output's records take memory too
-    _load_oracle(con, query, events, positions, columns)
+    _load_oracle(con, query, events, columns)
     records = _load_output(con, output, columns, pattern, groups)
     if records is None:
         return None
     k = len(columns)
     row = ", ".join(f"c{i}" for i in range(k))
     # each output record's checkpoint: the last input record at or before its position (bisect_right - 1)
+    _load_positions(con, positions)
     picked = ", ".join(f"o.c{i}" for i in range(k))
     con.execute(f"CREATE OR REPLACE TEMP TABLE __vf_out AS SELECT o.n, o.d, s.idx AS cp, {picked} "
                 f"FROM __vf_out AS o ASOF LEFT JOIN __vf_src AS s ON o.p >= s.pos")
@@ -234,23 +235,29 @@ def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[
     return records, touched + (0 if has_last else 1)
 
 
-def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[Event], positions: list[int],
+def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[Event],
                  columns: list[tuple[str, FlinkType]]) -> None:
-    """__vf_src: each distinct input position and the last input record there; __vf_oracle: the oracle's
-    per-position changes of the query's output rows (no WHERE: a query with one is not taken)."""
-    # the positions as one text: a list parameter would become a DuckDB value per element (memory)
-    con.execute("CREATE TEMP TABLE __vf_src AS SELECT max(i) - 1 AS idx, pos FROM "
-                "(SELECT generate_subscripts(l, 1) AS i, CAST(unnest(l) AS BIGINT) AS pos FROM "
-                "(SELECT string_split($1, ',') AS l)) GROUP BY pos", [",".join(map(str, positions))])
+    """__vf_oracle: the oracle's per-position changes of the query's output rows (no WHERE: a query with one
+    is not taken), the position as INTEGER when every index fits (a narrower table at the memory peak)."""
     scenario = query.scenario(events, name=f"capture of {query.path}")
     cols = query.join_columns()
     index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
     picks = [index[(o.alias, o.column)] for o in query.output]
     names = ", ".join(quote_ident(f"__o{i}") for i in range(len(cols)))
     shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns)))
-    prefix = f"CREATE TEMP TABLE __vf_oracle AS SELECT __op AS cp, CAST(__od AS INTEGER) AS d, {shaped} FROM ("
+    at = "INTEGER" if len(events) < 2**31 else "BIGINT"
+    prefix = (f"CREATE TEMP TABLE __vf_oracle AS SELECT CAST(__op AS {at}) AS cp, CAST(__od AS INTEGER) AS d, "
+              f"{shaped} FROM (")
     con.execute(intervals_sql(scenario, "changes", prefix=prefix, suffix=f") AS __t(__op, __od, {names})",
                               ordered=False))
+
+
+def _load_positions(con: duckdb.DuckDBPyConnection, positions: list[int]) -> None:
+    """__vf_src: each distinct input position and the last input record (in position order) there."""
+    # the positions as one text: a list parameter would become a DuckDB value per element (memory)
+    con.execute("CREATE TEMP TABLE __vf_src AS SELECT max(i) - 1 AS idx, pos FROM "
+                "(SELECT generate_subscripts(l, 1) AS i, CAST(unnest(l) AS BIGINT) AS pos FROM "
+                "(SELECT string_split($1, ',') AS l)) GROUP BY pos", [",".join(map(str, positions))])
 
 
 def _load_output(con: duckdb.DuckDBPyConnection, output: Path, columns: list[tuple[str, FlinkType]], pattern: str,

@@ -115,10 +115,14 @@ def _output_columns(scenario: Scenario) -> list[str]:
     return [f"struct_extract({quote_ident(spec.name)}, {quote_str(c)})" for spec in kept for c in spec.column_names]
 
 
-def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int | None = None) -> str:
+def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int | None = None, *,
+                  prefix: str = "", suffix: str = "", ordered: bool = True) -> str:
     """The query: ``intervals`` gives (start, end, *row) per output tuple (only those covering
     position ``at`` when given); ``changes`` the net change of every row's count at every position
-    where it changes, as (position, delta, *row), by position."""
+    where it changes, as (position, delta, *row), by position (in no order when not ``ordered``).
+
+    ``prefix`` and ``suffix`` (e.g. ``CREATE TEMP TABLE t AS SELECT .. FROM (`` and ``) AS q``) wrap
+    the text as it is written: a long stream's query is large, and wrapping it afterwards copies it."""
     check_supported(scenario)
     render_join_sql(scenario)  # the conditions go through the same rendering (and its checks) as every form
     n = _Names(scenario)
@@ -163,17 +167,18 @@ def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int 
     aliased = ", ".join(f"{c} AS __c{k}" for k, c in enumerate(cols))
     ctes.append(f"__out AS (SELECT {s}, {e}, {aliased} FROM {current})")
     plain = ", ".join(f"__c{k}" for k in range(len(cols)))
-    head = "WITH " + ",\n".join(ctes) + "\n"
+    head = prefix + "WITH " + ",\n".join(ctes) + "\n"
     if form == "intervals":
         where = "" if at is None else f" WHERE {s} <= {int(at)} AND {int(at)} < {e}"
-        return head + f"SELECT {s}, {e}, {plain} FROM __out{where}"
+        return head + f"SELECT {s}, {e}, {plain} FROM __out{where}" + suffix
     if form == "changes":
         last = len(scenario.events)
         return head + (
             f"SELECT {n.pos}, sum({n.delta}) AS {n.delta}, {plain} FROM (\n"
             f"  SELECT {s} AS {n.pos}, 1 AS {n.delta}, {plain} FROM __out UNION ALL\n"
             f"  SELECT {e}, -1, {plain} FROM __out WHERE {e} < {last})\n"
-            f"GROUP BY {n.pos}, {plain} HAVING sum({n.delta}) <> 0 ORDER BY {n.pos}")
+            f"GROUP BY {n.pos}, {plain} HAVING sum({n.delta}) <> 0" + (f" ORDER BY {n.pos}" if ordered else "")
+            + suffix)
     raise ApiMisuseError(f"form must be 'intervals' or 'changes', got {form!r}")
 
 

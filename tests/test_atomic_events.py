@@ -42,7 +42,20 @@ def _rejected_without_trace(rt: LocalRuntime, event: ChangeEvent, needle: str) -
         rt.process_event(event)
     assert info.value.event_index == before["event_index"]
     after = rt.snapshot()
-    assert after == before
+    assert after == {**before, "event_index": before["event_index"] + 1}  # only the position moved past it
+
+
+def test_a_run_that_goes_on_after_refused_events_names_each_by_its_own_index() -> None:
+    rt = _runtime([_two_columns("a"), _two_columns("b")], ["inner"], ["a.k = b.k"])
+    assert rt.process_event(ChangeEvent("a", "+I", (1, 1))) == []                   # event 0
+    for index in (1, 2):                                                             # events 1 and 2: refused
+        with pytest.raises(BadInputError, match="not in the join state") as info:
+            rt.process_event(ChangeEvent("b", "-D", (9, 9)))
+        assert info.value.event_index == index and str(info.value).startswith(f"event {index}: ")
+    assert rt.process_event(ChangeEvent("b", "+I", (1, 5))) == [Change("+I", (1, 1, 1, 5))]  # event 3
+    with pytest.raises(BadInputError) as info:                                       # event 4
+        rt.process_event(ChangeEvent("a", "-D", (2, 2)))
+    assert info.value.event_index == 4
 
 
 def test_residual_error_in_the_second_join_of_a_chain_undoes_the_first_join() -> None:

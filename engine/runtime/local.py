@@ -11,7 +11,8 @@ journaled (engine/state.py's StateJournal), and when the event raises -- bad
 input found by the third operator of a chain, a residual that overflows after
 a replaced row was retracted, a looping timer -- the journal is rolled back
 before the error leaves `process_event`. A bad event raises BadInputError
-naming its index, and the runtime can go on with the next event. The timers
+naming its index, and the runtime can go on with the next event (the
+position moves past the refused event, so the next error names its own). The timers
 of one event run under a step budget (engine/runtime/guard.py), so a looping
 operator raises NonTerminationError instead of hanging.
 """
@@ -240,6 +241,7 @@ class LocalRuntime:
                 out = self._dispatch(event)
         except BaseException as exc:
             self._undo(saved)
+            self.event_index += 1  # the event was read and refused: a run that goes on names the next one right
             if isinstance(exc, BadInputError):
                 raise exc.at_event(index) from None
             raise

@@ -123,9 +123,7 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
 
 def _shaper(query: MappedQuery) -> Callable[[tuple], tuple | None]:
     """Join row -> the query's output row (None when the WHERE filter drops it)."""
-    cols = query.join_columns()
-    index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
-    picks = [index[(o.alias, o.column)] for o in query.output]
+    picks = query.output_picks()
     keep = None
     if query.where_sql:
         keep = compile_predicate(query.where_sql, [[query.table_of(a).input_spec(a) for a in query.joined_aliases()]])

@@ -240,10 +240,8 @@ def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: lis
     """__vf_oracle: the oracle's per-position changes of the query's output rows (no WHERE: a query with one
     is not taken), the position as INTEGER when every index fits (a narrower table at the memory peak)."""
     scenario = query.scenario(events, name=f"capture of {query.path}")
-    cols = query.join_columns()
-    index = {(a, c): i for i, (a, c, _) in enumerate(cols)}
-    picks = [index[(o.alias, o.column)] for o in query.output]
-    names = ", ".join(quote_ident(f"__o{i}") for i in range(len(cols)))
+    picks = query.output_picks()
+    names = ", ".join(quote_ident(f"__o{i}") for i in range(len(query.join_columns())))
     shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns)))
     at = "INTEGER" if len(events) < 2**31 else "BIGINT"
     prefix = (f"CREATE TEMP TABLE __vf_oracle AS SELECT CAST(__op AS {at}) AS cp, CAST(__od AS INTEGER) AS d, "

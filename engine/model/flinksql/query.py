@@ -100,6 +100,11 @@ class MappedQuery:
         """(alias, column, type) of every column of the join's output row, in order."""
         return tuple((a, c, t) for a in self.joined_aliases() for c, t in self.table_of(a).columns)
 
+    def output_picks(self) -> list[int]:
+        """Where each SELECT-list column sits in the join's output row (`join_columns`)."""
+        index = {(a, c): i for i, (a, c, _) in enumerate(self.join_columns())}
+        return [index[(o.alias, o.column)] for o in self.output]
+
     def scenario(self, events: Sequence[Event] = (), config: Config | None = None, name: str = "") -> Scenario:
         return Scenario(name=name or f"query {Path(self.path).name}", inputs=self.inputs, join=self.join,
                         config=self.with_job(config or Config()), events=tuple(events))

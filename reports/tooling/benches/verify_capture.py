@@ -81,8 +81,7 @@ def write_capture(folder: Path, n: int) -> tuple[dict[str, Path], Path, int]:
     query = load_query(QUERY)
     events = list(capture_events(n))
     scenario = query.scenario(events)
-    cols = query.join_columns()
-    picks = [[(a, c) for a, c, _ in cols].index((o.alias, o.column)) for o in query.output]
+    picks = query.output_picks()
     plain = [_plain(o.type) for o in query.output]
     names = [o.name for o in query.output]
     files = {table: (folder / f"{table}.jsonl").open("w") for _, table in query.aliases}

@@ -12,5 +12,5 @@ def load_average() -> list[float]:
 
 def machine_line() -> str:
     """'N cores, load 1/5/15 min a/b/c': a budget read without the load beside it says little on a shared machine."""
-    one, five, fifteen = os.getloadavg()
+    one, five, fifteen = load_average()
     return f"{os.cpu_count()} cores, load 1/5/15 min {one:.2f}/{five:.2f}/{fifteen:.2f}"

@@ -48,10 +48,14 @@ class RunCache:
         result = self.system.run_native(case)
         self.spark_seconds += time.perf_counter() - started
         self.spark_runs += 1
+        self._keep(key, result)
+        return result
+
+    def _keep(self, key: str, result: NativeRun) -> None:
+        """Cache `result`, dropping the least recently used run past CACHE_SIZE."""
         self.runs[key] = result
         if len(self.runs) > CACHE_SIZE:
             self.runs.popitem(last=False)
-        return result
 
     def prefetch(self, cases: Sequence[NativeJoinCase], concurrency: int) -> str | None:
         """Run the distinct cases not yet cached, `concurrency` queries at once; None, or why it stopped early.
@@ -75,7 +79,5 @@ class RunCache:
                 self.spark_seconds += time.perf_counter() - started
             self.spark_runs += len(results)
             for key, result in zip(keys[start:start + CACHE_SIZE], results):
-                self.runs[key] = result
-            while len(self.runs) > CACHE_SIZE:
-                self.runs.popitem(last=False)
+                self._keep(key, result)
         return None

@@ -375,13 +375,3 @@ def property_failures(exc: BaseException) -> list[PropertyFailure]:
 
     walk(exc)
     return found
-
-
-def report_exception(exc: BaseException, folder: Path, *, seed: int | None = None,
-                     warn: Callable[[str], None] = warn_on_stderr) -> list[Path]:
-    """Reports for every PropertyFailure inside `exc` (pytest tests that call properties directly)."""
-    paths: list[Path] = []
-    for f in property_failures(exc):
-        paths.extend(write_failure_report(f.divergence, folder, seed=seed,
-                                          args=getattr(f, "converge_args", None), warn=warn))
-    return paths

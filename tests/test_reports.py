@@ -23,7 +23,7 @@ from converge.properties.registry import PropertySpec, select
 from converge.properties.regular import snapshot_restore, tlp_partition
 from converge.properties.replay import replay_path
 from converge.reports.counts import Counts
-from converge.reports.failure import failure_reporter, report_exception, write_failure_report
+from converge.reports.failure import failure_reporter, property_failures, write_failure_report
 from converge.reports.location import reports_folder
 from converge.reports.summary import write_summary
 from converge.reports.tooling.cli import main
@@ -88,7 +88,7 @@ def test_a_property_with_extra_arguments_reruns_with_them(tmp_path: Path) -> Non
         residual = "a.x > b.y OR a.x > 5"
         failure = _failure(tlp_partition, TLP, "a.k = b.k", residual)
         failure.converge_args = (TLP, "a.k = b.k", residual)  # what run_property records
-        (path, *_) = report_exception(failure, tmp_path, seed=5)
+        (path, *_) = write_failure_report(failure.divergence, tmp_path, seed=5, args=failure.converge_args)
         args = json.loads(path.read_text())["meta"]["converge_failure"]["args"]
         assert args == [{"$scenario": "self"}, "a.k = b.k", residual]
         (broken,) = replay_path(path)
@@ -163,7 +163,8 @@ def test_the_reports_setting_is_read_in_one_place(tmp_path: Path, monkeypatch) -
 def test_an_exception_group_gets_one_report_per_property_failure(tmp_path: Path) -> None:
     one = PropertyFailure(Divergence("p1", TLP, "first"))
     two = PropertyFailure(Divergence("p2", SNAPSHOT, "second"))
-    paths = report_exception(ExceptionGroup("two failures", [one, two]), tmp_path)
+    paths = [path for failure in property_failures(ExceptionGroup("two failures", [one, two]))
+             for path in write_failure_report(failure.divergence, tmp_path)]
     assert sorted(p.name for p in paths if p.suffix == ".json") == [
         "p1-tlp-with-a-null-1.json", "p2-arrival-order-across-a-restore-1.json"]
 

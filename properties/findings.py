@@ -30,7 +30,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.oracle.interval import batch_interval_join
 from converge.properties import interval
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
-from converge.properties.verify_capture import _shaper
+from converge.properties.verify_capture import _shaper, show_row
 
 # One block of a finding's example output: its title and its rows, each (mark, row): the row kind of a change
 # ("+I", "-U", ...) or a bag's count ("2 x", "" for one), and the row as the query's SELECT list holds it.
@@ -68,16 +68,6 @@ def show_event(query: MappedQuery, e: object) -> str:
     if isinstance(e, IdleEvent):
         return f"{e.input} idle"
     return repr(e)
-
-
-def show_row(query: MappedQuery, row: tuple) -> str:
-    """A row of the query's output, by the SELECT list's names."""
-    return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
-
-
-def show_bag(query: MappedQuery, bag: Counter) -> list[str]:
-    return [f"{n} x {show_row(query, r)}" if n != 1 else show_row(query, r)
-            for r, n in sorted(bag.items(), key=repr)] or ["(empty)"]
 
 
 def query_answer(query: MappedQuery, bag: Counter) -> Counter:

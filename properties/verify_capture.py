@@ -275,7 +275,7 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
             if unheld:  # the final answer agrees, but the changelog retracted rows it never held
                 row, line = next(iter(unheld.items()))
                 raise DivergenceError(f"{output}:{line}:1: a retraction of a row the output does not hold: "
-                                      f"{_show(query, row)} (the final answer agrees only because a row was "
+                                      f"{show_row(query, row)} (the final answer agrees only because a row was "
                                       f"dropped and its retraction kept)")
             if positions is not None:
                 lines.clear()
@@ -283,7 +283,8 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
         raise BadInputError(f"{output}:{pending_out[1].line}:1: output after the last input record")
 
 
-def _show(query: MappedQuery, row: tuple) -> str:
+def show_row(query: MappedQuery, row: tuple) -> str:
+    """A row of the query's output, by the SELECT list's names."""
     return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
 
 
@@ -299,7 +300,7 @@ def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, lis
         if unheld and row in unheld and d < 0:
             what += f" (the output retracts it at line {unheld[row]} without holding it)"
         seen = lines.get(row)
-        parts.append(f"  {what}: {_show(query, row)}" + (f"  (output lines {seen[:5]})" if seen else ""))
+        parts.append(f"  {what}: {show_row(query, row)}" + (f"  (output lines {seen[:5]})" if seen else ""))
     if len(diff) > 10:
         parts.append(f"  ... and {len(diff) - 10} more rows")
     raise DivergenceError("\n".join(parts))

@@ -6,8 +6,8 @@ model every layer shares), `converge.engine` (the reference engine),
 `converge.oracle` (the batch oracles), `converge.generators` (Hypothesis
 strategies), `converge.properties` (the properties, their registry, runner
 and replay) and `converge.reports` (failure reports, summaries and the pytest
-plugin; `converge.reports.systems`, the systems under test; and
-`converge.reports.tooling`, the command line).
+plugin; `converge.systems`, the systems under test; and
+`converge.cli`, the command line).
 
 This module's own surface is small: the scenario model, `run_scenario`, the
 oracle, the main strategies and properties, what a custom property builds
@@ -20,9 +20,15 @@ stays cheap: DuckDB and Hypothesis are imported only when asked for.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from types import ModuleType
 from typing import Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
@@ -90,3 +96,44 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+# Import paths that moved in 0.3 (the systems and the command line left `converge/reports/`), longest first.
+# They keep working until 0.4, each with a DeprecationWarning: the old name is the new module object itself,
+# never a second copy, so a class imported by either path is one class.
+MOVED_MODULES: dict[str, str] = {
+    "converge.reports.tooling.cli": "converge.cli.main",
+    "converge.reports.tooling": "converge.cli",
+    "converge.reports.systems": "converge.systems",
+}
+
+
+def moved_to(name: str) -> str | None:
+    """Where a module imported by its pre-0.3 name lives now (None: the name did not move)."""
+    for old, new in MOVED_MODULES.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old):]
+    return None
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers an old import path with the module at its new one."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        new = moved_to(fullname)
+        if new is None:
+            return None
+        warnings.warn(f"{fullname} moved to {new} in converge 0.3; the old name goes in 0.4",
+                      DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(new)
+        return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return sys.modules[moved_to(spec.name) or spec.name]
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module already ran under its new name."""
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())

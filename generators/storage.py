@@ -4,14 +4,14 @@ Hypothesis writes a cache of the literals of every local module it has seen
 (`constants/`, about 140 files after `converge check`), and its Unicode table,
 under its home directory, which defaults to `./.hypothesis` in whatever folder
 the process started in. A command must leave only the files it promises there,
-so `converge` (reports/tooling/cli.py) moves that home, once per process, to
+so `converge` (converge/cli/main.py) moves that home, once per process, to
 `$XDG_CACHE_HOME/converge/hypothesis` (default `~/.cache/converge/hypothesis`),
-beside the systems' environments (reports/systems/flink/environment.py). converge
+beside the systems' environments (converge/systems/flink/environment.py). converge
 runs every property with `database=None`, so nothing of value lived there.
 
 A home someone chose is kept: `$HYPOTHESIS_STORAGE_DIRECTORY` (Hypothesis's own
 setting), or one a program set with `set_hypothesis_home_dir` before (a test
-suite's conftest.py that calls `converge.reports.tooling.cli.main`).
+suite's conftest.py that calls `converge.cli.main.main`).
 """
 
 from __future__ import annotations

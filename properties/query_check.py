@@ -6,7 +6,7 @@ query_reading.py); every other property's examples are compared the same way
 before their own check, so no example is judged on a misread query. The next
 property, `system_final_answer`, judges only a final answer
 against the DuckDB oracle, so it runs on any system under test
-(`converge check --system SPEC`, converge.reports.systems): converge's local
+(`converge check --system SPEC`, converge.systems): converge's local
 engine by default, real Flink or an adapter otherwise. The other properties
 check converge's model of Flink on the query's schema (they need the
 engine's internals: per-event output, state), so they always run on

@@ -221,7 +221,7 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
 
 
 def _stderr_block(stderr: object) -> list[str]:
-    """What the adapter wrote to stderr during the run request that answered the case (reports/systems/
+    """What the adapter wrote to stderr during the run request that answered the case (converge/systems/
     campaign.py puts it in the divergence's extra as {"request": n, "lines": [...]})."""
     if not isinstance(stderr, Mapping):
         return []

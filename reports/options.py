@@ -23,7 +23,7 @@ class RunOptions:
     property: str | None = None
     runtime: RuntimeName = "local"
     reports: Path | None = None        # where reports and the summary go; None: nowhere
-    system: str | None = None          # `--system SPEC` (reports/systems/registry.py); None: the property campaign
+    system: str | None = None          # `--system SPEC` (converge/systems/registry.py); None: the property campaign
     system_timeout: float | None = None  # `--system-timeout`: the base of a run request's limit (adapter systems)
     known: tuple[Path, ...] = ()       # `--known FILE`s: known divergences added to the built-in list (docs/systems.md)
     builtin_known: bool = True         # apply the built-in known divergences (`--no-known`: off)
@@ -32,7 +32,7 @@ class RunOptions:
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
     shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)
     only: tuple[str, ...] | None = None  # just these family/property names (the command line resolves -k EXPR and
-                                       # --last-failed into them, reports/tooling/selection.py); None: all
+                                       # --last-failed into them, converge/cli/selection.py); None: all
     seeds: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, seed) run with that seed
     maxfail: int | None = None         # `--maxfail N` / `-x`: stop after N properties failed; the rest are not run
     junit: Path | None = None          # `--junit-xml FILE` (reports/junit.py)

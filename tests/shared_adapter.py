@@ -14,7 +14,7 @@ import pytest
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import CaseResult, System
-from converge.reports.systems.adapter.client import AdapterSystem
+from converge.systems.adapter.client import AdapterSystem
 
 
 def unavailable(system: str, reason: str, hint: str = "") -> None:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 from tests.doc_examples import code_blocks
 
 EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
@@ -137,7 +137,7 @@ def test_an_adapter_that_takes_one_case_per_request_has_the_batch_check_skipped_
 def test_a_long_difference_lists_the_first_rows_and_counts_the_rest() -> None:
     from collections import Counter
 
-    from converge.reports.tooling.adapter_check import compare
+    from converge.cli.adapter_check import compare
 
     expected = Counter({(i,): 1 for i in range(10)})
     got = Counter({(0,): 3})

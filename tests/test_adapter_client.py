@@ -11,7 +11,7 @@ import pytest
 
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
-from converge.reports.systems.adapter.client import KILL_WAIT, AdapterSystem, Timeouts
+from converge.systems.adapter.client import KILL_WAIT, AdapterSystem, Timeouts
 from tests.loaded_machine import SLACK
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
@@ -116,7 +116,7 @@ def test_an_adapter_that_stops_reading_its_input_times_out_while_converge_sends(
 
 
 def test_an_offending_line_is_shown_cut_with_its_length() -> None:
-    from converge.reports.systems.adapter.client import SHOWN_CHARS, shown_line
+    from converge.systems.adapter.client import SHOWN_CHARS, shown_line
 
     assert shown_line(b'{"type": "x"}\n') == '{"type": "x"}'
     long = shown_line(b"y" * 5000 + b"\n")

@@ -23,12 +23,12 @@ from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.exercise import Exercised
 from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.specs import SYSTEM_PROPERTIES
-from converge.reports.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, adapter_log
-from converge.reports.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
-from converge.reports.systems.campaign import SystemRun, closing_note
-from converge.reports.systems.reference import ReferenceSystem
-from converge.reports.tooling.cli import build_parser, main
-from converge.reports.tooling.commands.run import cmd_run
+from converge.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, adapter_log
+from converge.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
+from converge.systems.campaign import SystemRun, closing_note
+from converge.systems.reference import ReferenceSystem
+from converge.cli.main import build_parser, main
+from converge.cli.commands.run import cmd_run
 from tests.doc_examples import ROOT, code_blocks
 
 EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
@@ -158,7 +158,7 @@ def test_examples_batches_and_cases_say_the_same_in_the_table_and_the_summary(tm
     out = capsys.readouterr().out
     assert code == 0, out
     header, _, row = out.splitlines()[:3]
-    cells = dict(zip(header.split(), row.split()[1:]))  # "reference 0.2.0" is two words, its header one
+    cells = dict(zip(header.split(), row.split()[1:]))  # "reference 0.3.0" is two words, its header one
     assert (cells["examples"], cells["batches"], cells["cases"]) == ("45", "3", "45")
     summary = json.loads((tmp_path / "latest" / "summary.json").read_text())
     (prop,) = summary["properties"]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
 ADAPTER = Path(__file__).resolve().parent / "adapters" / "sql_join.py"
-CONFORMANCE = Path(__file__).resolve().parents[1] / "reports" / "tooling" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "converge" / "cli" / "conformance"
 
 
 def kit(capsys: pytest.CaptureFixture, *switches: str, version: str | None = None) -> tuple[int, str]:

@@ -21,9 +21,9 @@ from converge.engine.model.system_cases import case_to_json
 from converge.properties.divergence import PropertyFailure
 from converge.properties.systems import checks
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
-from converge.reports.systems.adapter import protocol
-from converge.reports.systems.adapter.client import AdapterSystem, Timeouts
-from converge.reports.tooling.cli import main
+from converge.systems.adapter import protocol
+from converge.systems.adapter.client import AdapterSystem, Timeouts
+from converge.cli.main import main
 from tests.doc_examples import ROOT
 
 STUB = str(Path(__file__).parent / "adapters" / "v2.py")

@@ -21,8 +21,8 @@ from converge.engine.state import KeyedStateBackend
 from converge.properties import anomalies
 from converge.properties.divergence import PropertyFailure
 from converge.properties.registry import select
-from converge.reports.tooling.cli import main
-from converge.reports.tooling.commands.run import verdict_of
+from converge.cli.main import main
+from converge.cli.commands.run import verdict_of
 
 FILES = Path(__file__).parent / "scenarios" / "anomalies"
 

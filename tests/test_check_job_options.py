@@ -19,8 +19,8 @@ from converge.engine.model.scenario import Config
 from converge.engine.model.system import Capabilities
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.query_check import query_strategy
-from converge.reports.tooling.cli import main
-from converge.reports.tooling.commands import check
+from converge.cli.main import main
+from converge.cli.commands import check
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "job_options.sql"
 TABLES = """CREATE TABLE a (k BIGINT, x BIGINT) WITH ('connector' = 'kafka', 'format' = 'json');

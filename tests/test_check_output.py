@@ -16,9 +16,9 @@ from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.oracle.query import run_query
 from converge.properties.findings import Finding, late_story
-from converge.reports.tooling.check_json import finding
-from converge.reports.tooling.check_plan import PLAN_ONLY_NOTE, fast_args
-from converge.reports.tooling.cli import main
+from converge.cli.check_json import finding
+from converge.cli.check_plan import PLAN_ONLY_NOTE, fast_args
+from converge.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -87,7 +87,7 @@ def test_plan_only_refuses_an_option_only_a_run_reads(capsys) -> None:
 
 def test_plan_only_imports_neither_hypothesis_nor_pandas() -> None:
     """What keeps it fast for an editor (measured in the closing note, never timed here)."""
-    code = ("import sys; from converge.reports.tooling.cli import main; "
+    code = ("import sys; from converge.cli.main import main; "
             f"code = main(['check', {str(EXAMPLES / 'left_join_residual.sql')!r}, '--plan-only', '--format', 'json']); "
             "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'hypothesis', 'pandas', 'pyspark'}); "
             "print(code, heavy, file=sys.stderr)")

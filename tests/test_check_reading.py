@@ -1,6 +1,6 @@
 """`converge check` proves its reading of the query: the query as written, run in DuckDB, gives the same answer.
 
-The reader mutants (reports/tooling/mutant_catalog.py READER_MUTANTS) plant a misreading in the Flink SQL
+The reader mutants (converge/cli/mutant_catalog.py READER_MUTANTS) plant a misreading in the Flink SQL
 reader; the engine and the oracle both consume the reading, so only the second path can see it.
 """
 
@@ -20,8 +20,8 @@ from converge.engine.model.scenario import ChangeEvent
 from converge.oracle.query_sql import QueryAsWritten
 from converge.properties.query_check import CheckOptions, query_strategy
 from converge.properties.query_reading import reading_answer, reading_equals_query
-from converge.reports.tooling.commands.check import run_check
-from converge.reports.tooling.mutant_catalog import READER_MUTANTS, applied
+from converge.cli.commands.check import run_check
+from converge.cli.mutant_catalog import READER_MUTANTS, applied
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 ALL = ("left_join_residual", "interval_join_watermark", "three_way_common_key")

@@ -15,7 +15,7 @@ from converge.engine.model.flinksql.captures import read_capture
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
 from converge.properties.verify_capture import verify_capture
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 LEFT_JOIN = EXAMPLES / "left_join_residual.sql"

@@ -19,9 +19,9 @@ from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
 from converge.reports import failure
-from converge.reports.tooling.cli import main
-from converge.reports.tooling.commands import run as run_command
-from converge.reports.tooling.selection import compile_keyword, narrow, select_names
+from converge.cli.main import main
+from converge.cli.commands import run as run_command
+from converge.cli.selection import compile_keyword, narrow, select_names
 from tests.test_reports import TLP
 
 
@@ -188,7 +188,7 @@ def test_the_keyword_grammar() -> None:
 def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(tmp_path: Path, capsys) -> None:
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
-    from converge.reports.systems.campaign import run_system_campaign
+    from converge.systems.campaign import run_system_campaign
     from tests.test_progress import Dropping, DroppingKind
 
     class Inventing(Dropping):  # every answer holds a row no join produces: every case diverges
@@ -242,7 +242,7 @@ def test_replay_shows_each_file_as_it_starts(capsys) -> None:
 
 
 def test_stdout_into_a_pipe_is_written_line_by_line(monkeypatch) -> None:
-    from converge.reports.tooling import cli
+    from converge.cli import cli
 
     raw = io.BytesIO()
     piped = io.TextIOWrapper(raw, encoding="utf-8")  # as stdout into a pipe: block-buffered
@@ -255,9 +255,9 @@ def test_stdout_into_a_pipe_is_written_line_by_line(monkeypatch) -> None:
 
 
 def test_pyproject_system_and_known_lists_are_defaults_relative_to_the_file(tmp_path: Path, monkeypatch) -> None:
-    from converge.reports.tooling.ci_options import with_project_defaults
-    from converge.reports.tooling.cli import build_parser
-    from converge.reports.tooling.project_config import load_project_config
+    from converge.cli.ci_options import with_project_defaults
+    from converge.cli.main import build_parser
+    from converge.cli.project_config import load_project_config
 
     monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
     (tmp_path / "pyproject.toml").write_text(
@@ -295,7 +295,7 @@ def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, cap
 
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
-    from converge.reports.systems.campaign import run_system_campaign
+    from converge.systems.campaign import run_system_campaign
     from tests.test_progress import Dropping, DroppingKind
 
     told = threading.Event()

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from converge.reports.tooling import cli
-from converge.reports.tooling.commands import run as run_command
+from converge.cli import main as cli
+from converge.cli.commands import run as run_command
 
 RUN = ["run", "--family", "regular", "--property", "final_convergence", "--examples", "3", "--no-reports"]
 
@@ -16,7 +16,7 @@ def test_a_closed_stdout_exits_141_without_a_traceback(tmp_path) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the table is printed
     try:
-        proc = subprocess.run([sys.executable, "-m", "converge.reports.tooling.cli", *RUN], stdout=write_end,
+        proc = subprocess.run([sys.executable, "-m", "converge.cli.main", *RUN], stdout=write_end,
                               stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=600)
     finally:
         os.close(write_end)

@@ -1,5 +1,5 @@
-"""The command line in one place: each `converge` subcommand is one module of reports/tooling/commands/ with its own
-`register(subparsers)`, and what the commands share comes from reports/tooling/arguments.py."""
+"""The command line in one place: each `converge` subcommand is one module of converge/cli/commands/ with its own
+`register(subparsers)`, and what the commands share comes from converge/cli/arguments.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from converge.reports.tooling.cli import build_parser, main
-from converge.reports.tooling.commands import COMMANDS
+from converge.cli.main import build_parser, main
+from converge.cli.commands import COMMANDS
 
-COMMANDS_FOLDER = Path(__file__).resolve().parents[1] / "reports" / "tooling" / "commands"
+COMMANDS_FOLDER = Path(__file__).resolve().parents[1] / "converge" / "cli" / "commands"
 MODULE_NAMES = sorted(p.stem for p in COMMANDS_FOLDER.glob("*.py") if p.stem != "__init__")
 # `converge --help` before the commands moved into their own modules, in its order.
 HELP_COMMANDS = ["run", "replay", "adapter", "bench", "mutants", "explain", "systems", "check", "verify"]
@@ -38,7 +38,7 @@ def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 
 def test_every_command_module_has_register_and_is_registered_once() -> None:
-    modules = [importlib.import_module(f"converge.reports.tooling.commands.{name}") for name in MODULE_NAMES]
+    modules = [importlib.import_module(f"converge.cli.commands.{name}") for name in MODULE_NAMES]
     assert all(callable(getattr(m, "register", None)) for m in modules)
     assert sorted(m.__name__ for m in COMMANDS) == sorted(m.__name__ for m in modules)
 
@@ -75,7 +75,7 @@ def test_the_help_lists_the_same_commands_as_before(capsys) -> None:
 
 
 def test_a_command_module_imports_neither_the_cli_nor_another_command() -> None:
-    """What two commands share lives in reports/tooling/arguments.py (no function passed in to dodge a cycle)."""
+    """What two commands share lives in converge/cli/arguments.py (no function passed in to dodge a cycle)."""
     crossing = []
     for name in MODULE_NAMES:
         tree = ast.parse((COMMANDS_FOLDER / f"{name}.py").read_text(encoding="utf-8"))
@@ -86,6 +86,6 @@ def test_a_command_module_imports_neither_the_cli_nor_another_command() -> None:
                 imported = [a.name for a in node.names]
             else:
                 continue
-            crossing += [f"{name}: {i}" for i in imported if i == "converge.reports.tooling.cli"
-                         or (i.startswith("converge.reports.tooling.commands.") and i.rpartition(".")[2] != name)]
+            crossing += [f"{name}: {i}" for i in imported if i == "converge.cli.main"
+                         or (i.startswith("converge.cli.commands.") and i.rpartition(".")[2] != name)]
     assert crossing == []

@@ -67,7 +67,7 @@ def test_the_coverage_table_marks_cases_a_family_need_not_draw() -> None:
 
 
 def test_converge_run_stats_prints_the_coverage_table(capsys) -> None:
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     code = main(["run", "--family", "regular", "--property", "changelog_wellformed", "--examples", "20",
                  "--seed", "3", "--no-reports", "--stats"])
@@ -113,7 +113,7 @@ def test_the_classifier_sees_mixed_modes_and_a_bundle_update_pair() -> None:
 
 
 def test_converge_run_stats_with_a_system_prints_the_coverage_of_the_batches(capsys) -> None:
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     code = main(["run", "--system", "reference", "--family", "minibatch", "--examples", "6", "--seed", "3",
                  "--no-reports", "--stats"])

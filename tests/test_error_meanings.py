@@ -34,7 +34,7 @@ PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
 BUG_WORDS = ("planner", "operator", "registered", "bug")
 
 # Where UsageError belongs: the command line, and the systems layer's --system / environment checks.
-USAGE_HOMES = ("reports/tooling/", "reports/systems/")
+USAGE_HOMES = ("converge/cli/", "converge/systems/")
 
 
 BUILTINS = ("Exception", "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError", "AssertionError",
@@ -47,7 +47,7 @@ BUILTIN_LEFT = {
     ("engine/runtime/spark/job.py", "RuntimeError"): "an injected crash: it must look like a failed Spark task",
     ("engine/runtime/spark/processor.py", "RuntimeError"): "an injected failure: it must look like a failed "
                                                            "Spark task",
-    ("reports/systems/adapter/protocol.py", "ValueError"): "caught in the same module and raised on as the "
+    ("converge/systems/adapter/protocol.py", "ValueError"): "caught in the same module and raised on as the "
                                                            "protocol's violation",
 }
 
@@ -137,7 +137,7 @@ def test_the_checker_leaves_meaningful_raises_alone() -> None:
               "    raise BadInputError(f'input {x!r} has no column')\n"
               "    raise UsageError('--family: unknown')\n"
               "    raise InternalError('the planner produced no node')\n")
-    assert violations(source, "reports/tooling/cli.py") == []
+    assert violations(source, "converge/cli/main.py") == []
 
 
 def test_unsupported_is_neither_bad_input_nor_a_crash() -> None:

@@ -109,7 +109,7 @@ print(json.dumps(sorted(r.coverage.items())))
 def test_a_seeded_run_draws_the_same_examples_in_any_process() -> None:
     """A failure's seed finds it again in any process (a pytest worker that imported the suite, or a fresh
     `converge run`), which Hypothesis's local-constants pool would otherwise prevent."""
-    import converge.reports.tooling.cli  # noqa: F401  - load many more local modules than the subprocess has
+    import converge.cli.main  # noqa: F401  - load many more local modules than the subprocess has
 
     here = run_property(select("interval", "no_late_equals_oracle")[0], seed=5, max_examples=40)
     out = subprocess.run([sys.executable, "-c", _RUN_SCRIPT], capture_output=True, text=True, check=True,

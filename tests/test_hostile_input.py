@@ -16,7 +16,7 @@ from converge.engine.model.flinksql.captures import read_capture
 from converge.engine.model.scenario import InputSpec
 from converge.properties.query_guard import guard_query
 from converge.properties.verify_capture import verify_capture
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 from tests.fuzz.outcomes import no_hang
 from tests.test_check_verify import LEFT_JOIN, _capture, write_output
 

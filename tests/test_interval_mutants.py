@@ -1,6 +1,6 @@
 """Seeded interval-join bugs: each must make a property fail, with a shrunk counterexample.
 
-Each mutant changes one line of engine source (reports/tooling/mutant_catalog.py
+Each mutant changes one line of engine source (converge/cli/mutant_catalog.py
 applies it and puts the original back). The suite runs each mutant against
 the properties expected to catch it, at the suite's example counts, so a
 property that stopped looking at the hard cases fails here.
@@ -12,7 +12,7 @@ import pytest
 
 from converge.properties.campaign import run_property
 from converge.properties.registry import select
-from converge.reports.tooling.mutant_catalog import Mutant, Patch, applied, by_name
+from converge.cli.mutant_catalog import Mutant, Patch, applied, by_name
 from tests.conftest import examples
 
 OP = "converge.engine.operators.interval_join:TimeIntervalJoinOperator"

@@ -29,9 +29,9 @@ from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.specs import SYSTEM_PROPERTIES
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.reports.systems.base import SystemKind
-from converge.reports.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
-from converge.reports.tooling.cli import main
+from converge.systems.base import SystemKind
+from converge.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
+from converge.cli.main import main
 
 # A campaign seed whose draws hold LEFT-join batches in both final_equals_oracle and upsert_equals_oracle (40
 # cases: two batches of 20), and in final_equals_oracle's 60 cases an INNER, a LEFT and then a FULL batch, so the
@@ -195,7 +195,7 @@ def builtin_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_campaign_reports_known_with_the_minimal_case_and_goes_on(builtin_fake: Path, monkeypatch, capsys,
                                                                         tmp_path: Path) -> None:
     system = Padless()
-    monkeypatch.setattr("converge.reports.tooling.commands.run.system_kind",
+    monkeypatch.setattr("converge.cli.commands.run.system_kind",
                         lambda spec, timeout=None: FakeKind(spec, system))
     args = ["run", "--system", "fake", "--family", "regular", "--examples", "40", "--seed", SEED, "--no-reports"]
     assert main(args[:-1] + ["--reports-dir", str(tmp_path / "reports")]) == 0

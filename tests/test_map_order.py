@@ -22,7 +22,7 @@ from converge.generators.map_order import map_order_scenarios
 from converge.properties.campaign import run_property
 from converge.properties.systems import map_order
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "systems"
 

@@ -13,8 +13,8 @@ from converge.engine.model.scenario_json import scenario_from_dict, scenario_to_
 from converge.engine.operators.bundle_fold import fold_no_unique_key, fold_unique_key
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.reports.tooling.mutant_catalog import by_name
-from converge.reports.tooling.mutants import run_mutant
+from converge.cli.mutant_catalog import by_name
+from converge.cli.mutants import run_mutant
 
 I, UB, UA, D = "+I", "-U", "+U", "-D"
 
@@ -194,7 +194,7 @@ def test_the_bundled_changelog_is_well_formed_and_the_check_sees_a_broken_fold()
     insert it cancelled (the join then retracts a row its output never held)."""
     from converge.properties.campaign import run_property
     from converge.properties.registry import select
-    from converge.reports.tooling.mutant_catalog import applied
+    from converge.cli.mutant_catalog import applied
 
     spec = select("minibatch", "changelog_wellformed")[0]
     assert run_property(spec, seed=3, max_examples=150).ok

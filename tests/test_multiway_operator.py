@@ -11,7 +11,7 @@ from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, 
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime
 from converge.engine.views import JoinInputSideSpec
-from converge.reports.tooling.benches.multiway import chain_scenario, compare
+from converge.cli.benches.multiway import chain_scenario, compare
 
 COLS = (("k", "BIGINT"), ("v", "BIGINT"))
 

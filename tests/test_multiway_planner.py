@@ -13,7 +13,7 @@ from converge.engine.model.scenario_json import scenario_to_dict
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
 from converge.engine.planner import PlanNode, plan
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 
 COLS = (("k", "BIGINT"), ("k2", "BIGINT"), ("v", "BIGINT"))
 

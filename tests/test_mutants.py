@@ -11,9 +11,9 @@ from converge.engine.model.scenario_json import load_scenario, scenario_from_dic
 from converge.engine.runtime.local import run_scenario
 from converge.properties.registry import select
 from converge.properties.replay import replay_path
-from converge.reports.tooling.cli import main
-from converge.reports.tooling.mutant_catalog import ACTIVE, CATALOG, Mutant, Patch, applied, by_name
-from converge.reports.tooling.mutants import run_campaign, run_mutant
+from converge.cli.main import main
+from converge.cli.mutant_catalog import ACTIVE, CATALOG, Mutant, Patch, applied, by_name
+from converge.cli.mutants import run_campaign, run_mutant
 
 # A NULL key under '=' never matches (Flink's filterNulls): this inner join emits nothing.
 NULL_KEYS = scenario_from_dict({
@@ -26,7 +26,7 @@ NULL_KEYS = scenario_from_dict({
 
 def _engine_functions() -> dict:
     """Every function a mutant patches, as installed right now."""
-    from converge.reports.tooling.mutant_catalog import _resolve
+    from converge.cli.mutant_catalog import _resolve
 
     out = {}
     for m in CATALOG:
@@ -111,7 +111,7 @@ def test_a_kill_written_as_a_report_records_its_mutant_and_replays(tmp_path: Pat
 
 
 def test_properties_of_a_mutant_start_with_its_hints() -> None:
-    from converge.reports.tooling.mutants import properties_for
+    from converge.cli.mutants import properties_for
 
     (m,) = by_name("ttl_off_by_one")
     names = [s.name for s in properties_for(m)]

@@ -1,6 +1,6 @@
 """An operator that keeps re-registering a due timer ends in NonTerminationError, in the runtime, the CLI and replay.
 
-The seeded bug `interval_cleanup_timer_not_advanced` (reports/tooling/
+The seeded bug `interval_cleanup_timer_not_advanced` (converge/cli/
 mutant_catalog.py) re-registers the interval join's cleanup timer at the
 earliest remaining row's time, which is at or below the clock that fired it:
 without the runtime's step budget every command below would hang.
@@ -20,8 +20,8 @@ from converge.engine.model.scenario_json import load_scenario, scenario_from_dic
 from converge.engine.runtime.guard import MAX_SAME_TIMER_FIRINGS
 from converge.engine.runtime.local import LocalRuntime
 from converge.properties.interval import with_final
-from converge.reports.tooling import mutant_catalog
-from converge.reports.tooling.cli import main
+from converge.cli import mutant_catalog
+from converge.cli.main import main
 
 LOOPING = mutant_catalog.by_name("interval_cleanup_timer_not_advanced")[0]
 

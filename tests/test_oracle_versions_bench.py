@@ -12,8 +12,8 @@ import pytest
 
 from converge.engine.model.errors import BadInputError
 from converge.reports.options import BenchConfig
-from converge.reports.tooling.bench import run_benchmarks
-from converge.reports.tooling.benches import oracle_versions
+from converge.cli.bench import run_benchmarks
+from converge.cli.benches import oracle_versions
 
 
 def test_the_drawn_scenarios_are_the_property_s() -> None:

@@ -22,6 +22,8 @@ def _package_folders() -> set[str]:
     for folder in FOLDERS:
         for init in (ROOT / folder).rglob("__init__.py"):
             names.add(".".join(["converge", *init.parent.relative_to(ROOT).parts]))
+    # the layers above the reports (the systems, the command line) live in the package's own folder
+    names |= {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "converge").rglob("__init__.py")}
     return names
 
 
@@ -48,13 +50,13 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     packages = {".".join(n.split("/")[:-1]) for n in names if n.endswith("/__init__.py")}
     assert packages == _package_folders()
     entry_points = next(zipfile.ZipFile(wheel).read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    assert "converge = converge.reports.tooling.cli:main" in entry_points
+    assert "converge = converge.cli.main:main" in entry_points
     assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
     assert not any(n.startswith("converge/tests") for n in names)
-    assert "converge/reports/tooling/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
-    assert "converge/reports/tooling/conformance/batch/A1_inner_insert_only_empty.json" in names
-    assert "converge/reports/tooling/conformance/settings/mini_batch_folds.json" in names
-    program = {n.rpartition("/")[2] for n in names if n.startswith("converge/reports/systems/flink/program/")}
+    assert "converge/converge/cli/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
+    assert "converge/converge/cli/conformance/batch/A1_inner_insert_only_empty.json" in names
+    assert "converge/converge/cli/conformance/settings/mini_batch_folds.json" in names
+    program = {n.rpartition("/")[2] for n in names if n.startswith("converge/converge/systems/flink/program/")}
     assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "parallel.py",
                        "restart.py", "sinks.py",
                        "session.py", "state_backend.py", "time_attributes.py"}  # package data, run by Flink's Python

@@ -17,9 +17,9 @@ from converge.properties.progress import PropertyProgress
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
-from converge.reports.systems.campaign import run_system_campaign
-from converge.reports.systems.reference import ReferenceKind
-from converge.reports.tooling.cli import main
+from converge.systems.campaign import run_system_campaign
+from converge.systems.reference import ReferenceKind
+from converge.cli.main import main
 
 
 class FakeClock:
@@ -209,7 +209,7 @@ def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_proper
 
 def test_the_embedded_table_says_when_shrinking_stopped(capsys) -> None:
     from converge.properties.registry import select
-    from converge.reports.tooling.commands.run import print_results
+    from converge.cli.commands.run import print_results
 
     spec = select("regular", "final_convergence")[0]
     clock = FakeClock()

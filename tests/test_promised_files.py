@@ -38,7 +38,7 @@ def converge(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
     as the user's cache."""
     env = {k: v for k, v in os.environ.items() if k not in ("CONVERGE_REPORTS_DIR", "HYPOTHESIS_STORAGE_DIRECTORY")}
     env.update(XDG_CACHE_HOME=str(cache), PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "converge.reports.tooling.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "converge.cli.main", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600, check=False)
 
 

@@ -15,8 +15,8 @@ from tests.test_layering import LAYERS
 ROOT = Path(__file__).resolve().parents[1]
 # Each layer's folder, bottom to top, then the package's own __init__ (docs/architecture.md has the picture).
 FOLDERS = {"model": "engine/model/", "engine": "engine/", "oracle": "oracle/", "generators": "generators/",
-           "properties": "properties/", "reports": "reports/", "systems": "reports/systems/",
-           "tooling": "reports/tooling/"}
+           "properties": "properties/", "reports": "reports/", "systems": "converge/systems/",
+           "cli": "converge/cli/"}
 NOT_PACKAGES = ("tests/             the pytest suite: unit tests, hand-written scenarios, property runs, fuzz suites",
                 "docs/              semantics notes, where Flink differs from the source documents, architecture.md")
 WIDTH = 19

@@ -26,8 +26,8 @@ from converge.reports.counts import Counts
 from converge.reports.failure import failure_reporter, property_failures, write_failure_report
 from converge.reports.location import reports_folder
 from converge.reports.summary import write_summary
-from converge.reports.tooling.cli import main
-from converge.reports.tooling.mutant_catalog import applied, by_name, report_notes
+from converge.cli.main import main
+from converge.cli.mutant_catalog import applied, by_name, report_notes
 
 _AB = [{"name": "a", "columns": [["k", "BIGINT"], ["x", "BIGINT"]], "changelog_mode": "insert_only"},
        {"name": "b", "columns": [["k", "BIGINT"], ["y", "BIGINT"]], "changelog_mode": "insert_only"}]

@@ -24,7 +24,7 @@ from converge.properties import exercise
 from converge.properties.divergence import PropertyFailure
 from converge.properties.systems.restarts import first_difference, restart_changes_nothing, without_restart
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
-from converge.reports.systems.reference import ReferenceSystem
+from converge.systems.reference import ReferenceSystem
 
 BASE = load_scenario(Path(__file__).parent / "scenarios" / "regular" / "acc_inner_no_match.json")
 RESTART = next(p for p in SYSTEM_PROPERTIES if p.key == "restart/restart_changes_nothing")

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from converge.engine.model.system import CaseResult, System
 from converge.engine.reference_system import ReferenceSystem
 from converge.reports.options import RunOptions
-from converge.reports.systems.campaign import run_system_campaign
-from converge.reports.systems.reference import ReferenceKind
+from converge.systems.campaign import run_system_campaign
+from converge.systems.reference import ReferenceKind
 
 
 class _Empty(ReferenceSystem):

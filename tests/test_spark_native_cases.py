@@ -115,7 +115,7 @@ def test_each_property_catches_a_broken_run(prop: str, epoch: int, changes: dict
 
 def test_sparks_watermark_timestamps_are_read_exactly() -> None:
     """The campaign's first divergence was this harness's own: 16.188 s read as 16187 ms through a float."""
-    from converge.reports.systems.spark.system import millis
+    from converge.systems.spark.system import millis
 
     assert millis("1970-01-01T00:00:16.188Z") == 16188
     assert millis("2026-11-24T03:13:32.595Z") == 1795490012595

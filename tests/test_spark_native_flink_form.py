@@ -15,7 +15,7 @@ from converge.engine.model.errors import BadInputError
 from converge.engine.model.native_case import NativeJoinCase, load_case
 from converge.engine.model.scenario import LONG_MAX, WatermarkEvent
 from converge.engine.runtime.local import run_scenario
-from converge.reports.systems.spark.flink_form import END, flink_form
+from converge.systems.spark.flink_form import END, flink_form
 
 CASES = Path(__file__).parent / "spark" / "native_cases"
 CASE_FILES = sorted(CASES.glob("*.json"))

@@ -109,14 +109,14 @@ def test_the_default_oracle_does_not_import_pyspark_or_the_spark_oracle() -> Non
     ["replay", "--oracle", "spark", "nowhere.json"],
 ])
 def test_oracle_spark_without_the_spark_runtime_is_a_usage_error(argv: list[str], capsys) -> None:
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     assert main(argv + ["--no-reports"] if argv[0] == "run" else argv) == exit_code(UsageError("x"))
     assert "--oracle spark applies with --runtime spark" in capsys.readouterr().err
 
 
 def test_final_check_needs_the_spark_runtime(capsys) -> None:
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     assert main(["bench", "--final-check", "--events", "10"]) == exit_code(UsageError("x"))
     assert "--final-check runs on Spark" in capsys.readouterr().err

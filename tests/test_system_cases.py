@@ -18,7 +18,7 @@ from converge.engine.reference_system import ReferenceSystem
 from converge.generators.interval import interval_join_scenarios
 from converge.properties.systems.replay import replay_on_system
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, batches, bind
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 
 FLINK_LIKE = Capabilities(("regular", "interval", "multiway"), ("inner", "left", "right", "full", "semi", "anti"),
                           ("insert_only", "retract", "upsert"), ("BIGINT", "VARCHAR"), ("event_time",), False,

@@ -14,7 +14,7 @@ from converge.properties.divergence import PropertyFailure
 from converge.properties.systems import checks
 from converge.properties.systems.answers import oracle_final
 from converge.properties.systems.reduce import Reducer
-from converge.reports.systems.reference import ReferenceSystem
+from converge.systems.reference import ReferenceSystem
 
 BASE = load_scenario(Path(__file__).parent / "scenarios" / "regular" / "acc_inner_no_match.json")
 

@@ -20,8 +20,8 @@ from converge.engine.model.system import Capabilities, CaseResult, applicability
 from converge.engine.model.system_cases import case_to_json, shape_key
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
-from converge.reports.systems.registry import open_system
-from converge.reports.tooling.adapter_check import fixed_cases
+from converge.systems.registry import open_system
+from converge.cli.adapter_check import fixed_cases
 
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
                   "anti"], changelog_modes=["insert_only", "retract", "upsert"],
@@ -184,7 +184,7 @@ def test_a_batch_holds_cases_of_one_shape_for_every_family() -> None:
 
 def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> None:
     from converge.properties.systems.specs import SYSTEM_PROPERTIES
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     assert main(["run", "--system", "reference", "--examples", "12", "--seed", "2", "--no-reports"]) == 0
     out = capsys.readouterr().out
@@ -198,13 +198,13 @@ def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> 
 
 
 def test_every_kind_of_system_is_registered_by_its_schemes() -> None:
-    """A SystemKind written anywhere in reports/systems but missing from KINDS would be unreachable."""
+    """A SystemKind written anywhere in converge/systems but missing from KINDS would be unreachable."""
     import importlib
     import pkgutil
 
-    import converge.reports.systems as package
-    from converge.reports.systems.base import SystemKind
-    from converge.reports.systems.registry import BY_SCHEME, KINDS
+    import converge.systems as package
+    from converge.systems.base import SystemKind
+    from converge.systems.registry import BY_SCHEME, KINDS
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
@@ -231,7 +231,7 @@ def _subclasses(cls: type) -> set[type]:
 
 def test_each_kind_names_the_cases_it_runs() -> None:
     from converge.engine.model.native_case import NativeJoinCase
-    from converge.reports.systems.registry import system_kind
+    from converge.systems.registry import system_kind
 
     assert system_kind("spark").case_type is NativeJoinCase
     for spec in ("reference", "reference-spark", "cmd:x", "flink", "flink:2.3.0"):
@@ -251,13 +251,13 @@ def test_no_command_or_campaign_compares_a_spec_with_a_system_name() -> None:
     import ast
     from pathlib import Path
 
-    from converge.reports.systems.registry import BY_SCHEME, KINDS
+    from converge.systems.registry import BY_SCHEME, KINDS
 
-    root = Path(__file__).resolve().parents[1] / "reports"
-    own = {Path(__import__("inspect").getfile(k)).resolve() for k in KINDS} | {root / "systems" / "registry.py"}
+    root = Path(__file__).resolve().parents[1]
+    own = {Path(__import__("inspect").getfile(k)).resolve() for k in KINDS} | {root / "converge" / "systems" / "registry.py"}
     names = set(BY_SCHEME) | {f"{s}:" for s in BY_SCHEME}
     found = []
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted([*(root / "reports").rglob("*.py"), *(root / "converge").rglob("*.py")]):
         if path.resolve() in own:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

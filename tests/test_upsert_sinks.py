@@ -18,7 +18,7 @@ from converge.properties.divergence import PropertyFailure
 from converge.properties.systems.answers import oracle_final
 from converge.properties.systems.known import Recogniser, builtin_known
 from converge.properties.systems.sinks import duplicate_keys, output_columns, upsert_fold, upsert_sink_equals_oracle
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 from tests.flink.client import bigint_input, case
 
 

@@ -28,7 +28,7 @@ from converge.properties.spec import PropertySpec
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.reports.systems.campaign import run_one, table
+from converge.systems.campaign import run_one, table
 
 INTS = lambda: st.integers(0, 100).map(lambda n: (n,))  # noqa: E731
 

@@ -11,7 +11,7 @@ import pytest
 from converge.engine.model.errors import DivergenceError
 from converge.engine.model.flinksql import load_query
 from converge.properties.verify_capture import verify_capture
-from converge.reports.tooling.benches.verify_capture import QUERY, write_capture
+from converge.cli.benches.verify_capture import QUERY, write_capture
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_one_wrong_output_record_is_found_at_its_position(capture, tmp_path: Pat
 
 
 def test_the_verify_bench_sets_its_figures_beside_the_budgets_and_the_machine() -> None:
-    from converge.reports.tooling.benches.verify_capture import verify_speed
+    from converge.cli.benches.verify_capture import verify_speed
     out = verify_speed(400)
     assert (out["mode"], out["input_records"], out["budget_peak_rss_mb"]) == ("prefix", 400, 2048.0)
     assert out["budget_seconds"] == 0.036 and out["output_records"] > 400  # 90 s for 1M, held to its share
@@ -57,7 +57,7 @@ def test_the_verify_bench_sets_its_figures_beside_the_budgets_and_the_machine() 
 
 def test_the_prefix_bench_draws_the_same_examples_for_its_ceiling() -> None:
     from converge.reports.options import BenchConfig
-    from converge.reports.tooling.benches.regular import _prefix_property_speed
+    from converge.cli.benches.regular import _prefix_property_speed
     out = _prefix_property_speed(BenchConfig(examples=4, rounds=1), "packed")
     assert out["budget_ratio"] == 0.5 and out["examples"] == 4
     assert out["ceiling_examples_per_second"] > 0 and out["ratio_to_ceiling"] > 0

@@ -59,13 +59,13 @@ def case_to_json(case_id: str, scenario: Scenario, version: int = 1, *,
     Version 1 sends each input's changelog beside the scenario (a copy of its change events); version 2 drops
     that copy, so `scenario.events` is the one source of the changes, and adds the join as data: `plan`, which
     the caller computes (engine/condition_tree.py `condition_plan`: the engine's parse, a layer above this one;
-    reports/systems/adapter/protocol.py `case_object` does both)."""
+    converge/systems/adapter/protocol.py `case_object` does both)."""
     if version == 1 and plan is None:
         return {"id": case_id, "scenario": scenario_for_case(scenario), "changelogs": changelogs_of(scenario)}
     if version == 2 and plan is not None:
         return {"id": case_id, "scenario": scenario_for_case(scenario), "plan": plan}
     raise InternalError(f"a version {version!r} CASE {'with' if plan is not None else 'without'} a plan (a v2 CASE "
-                        f"needs engine/condition_tree.py's plan: use reports/systems/adapter/protocol.py case_object)")
+                        f"needs engine/condition_tree.py's plan: use converge/systems/adapter/protocol.py case_object)")
 
 
 def shape_key(scenario: Scenario) -> str:

@@ -33,7 +33,7 @@ def main():
             hello = {"type": "hello", "protocol": "converge-adapter", "version": 1,
                      "system": {"name": "fake", "version": "0"}, "capabilities": dict(CAPS)}
             if MODE.startswith("flink-"):
-                from converge.reports.systems.flink.environment import program_module
+                from converge.systems.flink.environment import program_module
 
                 version = MODE.removeprefix("flink-")
                 flink = program_module("adapter")

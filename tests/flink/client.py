@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from converge.reports.systems.adapter.client import AdapterProcess
+from converge.systems.adapter.client import AdapterProcess
 
 
 class ProtocolClient:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 
 from converge.engine.model.errors import UsageError
-from converge.reports.systems.adapter.client import AdapterSystem
-from converge.reports.systems.flink import environment
+from converge.systems.adapter.client import AdapterSystem
+from converge.systems.flink import environment
 from tests.flink.client import ProtocolClient
 from tests.shared_adapter import session_adapter, unavailable
 

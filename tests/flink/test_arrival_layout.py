@@ -1,4 +1,4 @@
-"""The paced arrival's round layout (reports/systems/flink/program/arrival.py), without Flink or Java.
+"""The paced arrival's round layout (converge/systems/flink/program/arrival.py), without Flink or Java.
 
 Expected layouts are written out by hand from the rules in the module's docstring: the lead (a dummy
 per input, then fillers), event k of every case per round for record-by-record joins, N events of one
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 from tests.flink.client import bigint_input, case
 
 arrival = program_module("arrival")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 
 CaseError, plan = program_module("case_plan").CaseError, program_module("case_plan").plan
 Column, Untranslatable, translate = (getattr(program_module("condition_sql"), n)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from converge.engine.model.errors import UsageError
-from converge.reports.systems.flink import environment
-from converge.reports.tooling.cli import main
+from converge.systems.flink import environment
+from converge.cli.main import main
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from converge.reports.systems.adapter.client import AdapterProcess, AdapterSystem
+from converge.systems.adapter.client import AdapterProcess, AdapterSystem
 from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

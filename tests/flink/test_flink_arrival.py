@@ -1,4 +1,4 @@
-"""Real Flink's changelog repeats when the adapter paces arrival (reports/systems/flink/program/arrival.py).
+"""Real Flink's changelog repeats when the adapter paces arrival (converge/systems/flink/program/arrival.py).
 
 Slow: an adapter of its own (the arrival of its environment, a second MiniCluster) and a few
 seconds per run. With `CONVERGE_FLINK_ARRIVAL=free` in the environment the adapter feeds each input
@@ -16,7 +16,7 @@ import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system_cases import case_to_json
-from converge.reports.systems.adapter.client import AdapterProcess
+from converge.systems.adapter.client import AdapterProcess
 from tests.flink.client import ProtocolClient, bigint_input, case
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]

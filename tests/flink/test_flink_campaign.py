@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from converge.engine.model.system import System
-from converge.reports.systems.adapter.client import AdapterSystem
-from converge.reports.systems.flink.kind import FlinkKind
-from converge.reports.tooling.cli import main
+from converge.systems.adapter.client import AdapterSystem
+from converge.systems.flink.kind import FlinkKind
+from converge.cli.main import main
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

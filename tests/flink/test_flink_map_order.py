@@ -19,7 +19,7 @@ from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.properties.campaign import run_property
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
-from converge.reports.systems.adapter.client import AdapterSystem
+from converge.systems.adapter.client import AdapterSystem
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 

@@ -1,4 +1,4 @@
-"""restart_after on real Flink (reports/systems/flink/program/restart.py), through the session's adapter.
+"""restart_after on real Flink (converge/systems/flink/program/restart.py), through the session's adapter.
 
 One LEFT join case with a residual condition, stopped with a savepoint after 7 of its 15 changes and restored,
 on each state backend. The final answer is worked out by hand (the data of test_flink_adapter.py); the adapter's
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from converge.reports.systems.adapter.client import AdapterSystem
+from converge.systems.adapter.client import AdapterSystem
 from tests.flink.client import ProtocolClient, bag, case, folded
 from tests.flink.test_flink_adapter import A_ROWS, AB, B_ROWS, N  # the adapter tests' two inputs
 

@@ -18,7 +18,7 @@ from converge.properties import exercise
 from converge.properties.systems import checks
 from converge.properties.systems.known import Recogniser, builtin_known
 from converge.properties.systems.replay import replay_on_system
-from converge.reports.systems.adapter.client import AdapterSystem
+from converge.systems.adapter.client import AdapterSystem
 from tests.flink.test_flink_campaign import _campaign, _rows, on_session_flink  # noqa: F401 (fixture)
 from tests.shared_adapter import Borrowed
 

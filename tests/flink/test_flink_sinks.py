@@ -11,7 +11,7 @@ import pytest
 
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.properties.systems.sinks import sink_table, upsert_sink_equals_oracle
-from converge.reports.systems.adapter.client import AdapterSystem
+from converge.systems.adapter.client import AdapterSystem
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -69,8 +69,8 @@ def test_an_unknown_materializer_mode_is_refused_at_load() -> None:
 @pytest.mark.parametrize("family", ["sinks", "parallel"])
 def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family: str, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    from converge.reports.systems.flink.kind import FlinkKind
-    from converge.reports.tooling.cli import main
+    from converge.systems.flink.kind import FlinkKind
+    from converge.cli.main import main
     from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(FlinkKind, "open", lambda kind, **_: Borrowed(flink_system))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from converge.reports.systems.adapter.client import AdapterSystem
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.adapter.client import AdapterSystem
+from converge.systems.flink.environment import program_module
 from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -106,8 +106,8 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
     """`converge check --system flink` on docs/examples/job_options.sql (RocksDB, parallelism 2, an upsert sink):
     the options go with every case; an adapter that does not declare one of them in its hello makes
     check/system_final_answer not applicable, naming it, instead of running Flink's defaults."""
-    from converge.reports.tooling.cli import main
-    from converge.reports.tooling.commands import check
+    from converge.cli.main import main
+    from converge.cli.commands import check
     from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(check, "open_system_under_test", lambda spec, timeout=None: Borrowed(flink_system))

@@ -1,4 +1,4 @@
-"""The restart's round layout (reports/systems/flink/program/restart.py), without Flink or Java.
+"""The restart's round layout (converge/systems/flink/program/restart.py), without Flink or Java.
 
 Expected layouts are written out by hand from the module's docstring: the rounds of every case's first
 `restart_after` changes (a mini-batch join: rounded up to whole bundles), a marker round, the gap's filler
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from converge.reports.systems.flink.environment import program_module
+from converge.systems.flink.environment import program_module
 
 restart = program_module("restart")
 LEAD = program_module("arrival").LEAD

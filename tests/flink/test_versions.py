@@ -16,8 +16,8 @@ import pytest
 
 from converge.engine.model.system import Capabilities, System
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
-from converge.reports.systems.flink import environment
-from converge.reports.tooling.cli import main
+from converge.systems.flink import environment
+from converge.cli.main import main
 
 ADAPTER = environment.program_module("adapter")
 FAKE = str(Path(__file__).resolve().parents[1] / "adapters" / "fake.py")

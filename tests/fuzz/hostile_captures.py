@@ -32,7 +32,7 @@ from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.hostile_sql import MESSAGE_LIMIT, BadRefusal
 from tests.fuzz.outcomes import no_hang

@@ -30,7 +30,7 @@ from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.query_guard import guard_query
-from converge.reports.tooling.cli import main
+from converge.cli.main import main
 from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.outcomes import no_hang
 

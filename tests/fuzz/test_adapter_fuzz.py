@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
-from converge.reports.systems.adapter.client import KILL_WAIT, AdapterSystem
+from converge.systems.adapter.client import KILL_WAIT, AdapterSystem
 from tests.adapters import hostile
 from tests.conftest import examples
 from tests.fuzz.adapters import (
@@ -86,7 +86,7 @@ def test_a_signal_ends_converge_and_every_process_of_its_adapter(tmp_path: Path,
     hang: converge exits with 128 + the signal's number within seconds, and no process of the adapter is left."""
     tag = f"hostile-{signum.name}-{uuid.uuid4().hex[:8]}"
     command = f"cmd:{sys.executable} {HOSTILE} grandchild-hang 1 {tag}"
-    converge = subprocess.Popen([sys.executable, "-m", "converge.reports.tooling.cli", "run", "--system", command,
+    converge = subprocess.Popen([sys.executable, "-m", "converge.cli.main", "run", "--system", command,
                                  "--examples", "2", "--reports-dir", str(tmp_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from converge.engine.model.errors import UsageError
-from converge.reports.systems.pathway import environment
+from converge.systems.pathway import environment
 from tests.shared_adapter import session_adapter, unavailable
 
 

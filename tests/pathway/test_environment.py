@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from converge.engine.model.errors import UsageError
-from converge.reports.systems.pathway import environment
-from converge.reports.systems.registry import TIMED, system_kind
-from converge.reports.tooling.cli import main
+from converge.systems.pathway import environment
+from converge.systems.registry import TIMED, system_kind
+from converge.cli.main import main
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from converge.engine.condition import compile_expression3
 from converge.engine.condition_tree import expression_tree
 from converge.engine.model.errors import BadInputError
-from converge.reports.systems.pathway.environment import program_module
+from converge.systems.pathway.environment import program_module
 from tests.test_condition import expr
 from tests.test_condition_tree import GENERATOR_RESIDUALS, HARD, ROWS, TC, A, B, agree, answer, duckdb_value, rows
 

@@ -14,9 +14,9 @@ import pytest
 
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
-from converge.reports.systems.adapter.client import AdapterSystem
-from converge.reports.systems.pathway.kind import PathwayKind
-from converge.reports.tooling.cli import main
+from converge.systems.adapter.client import AdapterSystem
+from converge.systems.pathway.kind import PathwayKind
+from converge.cli.main import main
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from converge.reports.systems.pathway.environment import program_module
+from converge.systems.pathway.environment import program_module
 
 expression = program_module("expression")
 keys = program_module("keys")

@@ -1,7 +1,7 @@
 """Shrink quality: with a known bug injected, the counterexample shrinks to a handful of events.
 
 A harness is only as good as the evidence it hands back. Each case injects
-one seeded bug (reports/tooling/mutant_catalog.py), runs the property that should
+one seeded bug (converge/cli/mutant_catalog.py), runs the property that should
 catch it with a fixed seed, and bounds the size of the shrunk counterexample:
 at most 6 events for the regular-join bugs and the interval / multi-way bugs.
 A generator change that makes counterexamples stop shrinking (a draw that
@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from converge.properties.registry import select
-from converge.reports.tooling.mutant_catalog import by_name
-from converge.reports.tooling.mutants import run_mutant
+from converge.cli.mutant_catalog import by_name
+from converge.cli.mutants import run_mutant
 from tests.conftest import HYPOTHESIS_HOME
 
 REGULAR_BOUND = 6

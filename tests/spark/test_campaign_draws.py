@@ -1,4 +1,4 @@
-"""The campaign runs its cases at once before the properties ask for them (reports/systems/spark/campaign.py):
+"""The campaign runs its cases at once before the properties ask for them (converge/systems/spark/campaign.py):
 that only saves time if `drawn_cases` draws what each property's run draws. Checked without Spark: a stand-in
 system records what the properties ask for."""
 
@@ -19,8 +19,8 @@ class _Recorder:
 def test_every_property_draws_the_cases_drawn_beforehand() -> None:
     from converge.properties.campaign import run_property
     from converge.properties.spark_native.checks import NATIVE_PROPERTIES
-    from converge.reports.systems.spark.campaign import NativeTally, drawn_cases, native_spec
-    from converge.reports.systems.spark.runs import RunCache, case_key
+    from converge.systems.spark.campaign import NativeTally, drawn_cases, native_spec
+    from converge.systems.spark.runs import RunCache, case_key
 
     before = drawn_cases(8, 3)
     assert len(before) == 8

@@ -25,7 +25,7 @@ HAND_WORKED = ("outer_after_watermark", "max_policy", "left_anti_rejected", "sem
 
 @pytest.fixture(scope="module")
 def system(spark):
-    from converge.reports.systems.spark.system import SparkNativeSystem
+    from converge.systems.spark.system import SparkNativeSystem
 
     with SparkNativeSystem() as system:
         yield system
@@ -84,7 +84,7 @@ def test_a_bad_concurrency_is_refused(system) -> None:
 
 @pytest.mark.slow
 def test_drawn_cases_at_once_match_one_at_a_time(system) -> None:
-    from converge.reports.systems.spark.campaign import drawn_cases
+    from converge.systems.spark.campaign import drawn_cases
 
     cases = drawn_cases(12, 7)
     assert len(cases) >= 8

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from converge.engine.runtime.spark.output import signed_counts, sink_changes
-from converge.reports.tooling.benches.regular import inner_join_stream
-from converge.reports.tooling.spark_final_check import compare_counts, final_check, output_types
+from converge.cli.benches.regular import inner_join_stream
+from converge.cli.spark_final_check import compare_counts, final_check, output_types
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

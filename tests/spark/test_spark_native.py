@@ -22,8 +22,8 @@ CASES = Path(__file__).resolve().parent / "native_cases"
 
 @pytest.fixture(scope="module")
 def cache(spark):
-    from converge.reports.systems.spark.runs import RunCache
-    from converge.reports.systems.spark.system import SparkNativeSystem
+    from converge.systems.spark.runs import RunCache
+    from converge.systems.spark.system import SparkNativeSystem
 
     system = SparkNativeSystem()
     yield RunCache(system)
@@ -103,7 +103,7 @@ def test_left_anti_is_rejected_with_sparks_reason(cache) -> None:
 
 @pytest.mark.parametrize("path", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
 def test_every_case_file_passes_every_property_and_its_expectations(cache, path: Path) -> None:
-    from converge.reports.systems.spark.replay import replay_native
+    from converge.systems.spark.replay import replay_native
 
     outcome = replay_native(path, cache)
     assert "expectations" in outcome.checked
@@ -115,7 +115,7 @@ def test_every_case_file_passes_every_property_and_its_expectations(cache, path:
 
 def test_a_short_campaign_passes(spark, tmp_path: Path, capsys) -> None:
     from converge.reports.options import RunOptions
-    from converge.reports.systems.spark.campaign import run_spark_native_campaign
+    from converge.systems.spark.campaign import run_spark_native_campaign
 
     code = run_spark_native_campaign(RunOptions(examples=3, seed=7, system="spark", reports=tmp_path))
     out = capsys.readouterr().out
@@ -132,7 +132,7 @@ def test_a_short_campaign_passes(spark, tmp_path: Path, capsys) -> None:
 @pytest.mark.slow
 def test_a_longer_campaign_passes(spark, tmp_path: Path, capsys) -> None:
     from converge.reports.options import RunOptions
-    from converge.reports.systems.spark.campaign import run_spark_native_campaign
+    from converge.systems.spark.campaign import run_spark_native_campaign
 
     code = run_spark_native_campaign(RunOptions(examples=30, seed=11, system="spark", reports=tmp_path))
     assert code in (0, 1), capsys.readouterr().out

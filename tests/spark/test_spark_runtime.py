@@ -22,7 +22,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
 from converge.engine.runtime.spark.source import batch_bounds
 from converge.properties.expectations import check_expectations
-from converge.reports.tooling.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
+from converge.cli.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from tests.conftest import examples
 
 SCENARIO_DIR = Path(__file__).parents[1] / "scenarios"
@@ -210,7 +210,7 @@ def test_bad_input_found_by_an_operator_on_spark_names_the_event(spark, tmp_path
 
 @pytest.mark.slow
 def test_cli_run_replay_and_bench_on_spark(spark, tmp_path: Path, capsys) -> None:
-    from converge.reports.tooling.cli import main
+    from converge.cli.main import main
 
     # seed 2: DuckDB decides 2 of the 5 scenarios drawn (with none, spark_final_equals_oracle is "not checked")
     assert main(["run", "--runtime", "spark", "--examples", "5", "--seed", "2", "--family", "regular",

@@ -221,7 +221,7 @@ def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(b
 def test_a_looping_timer_ends_the_spark_run_with_the_local_runtimes_non_termination_error() -> None:
     from converge.engine.model.errors import NonTerminationError
     from converge.engine.model.scenario_json import scenario_from_dict
-    from converge.reports.tooling import mutant_catalog
+    from converge.cli import mutant_catalog
 
     scenario = scenario_from_dict({
         "name": "looping cleanup timer",

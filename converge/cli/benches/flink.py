@@ -1,0 +1,163 @@
+"""The Flink adapter's throughput (batched cases of one shape per second after start-up), its start-up, and
+shrinking one failure against the live MiniCluster.
+
+Budgets (issue 14): at least 100 cases/s, start-up under 15 s; shrinking under 60 s for a counterexample
+of at most 6 events. Skipped, with the reason, when the
+Flink environment is not installed (`converge systems install flink`). It speaks the protocol
+directly (JSON lines), so it measures the adapter and not a client's bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from collections import Counter
+
+from converge.engine.model.changelog import sign
+from converge.engine.model.errors import UsageError
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.engine.model.system import System
+from converge.generators.scenarios import regular_join_scenarios
+from converge.properties.campaign import run_property
+from converge.properties.divergence import fail
+from converge.properties.spec import PropertySpec
+from converge.properties.systems.specs import batches
+from converge.reports.options import BenchConfig
+from converge.systems.adapter.client import AdapterSystem
+from converge.systems.flink import environment
+
+BATCH = 500      # cases per request: the adapter's max_batch
+REQUESTS = 4     # measured requests after the warm-up one
+EVENTS = 20      # change events per case, both inputs together
+
+
+def _case(i: int, rng: random.Random) -> dict:
+    """A LEFT join with a residual, 10 changes per input over 3 keys, with retractions."""
+    changelogs = {}
+    for name in ("a", "b"):
+        live: list[list[int]] = []
+        rows = []
+        while len(rows) < EVENTS // 2:
+            if live and rng.random() < 0.3:
+                row = live.pop(rng.randrange(len(live)))
+                rows.append(["-D", *row])
+            else:
+                row = [rng.randint(1, 3), rng.randint(0, 9)]
+                live.append(row)
+                rows.append(["+I", *row])
+        changelogs[name] = rows
+    inputs = [{"name": n, "columns": [["k", "BIGINT"], [c, "BIGINT"]], "unique_key": None,
+               "changelog_mode": "retract"} for n, c in (("a", "x"), ("b", "y"))]
+    return {"id": f"c{i}", "scenario": {"name": "bench", "inputs": inputs, "join": {
+        "inputs": ["a", "b"], "types": ["left"], "conditions": ["a.k = b.k AND a.x > b.y"]}, "config": {},
+        "events": []}, "changelogs": changelogs}
+
+
+def _bench_flink_adapter(config: BenchConfig) -> dict:
+    try:
+        command = environment.adapter_command()
+    except UsageError as exc:
+        return {"skipped": str(exc)}
+    rng = random.Random(14)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, start_new_session=True)
+
+    def ask(message: dict) -> dict:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        line = process.stdout.readline()
+        if not line:
+            raise UsageError(f"the Flink adapter exited ({process.poll()}) during the benchmark")
+        return json.loads(line)
+
+    try:
+        ask({"type": "hello", "protocol": "converge-adapter", "versions": [1]})
+        hello_seconds = time.perf_counter() - start
+        ask({"type": "run", "request": 0, "cases": [_case(0, rng)]})
+        startup_seconds = time.perf_counter() - start
+        cases = ok = 0
+        measured = time.perf_counter()
+        for request in range(1, REQUESTS + 1):
+            batch = [_case(request * BATCH + i, rng) for i in range(BATCH)]
+            answer = ask({"type": "run", "request": request, "cases": batch})
+            cases += len(batch)
+            ok += sum(r["status"] == "ok" for r in answer["results"])
+        seconds = time.perf_counter() - measured
+        assert process.stdin is not None
+        process.stdin.write(json.dumps({"type": "shutdown"}) + "\n")
+        process.stdin.flush()
+        process.wait(30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return {"cases_per_second": round(cases / seconds, 1), "startup_seconds": round(startup_seconds, 1),
+            "hello_seconds": round(hello_seconds, 1), "cases": cases, "ok": ok, "events_per_case": EVENTS,
+            "cases_per_job": BATCH, "ms_per_case": round(1000 * seconds / cases, 2),
+            "budget": ">= 100 cases/s, start-up < 15 s"}
+
+
+SHRINK_SEED = 14
+
+
+def _never_more_rows_than_the_left_input(system: System, cases: list[Scenario]) -> None:
+    """A deliberately wrong expectation, for this benchmark only: an INNER join's final answer has no more rows
+    than its left input's final table (false as soon as one left row meets two right rows). Flink's answers
+    are real; only the expectation is wrong, so Hypothesis finds a failure and shrinks it on the live system."""
+    for scenario, result in zip(cases, system.run_cases(cases)):
+        if result.status != "ok":
+            continue
+        left = Counter()
+        for event in scenario.events:
+            if isinstance(event, ChangeEvent) and event.input == scenario.join.inputs[0]:
+                left[event.row] += sign(event.kind)
+        got = result.folded()
+        if sum(got.values()) > sum(left.values()):
+            fail("bench_wrong_expectation", scenario, f"{sum(got.values())} joined rows from "
+                 f"{sum(left.values())} left rows", engine=got)
+
+
+def _bench_flink_shrink(config: BenchConfig) -> dict:
+    """Find and shrink one failure of the wrong expectation above, every step a run request to the MiniCluster."""
+    try:
+        command = environment.adapter_command()
+    except UsageError as exc:
+        return {"skipped": str(exc)}
+    started = time.perf_counter()
+    with AdapterSystem(command, label="flink") as system:
+        startup = time.perf_counter() - started
+        first_failure: list[float] = []
+
+        def check(cases: list[Scenario]) -> None:
+            try:
+                _never_more_rows_than_the_left_input(system, cases)
+            except Exception:
+                first_failure.append(first_failure[0] if first_failure else time.perf_counter())
+                raise
+
+        spec = PropertySpec("bench", "wrong_expectation", lambda: batches(
+            regular_join_scenarios(join_types=("inner",), modes=("insert_only", "retract"),
+                                   map_state_orders=("rocksdb",)), 8), check)
+        searched = time.perf_counter()
+        result = run_property(spec, max_examples=50, seed=SHRINK_SEED)
+        done = time.perf_counter()
+        requests = system.requests
+    if result.failure is None:
+        return {"error": f"no failure found in {result.examples} batches", "startup_seconds": round(startup, 1)}
+    shrunk = result.failure.divergence.scenario
+    (cases,) = result.failure_args or ((),)
+    found = first_failure[0] if first_failure else done
+    return {"shrink_seconds": round(done - found, 1), "find_seconds": round(found - searched, 1),
+            "run_requests": requests,
+            "shrunk_events": len(shrunk.events), "shrunk_cases_in_batch": len(cases),
+            "startup_seconds": round(startup, 1), "seed": SHRINK_SEED,
+            "budget": "shrinking < 60 s for a counterexample of <= 6 events"}
+
+
+BENCHES = {"flink_adapter": _bench_flink_adapter, "flink_shrink": _bench_flink_shrink}

@@ -1,0 +1,153 @@
+"""`converge check --plan-only`: read and plan the query, print the plan or the refusals, run nothing else.
+
+Meant for editors and pre-commit hooks, so it must answer in well under the
+seconds a property run takes: no Hypothesis, no oracle run, no property, no
+finding. Its imports are sqlglot, the planner and DuckDB's parser (the
+planner reads join conditions with it). `converge` routes a plain
+`check QUERY --plan-only [plan options]` here before it imports the other
+commands (`fast_args`, called by cli.main); anything else on that command
+line goes through the full parser, which ends in `plan_only` as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, Literal, Sequence, get_args
+
+from converge.engine.model.errors import ConvergeError, UsageError
+from converge.engine.model.flinksql import MappedQuery, load_query
+from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
+from converge.properties.query_guard import guard_query
+from converge.properties.query_plan import CheckOptions, plan_lines, state_views
+from converge.cli.check_json import document, dumps, plan_document
+
+OutputFormat = Literal["text", "json"]
+PLAN_ONLY_NOTE = "plan only (--plan-only): the query was read and planned; no property, finding or oracle ran"
+
+
+def add_plan_options(parser: argparse.ArgumentParser, ms: Callable[[str], int]) -> None:
+    """The options that shape the plan (shared by `check` and its fast path), and --format / --plan-only."""
+    parser.add_argument("--ttl", type=ms, default=None, metavar="MS", help="state TTL in milliseconds")
+    parser.add_argument("--semantics", choices=get_args(Semantics), default="correct")
+    parser.add_argument("--map-state-order", choices=get_args(MapStateOrder), default="rocksdb")
+    parser.add_argument("--multi-join", choices=get_args(MultiJoinMode), default="off")
+    parser.add_argument("--format", choices=get_args(OutputFormat), default="text", dest="output_format",
+                        help="text (default) or json: one JSON document on stdout (docs/check-your-query.md)")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="read and plan the query and print the plan (or the refusals); run no property")
+
+
+class _NotFast(Exception):
+    """The command line is not a plain `check --plan-only`: the full parser reads it (and names any mistake)."""
+
+
+class _FastParser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # noqa: D102 - never exits: the full parser reports the mistake
+        raise _NotFast(message)
+
+
+def _ms(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(text)  # the full parser reads the command line again and explains
+    return int(text)
+
+
+def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The parsed command line when it is `check QUERY --plan-only` with plan options only, else None."""
+    if not argv or argv[0] != "check" or "--plan-only" not in argv or any(a in ("-h", "--help") for a in argv):
+        return None
+    parser = _FastParser(prog="converge check", add_help=False)
+    parser.add_argument("query")
+    add_plan_options(parser, _ms)
+    try:
+        args = parser.parse_args(list(argv[1:]))
+    except _NotFast:
+        return None
+    args.handler = cmd_plan_only
+    return args
+
+
+def options_of(args: argparse.Namespace, **more: Any) -> CheckOptions:
+    return CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
+                        multi_join=args.multi_join, **more)
+
+
+def cmd_plan_only(args: argparse.Namespace) -> int:
+    return plan_only(args.query, options_of(args), args.output_format)
+
+
+def describe_query(query: MappedQuery) -> list[str]:
+    """What converge read from the query file, as the text output's first lines."""
+    lines = ["inputs:"]
+    for alias, table in query.aliases:
+        t = query.tables[table]
+        cols = ", ".join(f"{c} {ft.name}{'' if ft.nullable else ' NOT NULL'}" for c, ft in t.columns)
+        extra = f", primary key ({', '.join(t.primary_key)})" if t.primary_key else ""
+        if t.time_column:
+            extra += f", rowtime {t.time_column} (watermark delay {t.watermark_delay_ms} ms)"
+        lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
+    lines.append("join chain: " + query.join.inputs[0] + "".join(
+        f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,
+                                                                   query.join.conditions)))
+    if query.join.interval is not None:
+        iv = query.join.interval
+        lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
+                     f"(event time)")
+    if query.where_sql:
+        lines.append(f"where (on the join's output): {query.where_sql}")
+    lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
+    lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
+                 "DuckDB on every example (check/reading_equals_query)")
+    lines.append("job options: " + ("; ".join(s.describe() for s in query.job) if query.job else
+                                    "none set in the file (the system's defaults)"))
+    return lines
+
+
+def read_query(query_file: str) -> MappedQuery:
+    """The query read and put through the oracle's guard: every refusal at file:line:col."""
+    query = load_query(query_file)
+    guard_query(query)  # what the oracle would refuse later, refused now at file:line:col
+    return query
+
+
+def plan_text(query: MappedQuery, options: CheckOptions) -> list[str]:
+    """The plan block of the text output: the operators, then each input's state view."""
+    return [f"  {line}" for line in plan_lines(query, options)] + [f"  state view: {v}" for v in state_views(query)]
+
+
+def plan_json(query: MappedQuery, options: CheckOptions, system: str | None = None) -> dict:
+    return plan_document(query, options, plan_lines(query, options), state_views(query), system)
+
+
+def plan_only(query_file: str, options: CheckOptions, output_format: OutputFormat = "text",
+              echo: Callable[[str], object] = print) -> int:
+    """Print what converge read and the plan, or (json) the document with the refusals; the exit code."""
+    if output_format == "json":
+        try:
+            query = read_query(query_file)
+            doc = document(query_file, plan=plan_json(query, options), plan_only=True)
+        except ConvergeError as exc:
+            doc = document(query_file, error=exc, plan_only=True)
+        echo(dumps(doc))
+        return doc["exit_code"]
+    query = read_query(query_file)
+    for line in describe_query(query):
+        echo(line)
+    echo("\nplan:")
+    for line in plan_text(query, options):
+        echo(line)
+    echo("\n" + PLAN_ONLY_NOTE)
+    return 0
+
+
+def refuse_run_options(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
+    """--plan-only runs nothing: an option that only a run reads is refused, not silently ignored."""
+    given = [name for name, default in defaults.items() if getattr(args, name, default) != default]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UsageError(f"--plan-only runs no property, so {flags} would be ignored: drop "
+                         f"{'it' if len(given) == 1 else 'them'} or drop --plan-only")
+
+
+__all__ = ["OutputFormat", "add_plan_options", "cmd_plan_only", "describe_query", "fast_args", "options_of", "plan_json",
+           "plan_only", "plan_text", "read_query", "refuse_run_options"]

@@ -1,0 +1,37 @@
+"""`--system cmd:COMMAND`: any engine behind an adapter program (docs/adapter-protocol.md)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import ClassVar
+
+from converge.engine.model.errors import UsageError
+from converge.engine.model.system import System
+from converge.systems.adapter.client import AdapterSystem, Timeouts
+from converge.systems.campaign import ConvergeCaseKind
+
+
+def adapter_argv(command: str) -> list[str]:
+    """A path that exists is one argument (spaces and all); anything else is split like a shell command line."""
+    if Path(command).exists():
+        return [command]
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"--system cmd:{command}: {exc}") from None
+    if not argv:
+        raise UsageError("--system cmd: names no command")
+    return argv
+
+
+class AdapterKind(ConvergeCaseKind):
+    schemes: ClassVar[tuple[str, ...]] = ("cmd",)
+    forms: ClassVar[tuple[str, ...]] = ("cmd:COMMAND",)
+    summary: ClassVar[str] = "an adapter command: a path, or a command line split like a shell would"
+
+    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+
+    def open(self, *, timeouts: Timeouts | None = None) -> System:
+        timeouts = timeouts or Timeouts.configured(self.timeout)
+        return AdapterSystem(adapter_argv(self.argument), label=self.argument, timeouts=timeouts)

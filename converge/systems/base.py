@@ -1,0 +1,47 @@
+"""A kind of system under test, as the command line names it: `SCHEME` or `SCHEME:ARGUMENT`.
+
+Each kind owns what is particular to it: the cases it runs (converge
+scenarios, or Spark's native-join cases), how it starts, its campaign
+(`converge run --system`) and its replay (`converge replay --system`).
+registry.py maps a scheme to its kind, so no command compares a spec string
+with a system's name.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from converge.engine.model.errors import UsageError
+from converge.engine.model.system import System
+from converge.reports.options import RunOptions
+from converge.systems.adapter.client import Timeouts
+
+
+class SystemKind(ABC):
+    """One kind of system, bound to the spec that named it."""
+
+    schemes: ClassVar[tuple[str, ...]]     # the spec's part before ':' (or the whole spec)
+    forms: ClassVar[tuple[str, ...]]       # how a spec of this kind is written, for help and errors
+    case_type: ClassVar[type]              # what one case of this kind is
+    summary: ClassVar[str]                 # one line for `converge run --help` and docs
+    startup: ClassVar[str] = ""            # what starting it costs, shown while it starts ("a MiniCluster, ~20-40 s")
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.scheme, _, self.argument = spec.partition(":")
+
+    @abstractmethod
+    def run_campaign(self, options: RunOptions) -> int:
+        """`converge run --system SPEC`: every selected property of this kind; the exit code."""
+
+    @abstractmethod
+    def replay_files(self, files: Sequence[Path]) -> int:
+        """`converge replay --system SPEC FILE...`: each case file on the system; the worst exit code."""
+
+    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+        """The system started, for commands that send it converge scenarios (`converge check --system`)."""
+        raise UsageError(f"--system {self.spec}: this system runs {self.case_type.__name__} cases, not converge "
+                         f"scenarios")

@@ -1,0 +1,22 @@
+"""`--system reference` and `--system reference-spark`: converge's own engine as a system under test."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from converge.engine.model.errors import UsageError
+from converge.engine.model.system import System
+from converge.engine.reference_system import ReferenceSystem
+from converge.systems.adapter.client import Timeouts
+from converge.systems.campaign import ConvergeCaseKind
+
+
+class ReferenceKind(ConvergeCaseKind):
+    schemes: ClassVar[tuple[str, ...]] = ("reference", "reference-spark")
+    forms: ClassVar[tuple[str, ...]] = ("reference", "reference-spark")
+    summary: ClassVar[str] = "converge's reference engine, on the local runtime or on the Spark runtime"
+
+    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+        if self.argument:
+            raise UsageError(f"--system {self.spec}: {self.scheme} takes no argument")
+        return ReferenceSystem("spark" if self.scheme == "reference-spark" else "local")

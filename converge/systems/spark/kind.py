@@ -1,0 +1,31 @@
+"""`--system spark`: Spark's own stream-stream join, on native-join cases (docs/spark.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from converge.engine.model.errors import UsageError
+from converge.engine.model.native_case import NativeJoinCase
+from converge.reports.options import RunOptions
+from converge.systems.base import SystemKind
+from converge.systems.spark.campaign import replay_native_files, run_spark_native_campaign
+
+
+class SparkKind(SystemKind):
+    schemes: ClassVar[tuple[str, ...]] = ("spark",)
+    forms: ClassVar[tuple[str, ...]] = ("spark",)
+    case_type: ClassVar[type] = NativeJoinCase
+    summary: ClassVar[str] = "Spark's own stream-stream join (native-join cases, docs/spark.md)"
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        if self.argument:
+            raise UsageError(f"--system {spec}: spark takes no argument (the installed pyspark is the version)")
+
+    def run_campaign(self, options: RunOptions) -> int:
+        return run_spark_native_campaign(options)
+
+    def replay_files(self, files: Sequence[Path]) -> int:
+        return replay_native_files(list(files))

@@ -20,8 +20,9 @@ shows (DECIMAL arithmetic with an untyped NULL is an untyped NULL) DuckDB's rule
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from converge.engine.condition_compiler import ColumnRef, Compiler, Scope, parse, render
 from converge.engine.model.scenario import InputSpec

@@ -12,8 +12,9 @@ import functools
 import json
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from converge.engine.condition import split_condition
 from converge.engine.condition_compiler import _NC, Compiler, parse
@@ -141,7 +142,7 @@ def _time_ref(spec: InputSpec, ref: str | None, where: str) -> dict:
 def _plan_text(join: JoinSpec, chain: tuple[InputSpec, ...]) -> str:
     left: list[InputSpec] = [chain[0]]
     steps = []
-    for right, jtype, cond in zip(chain[1:], join.types, join.conditions):
+    for right, jtype, cond in zip(chain[1:], join.types, join.conditions, strict=False):
         split = split_condition(cond, left, right)
         keys = [{"left": {"input": k.left.input, "column": k.left.column},
                  "right": {"input": k.right.input, "column": k.right.column}, "null_safe": k.null_safe}

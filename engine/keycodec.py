@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from converge.engine.model.errors import ApiMisuseError
 
@@ -57,7 +57,7 @@ def encode_binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
     slots: list[bytes] = []
     var = bytearray()
     fixed_len = 8 + 8 * arity
-    for i, (value, ctype) in enumerate(zip(values, types)):
+    for i, (value, ctype) in enumerate(zip(values, types, strict=False)):
         if value is None:
             header_bits |= 1 << (i + 8)
             slots.append(_ZERO8)

@@ -23,7 +23,8 @@ the hot path.
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from converge.engine.keycodec import order_key_fn
 from converge.engine.model.errors import ApiMisuseError
@@ -96,11 +97,11 @@ class KeyedStateBackend:
         self.undo: list | None = None    # a StateJournal's records, set by a runtime that rolls events back
 
     # -- registration -------------------------------------------------------
-    def value_state(self, name: str, ttl_ms: int | None = None) -> "ValueState":
+    def value_state(self, name: str, ttl_ms: int | None = None) -> ValueState:
         table = self._tables.setdefault(name, {})
         return ValueState(self, table) if ttl_ms is None else TtlValueState(self, table, ttl_ms)
 
-    def map_state(self, name: str, key_types: Sequence[str], ttl_ms: int | None = None) -> "MapState":
+    def map_state(self, name: str, key_types: Sequence[str], ttl_ms: int | None = None) -> MapState:
         table = self._tables.setdefault(name, {})
         return MapState(self, table, ttl_ms, order_key_fn(self.map_state_order, key_types, self.seed))
 
@@ -189,7 +190,7 @@ class _Timed:
         self.value = value
         self.expires = expires
 
-    def __deepcopy__(self, memo: dict) -> "_Timed":
+    def __deepcopy__(self, memo: dict) -> _Timed:
         return _Timed(self.value, self.expires)
 
     def __eq__(self, other: object) -> bool:
@@ -268,7 +269,7 @@ class _MapBucket:
     def __init__(self) -> None:
         self.entries: dict[Any, list] = {}
 
-    def __deepcopy__(self, memo: dict) -> "_MapBucket":
+    def __deepcopy__(self, memo: dict) -> _MapBucket:
         b = _MapBucket()
         b.entries = {k: list(e) for k, e in self.entries.items()}
         return b

@@ -12,8 +12,9 @@ Flink's views do, so a duplicated row is joined (and padded) once per copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 from converge.engine.model.scenario import InputSpec
 from converge.engine.state import KeyedStateBackend

@@ -17,8 +17,8 @@ All streams are built by construction, so shrunk examples stay valid.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from hypothesis import strategies as st
 
@@ -166,7 +166,7 @@ def dedupe_scenarios(*, max_ops: int = 20) -> st.SearchStrategy[Scenario]:
         normalize, lose, semantics = draw(flags)
         dedupe: dict[str, tuple[str, ...]] = {}
         lost: list[str] = []
-        for spec, on in zip(s.inputs, chosen):
+        for spec, on in zip(s.inputs, chosen, strict=False):
             # a raw upsert or `all` input (bare +U) without a dedupe is FLINK-40681's territory
             raw_upsert = spec.changelog_mode == "all" or (spec.changelog_mode == "upsert" and not normalize)
             if on or raw_upsert:

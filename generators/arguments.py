@@ -7,7 +7,8 @@ rather than a failure in the middle of a test run.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence, get_args
+from collections.abc import Iterable, Sequence
+from typing import Any, get_args
 
 from converge.engine.model.errors import ApiMisuseError
 

@@ -17,8 +17,8 @@ times faster; docs/generators.md says how each shrinks.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
@@ -209,7 +209,7 @@ class ModelTable:
         return None if self.uk_idx is None else tuple(row[i] for i in self.uk_idx)
 
     def make_row(self, values: tuple) -> tuple:
-        return tuple(dom[v % len(dom)] for dom, v in zip(self.domains, values))
+        return tuple(dom[v % len(dom)] for dom, v in zip(self.domains, values, strict=False))
 
     def free_row(self, values: tuple, tie: bool = False) -> tuple | None:
         """A row built from `values` whose unique key is not taken (None if the domain is exhausted); with
@@ -251,9 +251,9 @@ def build_events(specs: Sequence[InputSpec], key_columns: Sequence[Sequence[str]
     (generators.schema uses it for NOT NULL columns and event times). `tie_keys`: an insert with its flag set
     gives two key columns of one type the same value (`tie_pair`)."""
     tables = [ModelTable(s, k, key_domain, equality_columns(conditions, s.name), tie_keys)
-              for s, k in zip(specs, key_columns)]
+              for s, k in zip(specs, key_columns, strict=False)]
     if domains is not None:
-        for table, doms in zip(tables, domains):
+        for table, doms in zip(tables, domains, strict=False):
             table.domains = [tuple(d) for d in doms]
     events: list[Event] = []
     now = 0

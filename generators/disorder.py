@@ -15,8 +15,8 @@ sources emitted it (per-key order kept; the batch answer is defined over it),
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from hypothesis import strategies as st
 

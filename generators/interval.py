@@ -24,7 +24,7 @@ keeps the promises its options make:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
@@ -93,7 +93,7 @@ class _Clocks:
         self._combine()
 
     def _combine(self) -> None:
-        active = [w for w, i in zip(self.wms, self.idle) if not i]
+        active = [w for w, i in zip(self.wms, self.idle, strict=False) if not i]
         if not active or any(w is None for w in active):
             return
         combined = min(active)  # type: ignore[type-var]

@@ -3,8 +3,9 @@ known mini-batch anomalies as families of cases (docs/minibatch.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal, Sequence
+from typing import Literal
 
 from hypothesis import strategies as st
 

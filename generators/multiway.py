@@ -19,8 +19,9 @@ planner's choice against the construction rather than against the planner.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Sequence
+from typing import Literal
 
 from hypothesis import strategies as st
 

@@ -9,8 +9,9 @@ Users import these to drive their own properties:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 from hypothesis import strategies as st
 

@@ -23,7 +23,7 @@ columns, keys, modes), for properties that must hold on every schema.
 from __future__ import annotations
 
 import re
-from typing import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from hypothesis import strategies as st
 
@@ -132,7 +132,7 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
     if iv is not None and iv.time == "event" and len(chain) == 2 and all(s.name in delays for s in chain):
         times = bound_times(iv, max(delays[s.name] for s in chain))
         aimed = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name), t)
-                 for s, t in zip(chain, times)]
+                 for s, t in zip(chain, times, strict=False)]
     appends_only = all(s.changelog_mode == "insert_only" for s in chain)
     actions = (INSERT,) if appends_only else (INSERT, UPDATE, DELETE)
     widths = [len(s.columns) for s in chain]

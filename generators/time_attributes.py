@@ -139,7 +139,7 @@ def _key(spec: InputSpec, row: tuple) -> tuple:
 def _compare_step(join: JoinSpec, timed: set[str]) -> tuple[JoinSpec, int | None]:
     """The join with `earlier.ts <= new.ts` added to the first step where both are timed and joined."""
     joined = [join.inputs[0]]
-    for k, (name, jtype) in enumerate(zip(join.inputs[1:], join.types)):
+    for k, (name, jtype) in enumerate(zip(join.inputs[1:], join.types, strict=False)):
         earlier = [n for n in joined if n in timed]
         if name in timed and earlier and jtype not in ("semi", "anti"):
             conditions = list(join.conditions)

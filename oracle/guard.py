@@ -24,7 +24,8 @@ import copy
 import functools
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from converge.engine.model.duckdb_ast import cast_target, function_arguments, function_name, literal
 from converge.engine.model.errors import BadInputError
@@ -161,7 +162,7 @@ def safe_conditions(scenario: Scenario) -> list[str]:
     if not isinstance(conditions, (tuple, list)) or len(conditions) != len(chain) - 1:
         raise BadInputError(f"{len(chain) - 1} join steps need as many conditions", path="join.conditions")
     out, visible = [], [chain[0]]
-    for i, (right, cond) in enumerate(zip(chain[1:], conditions)):
+    for i, (right, cond) in enumerate(zip(chain[1:], conditions, strict=False)):
         out.append(safe_condition(cond, (*visible, right), f"join.conditions[{i}]"))
         if i < len(types) and types[i] not in ("semi", "anti"):
             visible.append(right)
@@ -394,7 +395,7 @@ class _Checker:
         args = function_arguments(node)
         checked = self.children(args, depth)
         if "arguments" in node:
-            out["arguments"] = [{**a, "expression": c} for a, c in zip(node["arguments"], checked)]
+            out["arguments"] = [{**a, "expression": c} for a, c in zip(node["arguments"], checked, strict=False)]
             if any(a.get("name") for a in node["arguments"]):
                 raise _reject(f"named arguments are not allowed in a condition ({name})")
         else:

@@ -32,8 +32,9 @@ import os
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Iterator, Literal
+from typing import Literal
 
 import duckdb
 
@@ -110,7 +111,7 @@ def _coverage(n: _Names, base: str, pairs: str, pair_id: str, structs: list[str]
 
 def _output_columns(scenario: Scenario) -> list[str]:
     """The output row's columns as struct fields of the last relation, in the snapshot form's order."""
-    kept = [scenario.chain[0]] + [spec for spec, jtype in zip(scenario.chain[1:], scenario.join.types)
+    kept = [scenario.chain[0]] + [spec for spec, jtype in zip(scenario.chain[1:], scenario.join.types, strict=False)
                                   if jtype not in ("semi", "anti")]
     return [f"struct_extract({quote_ident(spec.name)}, {quote_str(c)})" for spec in kept for c in spec.column_names]
 
@@ -135,7 +136,7 @@ def intervals_sql(scenario: Scenario, form: IntervalForm = "intervals", at: int 
     ctes = [f"__in0 AS MATERIALIZED ({inputs[0]})"]
     structs = [quote_ident(chain[0].name)]
     current = "__in0"
-    for step, (spec, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions), 1):
+    for step, (spec, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions, strict=False), 1):
         x = f"__in{step}"
         ctes.append(f"{x} AS MATERIALIZED ({inputs[step]})")
         xs = quote_ident(spec.name)

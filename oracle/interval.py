@@ -14,8 +14,9 @@ near the ends of BIGINT.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from typing import AbstractSet, Mapping
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
@@ -42,7 +43,7 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
     chain = scenario.chain
     time_index: dict[str, int | None] = {spec.name: None for spec in chain}
     if iv.time == "event":
-        for spec, ref in zip(chain, (iv.left_time, iv.right_time)):
+        for spec, ref in zip(chain, (iv.left_time, iv.right_time), strict=False):
             column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
             if column is None:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")

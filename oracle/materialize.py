@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS, ROW_KINDS
 from converge.engine.model.errors import ApiMisuseError, BadInputError
@@ -95,7 +96,7 @@ def row_checker(spec: InputSpec) -> Callable[[tuple], tuple]:
         if len(row) != width:
             raise BadInputError(
                 f"input {spec.name!r}: row {list(row)!r} has {len(row)} values, expected {width} {list(names)}")
-        return tuple(check_value(v, t, c) for v, t, c in zip(row, types, names))
+        return tuple(check_value(v, t, c) for v, t, c in zip(row, types, names, strict=False))
 
     return check
 
@@ -172,7 +173,7 @@ class _InputState:
         """The table now, as a bag (equal rows share one Counter key, NaN included)."""
         counts: Counter[tuple] = Counter()
         canon: dict[tuple, tuple] = {}
-        for start, end, row in self.instances:
+        for _start, end, row in self.instances:
             if end is None:
                 counts[canon.setdefault(self.key(row), row)] += 1
         return counts

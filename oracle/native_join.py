@@ -43,7 +43,7 @@ def batch_answer(case: NativeJoinCase, keep: Mapping[str, Collection[int]] | Non
     """The batch join of the case's rows (all, or per side the ids in `keep`), as a multiset of id pairs."""
     con = duckdb.connect()
     try:
-        for side, table in zip(SIDES, ("l", "r")):
+        for side, table in zip(SIDES, ("l", "r"), strict=False):
             spec = case.input(side)
             cols = ", ".join(f"{quote_ident(c)} BIGINT" for c in spec.columns)
             con.execute(f"CREATE TABLE {table} (_id BIGINT, {cols})")

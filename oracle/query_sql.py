@@ -143,7 +143,7 @@ class QueryAsWritten:
 
     def real(self, table: str, row: tuple) -> tuple:
         """A row of `table` as converge holds it, as the real values of its declared types."""
-        return tuple(None if v is None else c.real(v) for c, v in zip(self.tables[table], row))
+        return tuple(None if v is None else c.real(v) for c, v in zip(self.tables[table], row, strict=False))
 
     def answer(self, held: Mapping[str, Iterable[tuple]]) -> Counter:
         """The SELECT's result (a bag of rows in `common` form) over the tables whose rows converge holds."""

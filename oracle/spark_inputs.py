@@ -20,8 +20,9 @@ the view, so any column name the oracle accepts works in Parquet.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,9 +48,9 @@ def arrow_type(ctype: str) -> pa.DataType:
 
 
 def _columns(spec: InputSpec, rows: Sequence[tuple]) -> dict[str, pa.Array]:
-    data = list(zip(*rows)) if rows else [()] * len(spec.columns)
+    data = list(zip(*rows, strict=False)) if rows else [()] * len(spec.columns)
     return {f"c{i}": pa.array(list(values), arrow_type(ctype))
-            for i, ((_, ctype), values) in enumerate(zip(spec.columns, data))}
+            for i, ((_, ctype), values) in enumerate(zip(spec.columns, data, strict=False))}
 
 
 def table_of_rows(spec: InputSpec, rows: Sequence[tuple], sids: Sequence[int] | None = None) -> pa.Table:

@@ -22,9 +22,10 @@ import sys
 import tempfile
 import uuid
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from converge.engine.model.errors import BadInputError, ConvergeError, OracleError
 from converge.engine.model.scenario import InputSpec, Scenario, require_scenario
@@ -157,7 +158,7 @@ class SparkSQLOracle:
                     answers = [exc]
                 else:
                     answers = [self._single(s) for s in batch]
-            for i, answer in zip(indexes, answers):
+            for i, answer in zip(indexes, answers, strict=False):
                 out[i] = answer
         return out  # type: ignore[return-value]
 
@@ -252,7 +253,7 @@ class SparkSQLOracle:
         frames = {}
         for spec in batch[0].chain:
             rows, sids = [], []
-            for i, t in zip(valid, tables):
+            for i, t in zip(valid, tables, strict=False):
                 for row, n in t[spec.name].items():
                     rows.extend([row] * n)
                     sids.extend([i] * n)
@@ -299,7 +300,7 @@ class SparkSQLOracle:
             tcol = time_column(spec)
             wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),))
             rows, sids = [], []
-            for i, rec in zip(valid, records):
+            for i, rec in zip(valid, records, strict=False):
                 for _pos, time, row in rec[spec.name]:
                     rows.append(row + (time,))
                     sids.append(i)

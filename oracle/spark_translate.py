@@ -33,7 +33,7 @@ boolean (number formatting differs), arithmetic with DECIMAL literals
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import sqlglot
 from sqlglot import expressions as exp

@@ -23,7 +23,7 @@ release that changes the list-literal rules fails there, not silently.
 from __future__ import annotations
 
 import functools
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from converge.engine.model.errors import BadInputError, OracleError
 from converge.engine.model.scenario import InputSpec, Scenario
@@ -103,7 +103,7 @@ def _items(values: Iterable[object], ctype: str, column: str) -> list[str]:
 def _typed_list(items: Iterable[str], ctype: str, repeats: Sequence[int] | None = None) -> str:
     """The list constant; with ``repeats``, item i appears repeats[i] times (formatted once)."""
     if repeats is not None:
-        items = [", ".join([t] * m) if m != 1 else t for t, m in zip(items, repeats) if m > 0]
+        items = [", ".join([t] * m) if m != 1 else t for t, m in zip(items, repeats, strict=False) if m > 0]
     return quote_str("[" + ", ".join(items) + "]") + f"::{ctype}[]"
 
 
@@ -121,7 +121,7 @@ def _list_expr(values: Sequence[object], ctype: str, repeats: Sequence[int] | No
     elements = ["NULL" if v is None else " || chr(0) || ".join(quote_str(part) for part in str(v).split("\0"))
                 for v in texts]
     if repeats is not None:
-        elements = [e for e, m in zip(elements, repeats) for _ in range(m)]
+        elements = [e for e, m in zip(elements, repeats, strict=False) for _ in range(m)]
     return f"CAST(list_value({', '.join(elements)}) AS VARCHAR[])"
 
 
@@ -136,8 +136,8 @@ def _select(spec: InputSpec, rows: Sequence[tuple], repeats: Sequence[int] | Non
     if seq_list is not None:
         assert seq_column is not None
         items.append(f"unnest({seq_list}) AS {quote_ident(seq_column)}")
-    columns: Iterable[Sequence[object]] = zip(*rows) if rows else [()] * len(spec.columns)
-    for (name, ctype), values in zip(spec.columns, columns):
+    columns: Iterable[Sequence[object]] = zip(*rows, strict=False) if rows else [()] * len(spec.columns)
+    for (name, ctype), values in zip(spec.columns, columns, strict=False):
         items.append(f"unnest({_list_expr(values, ctype, repeats, name)}) AS {quote_ident(name)}")
     return "(SELECT " + ", ".join(items) + ")"
 
@@ -219,7 +219,7 @@ def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None,
     seq_expr = f"{quote_ident(first.name)}.{qseq}"
     output = columns_of(first)
     lines = [f"FROM {from_item(first)}"]
-    for spec, jtype, cond in zip(chain[1:], scenario.join.types, conditions):
+    for spec, jtype, cond in zip(chain[1:], scenario.join.types, conditions, strict=False):
         on = f"(\n{cond}\n)"  # DuckDB's regeneration of the checked condition (guard.py), never the raw text
         if seq is not None:
             right_seq = f"{quote_ident(spec.name)}.{qseq}"

@@ -19,9 +19,10 @@ Each anomaly has two sides (docs/anomalies.md):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from random import Random
-from typing import Any, Callable
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -63,7 +64,7 @@ def describe_example(scenario: Scenario, result: RunResult | None = None) -> str
     for spec in scenario.inputs:
         lines.append(f"  {spec.name}{list(spec.column_names)} unique_key={spec.unique_key} {spec.changelog_mode}")
     result = result or run_scenario(scenario)
-    for i, (event, items) in enumerate(zip(scenario.events, result.per_event)):
+    for i, (event, items) in enumerate(zip(scenario.events, result.per_event, strict=False)):
         j = event_to_json(event)
         what = f"{j['input']} {j['kind']} {j['row']}" if "kind" in j else str(j)
         emitted = " ".join(f"{c.kind}{list(c.row)}" for c in items if isinstance(c, Change))
@@ -165,14 +166,14 @@ def order_violations(scenario: Scenario, result: RunResult | None = None) -> lis
     left_width = len(seen[0].columns)
     stamp = 0
     out: list[OrderViolation] = []
-    for index, (event, items) in enumerate(zip(scenario.events, result.per_event)):
+    for index, (event, items) in enumerate(zip(scenario.events, result.per_event, strict=False)):
         if not isinstance(event, ChangeEvent):
             continue
         s = 0 if event.input == seen[0].name else 1
         me, other = sides[s], sides[1 - s]
         own_rows = {event.row}
         changes = me.join_changes(event.kind, event.row)
-        for kind, row in changes:
+        for _kind, row in changes:
             own_rows.add(row)
             replaced = me.stored(row)  # retracted in this event too (correct semantics, key-only -D)
             if replaced is not None:
@@ -284,7 +285,7 @@ def duplicate_versions(scenario: Scenario, result: RunResult | None = None) -> l
     width = len(left.columns)
     lost = set(scenario.config.unique_key_lost)
     out = []
-    for index, (event, items) in enumerate(zip(scenario.events, result.per_event)):
+    for index, (event, items) in enumerate(zip(scenario.events, result.per_event, strict=False)):
         if not isinstance(event, ChangeEvent):
             continue
         other = right if event.input == left.name else left

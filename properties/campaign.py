@@ -6,8 +6,8 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from hypothesis import Phase, event, given, settings, target
 from hypothesis import seed as hypothesis_seed

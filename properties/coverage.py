@@ -37,9 +37,10 @@ draws one of the cases `REQUIRED` lists for it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import pairwise
-from typing import Iterable, Iterator, Protocol
+from typing import Protocol
 
 import sqlglot
 from sqlglot import exp
@@ -118,7 +119,7 @@ def _key_shape_cases(scenario: Scenario) -> set[str]:
             found.add("key_mixed_types")
         if lpos != rpos:
             found.add("key_positions_differ")
-        by_left = [r for _, r in sorted(zip(lpos, rpos))]
+        by_left = [r for _, r in sorted(zip(lpos, rpos, strict=False))]
         if by_left != sorted(by_left):
             found.add("key_crossed")
     if any(_or_equality(cond) for cond in scenario.join.conditions):

@@ -11,8 +11,8 @@ tests/test_existential.py runs one search in several processes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -50,7 +50,7 @@ def check_expectations(scenario: Scenario, result: RunResult) -> list[str]:
     """Every way the run differs from what the scenario file says it must do."""
     problems: list[str] = []
     pending: list[Any] = []
-    for i, (event, items) in enumerate(zip(scenario.events, result.per_event)):
+    for i, (event, items) in enumerate(zip(scenario.events, result.per_event, strict=False)):
         pending.extend(items)
         if event.expect is not None:
             diff = compare_emits(event.expect, pending)

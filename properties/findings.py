@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
 
 from hypothesis import HealthCheck, find, settings
 from hypothesis.errors import NoSuchExample
@@ -60,7 +60,7 @@ def show_event(query: MappedQuery, e: object) -> str:
     if isinstance(e, ChangeEvent):
         types = query.types_of(e.input)
         cols = [c for c, _ in query.table_of(e.input).columns]
-        return f"{e.kind} {e.input}(" + ", ".join(f"{c}={t.display(v)}" for c, t, v in zip(cols, types, e.row)) + ")"
+        return f"{e.kind} {e.input}(" + ", ".join(f"{c}={t.display(v)}" for c, t, v in zip(cols, types, e.row, strict=False)) + ")"
     if isinstance(e, WatermarkEvent):
         return f"watermark {e.input} {e.watermark}"
     if isinstance(e, ProcessingTimeEvent):
@@ -155,7 +155,7 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
     with_ttl = runner(found).per_event
     without = runner(replace(found, config=replace(found.config, state_ttl_ms=None))).per_event
     first, now, a, b = None, 0, Counter(), Counter()
-    for i, (x, y) in enumerate(zip(with_ttl, without)):
+    for i, (x, y) in enumerate(zip(with_ttl, without, strict=False)):
         e = found.events[i]
         if isinstance(e, ProcessingTimeEvent):
             now = e.processing_time

@@ -18,7 +18,7 @@ Two ways to the same verdict:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.changelog import Change, sign

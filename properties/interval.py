@@ -16,8 +16,9 @@ as an earlier record of the other input.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
@@ -293,7 +294,7 @@ def cleanup_timely(scenario: Scenario) -> None:
     for i, event in enumerate(s.events):
         outputs.append(rt.process_event(event))
         clock = model.clocks[i]
-        for side, pos in sorted(stored_positions(rt)):
+        for _side, pos in sorted(stored_positions(rt)):
             deadline = model.deadlines.get(pos)
             if deadline is None or (clock is not None and clock >= deadline):
                 _fail(prop, scenario, f"after event {i} the record at position {pos} is still cached at "

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.properties.reference import LONG_MAX as MAX_TIME
@@ -85,7 +85,7 @@ class IntervalJoinModel:
             refs = (iv.left_time, iv.right_time)
             self.time_idx = tuple(  # type: ignore[assignment]
                 spec.index_of((ref.partition(".")[2] or ref) if ref else spec.time_column)  # type: ignore[arg-type]
-                for spec, ref in zip((left, right), refs))
+                for spec, ref in zip((left, right), refs, strict=False))
         self.order = self._iteration_order(scenario.config.map_state_order)
 
     @staticmethod
@@ -159,7 +159,7 @@ class IntervalJoinModel:
                 self._fire(self.now, out)
 
     def _combine(self, out: Counter) -> None:
-        active = [w for w, idle in zip(self.wms, self.idle) if not idle]
+        active = [w for w, idle in zip(self.wms, self.idle, strict=False) if not idle]
         if not active or any(w is None for w in active):
             return
         combined = min(active)  # type: ignore[type-var]

@@ -26,8 +26,8 @@ accumulate +1, retract -1), without the engine's materializer.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Iterable, Sequence
 
 from converge.engine.model.changelog import Change, sign
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario

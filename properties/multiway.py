@@ -9,8 +9,8 @@ scenario with `multi_join = "off"`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from converge.engine.materialize import fold_history
 from converge.engine.model.changelog import Change, sign

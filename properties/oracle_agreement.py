@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from converge.engine.model.errors import ConvergeError
 from converge.engine.model.scenario import Scenario

@@ -16,8 +16,8 @@ converge's engine.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from hypothesis import reject
 from hypothesis import strategies as st

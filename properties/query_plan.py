@@ -42,7 +42,7 @@ def state_views(query: MappedQuery) -> list[str]:
     lines = []
     specs = {s.name: s for s in query.inputs}
     names = query.join.inputs
-    for i, (name, cond) in enumerate(zip(names[1:], query.join.conditions), 1):
+    for i, (name, cond) in enumerate(zip(names[1:], query.join.conditions, strict=False), 1):
         left = [specs[n] for n in names[:i]]
         split = split_condition(cond, left, specs[name])
         right_keys = [k.right.column for k in split.equi_keys]

@@ -70,7 +70,7 @@ def reading_answer(query: MappedQuery, scenario: Scenario) -> Counter:
     for row, count in oracle_final(scenario).items():
         shaped = shape(row)
         if shaped is not None:
-            out[tuple(common(_real(t, v)) for t, v in zip(types, shaped))] += count
+            out[tuple(common(_real(t, v)) for t, v in zip(types, shaped, strict=False))] += count
     return +out
 
 

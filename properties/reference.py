@@ -27,8 +27,8 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
@@ -61,7 +61,7 @@ def binary_row_key(values: Sequence[object], types: Sequence[str]) -> bytes:
     field, the variable part padded to whole words; a long string's slot holds offset << 32 | length)."""
     fixed = bytearray(_WORD * (1 + len(types)))
     variable = bytearray()
-    for i, (value, ctype) in enumerate(zip(values, types)):
+    for i, (value, ctype) in enumerate(zip(values, types, strict=False)):
         slot_at = _WORD * (1 + i)
         if value is None:
             bit = 8 + i

@@ -8,8 +8,16 @@ alike (tests/test_layering.py fails on a family module missing from FAMILIES).
 
 from __future__ import annotations
 
-from converge.properties.families import (anomalies, dense, interval, minibatch, multiway, raw_changelog, regular,
-                                          state_order)
+from converge.properties.families import (
+    anomalies,
+    dense,
+    interval,
+    minibatch,
+    multiway,
+    raw_changelog,
+    regular,
+    state_order,
+)
 from converge.properties.spec import PropertySpec
 
 __all__ = ["FAMILIES", "PROPERTIES", "PropertySpec", "families", "select"]

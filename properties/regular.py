@@ -9,8 +9,9 @@ asserts it rather than silently passing.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.scenario import Scenario, require_scenario

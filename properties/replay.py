@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from converge.engine.materialize import clean, fold
 from converge.engine.model.errors import (

@@ -30,8 +30,8 @@ shows the difference event by event).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from converge.engine.materialize import clean, fold
 from converge.engine.model.scenario import ChangeEvent, Event, InputSpec, Scenario

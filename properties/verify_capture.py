@@ -28,9 +28,9 @@ import bisect
 import itertools
 import time
 from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Mapping
 
 from converge.engine.condition import compile_predicate
 from converge.engine.model.errors import BadInputError, DivergenceError
@@ -285,7 +285,7 @@ def _compare_history(query: MappedQuery, scenario: Scenario, records: Iterator[R
 
 def show_row(query: MappedQuery, row: tuple) -> str:
     """A row of the query's output, by the SELECT list's names."""
-    return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row)) + ")"
+    return "(" + ", ".join(f"{o.name}={o.type.display(v)}" for o, v in zip(query.output, row, strict=False)) + ")"
 
 
 def _diverged(query: MappedQuery, at: int, diff: Counter, lines: dict[tuple, list[int]], origins: _Origins | None,

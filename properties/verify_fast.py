@@ -58,8 +58,8 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import duckdb
 
@@ -242,7 +242,7 @@ def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: lis
     scenario = query.scenario(events, name=f"capture of {query.path}")
     picks = query.output_picks()
     names = ", ".join(quote_ident(f"__o{i}") for i in range(len(query.join_columns())))
-    shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns)))
+    shaped = ", ".join(f"CAST(__o{p} AS {_sql_type(t)}) AS c{i}" for i, (p, (_, t)) in enumerate(zip(picks, columns, strict=False)))
     at = "INTEGER" if len(events) < 2**31 else "BIGINT"
     prefix = (f"CREATE TEMP TABLE __vf_oracle AS SELECT CAST(__op AS {at}) AS cp, CAST(__od AS INTEGER) AS d, "
               f"{shaped} FROM (")

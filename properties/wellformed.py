@@ -38,7 +38,7 @@ says so with a scenario file for each.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, Scenario
@@ -73,7 +73,7 @@ def changelog_wellformed(scenario: Scenario) -> None:
                  or (spec.changelog_mode == "upsert" and cfg.changelog_normalize)}
     held: Counter = Counter()
     emitted = run_scenario(scenario).per_event  # the evidence of a failure, as well as what is checked
-    for i, (event, items) in enumerate(zip(scenario.events, emitted)):
+    for i, (event, items) in enumerate(zip(scenario.events, emitted, strict=False)):
         changes = [c for c in items if hasattr(c, "kind")]
         for change in changes:
             kind, row = change.kind, change.row

@@ -19,9 +19,10 @@ import re
 import shlex
 import sys
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import hypothesis
 
@@ -145,7 +146,7 @@ def _join_line(s: Scenario) -> str:
     """The join as the scenario states it (the SQL below, when there is one, is the oracle's own)."""
     j = s.join
     text = f"`{j.inputs[0]}`" + "".join(f" **{kind}** `{name}` on `{cond}`"
-                                         for kind, name, cond in zip(j.types, j.inputs[1:], j.conditions))
+                                         for kind, name, cond in zip(j.types, j.inputs[1:], j.conditions, strict=False))
     iv = j.interval
     if iv is not None:
         times = "processing time" if iv.time == "processing" else f"`{iv.left_time}` - `{iv.right_time}`"

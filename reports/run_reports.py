@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from converge.engine.model.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from converge.properties.divergence import Divergence
@@ -45,7 +46,7 @@ class RunReports:
     _unusable: bool = field(default=False, init=False, repr=False)  # claiming failed once: never tried again
 
     @classmethod
-    def open(cls, folder: Path | None, kind: str = "run") -> "RunReports":
+    def open(cls, folder: Path | None, kind: str = "run") -> RunReports:
         """The reports of a run starting now inside `folder` (None: reports are off); nothing is made yet."""
         return cls(folder, kind)
 

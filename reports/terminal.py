@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence, TextIO
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO
 
 __all__ = ["failure_excerpt", "format_table", "outcome_cell", "progress", "shrink_note", "tally"]
 
@@ -40,7 +41,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     lines = []
     for n, r in enumerate(cells):
         lines.append("  ".join(c.rjust(w) if numbers[i] else c.ljust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+                               for i, (c, w) in enumerate(zip(r, widths, strict=False))).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -18,8 +18,9 @@ no bottom panel. Drawn with matplotlib's Agg backend, so no display is needed.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from converge.engine.model.files import replacing
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.commands.run import cmd_run
+from converge.cli.main import build_parser, main
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario_json import load_scenario
 from converge.properties.campaign import PropertyResult
@@ -27,8 +29,6 @@ from converge.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, ada
 from converge.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
 from converge.systems.campaign import SystemRun, closing_note
 from converge.systems.reference import ReferenceSystem
-from converge.cli.main import build_parser, main
-from converge.cli.commands.run import cmd_run
 from tests.doc_examples import ROOT, code_blocks
 
 EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
@@ -158,7 +158,7 @@ def test_examples_batches_and_cases_say_the_same_in_the_table_and_the_summary(tm
     out = capsys.readouterr().out
     assert code == 0, out
     header, _, row = out.splitlines()[:3]
-    cells = dict(zip(header.split(), row.split()[1:]))  # "reference 0.3.0" is two words, its header one
+    cells = dict(zip(header.split(), row.split()[1:], strict=False))  # "reference 0.3.0" is two words, its header one
     assert (cells["examples"], cells["batches"], cells["cases"]) == ("45", "3", "45")
     summary = json.loads((tmp_path / "latest" / "summary.json").read_text())
     (prop,) = summary["properties"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.condition_tree import condition_plan
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
@@ -23,7 +24,6 @@ from converge.properties.systems import checks
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.systems.adapter import protocol
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from converge.cli.main import main
 from tests.doc_examples import ROOT
 
 STUB = str(Path(__file__).parent / "adapters" / "v2.py")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import SystemUnderTestError, UsageError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.systems.adapter.client import AdapterSystem, Timeouts, timeout_seconds
 from converge.systems.registry import open_system, system_kind
-from converge.cli.main import main
 from tests.test_adapter_client import _gone
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")

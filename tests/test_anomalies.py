@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.commands.run import verdict_of
+from converge.cli.main import main
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec
@@ -21,8 +23,6 @@ from converge.engine.state import KeyedStateBackend
 from converge.properties import anomalies
 from converge.properties.divergence import PropertyFailure
 from converge.properties.registry import select
-from converge.cli.main import main
-from converge.cli.commands.run import verdict_of
 
 FILES = Path(__file__).parent / "scenarios" / "anomalies"
 

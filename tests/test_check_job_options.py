@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
+from converge.cli.commands import check
+from converge.cli.main import main
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import Config
 from converge.engine.model.system import Capabilities
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.query_check import query_strategy
-from converge.cli.main import main
-from converge.cli.commands import check
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "job_options.sql"
 TABLES = """CREATE TABLE a (k BIGINT, x BIGINT) WITH ('connector' = 'kafka', 'format' = 'json');

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.check_json import finding
+from converge.cli.check_plan import PLAN_ONLY_NOTE, fast_args
+from converge.cli.main import main
 from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.oracle.query import run_query
 from converge.properties.findings import Finding, late_story
-from converge.cli.check_json import finding
-from converge.cli.check_plan import PLAN_ONLY_NOTE, fast_args
-from converge.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"

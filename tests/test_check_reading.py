@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from converge.cli.commands.check import run_check
+from converge.cli.mutant_catalog import READER_MUTANTS, applied
 from converge.engine.model.errors import MisreadQueryError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent
 from converge.oracle.query_sql import QueryAsWritten
 from converge.properties.query_check import CheckOptions, query_strategy
 from converge.properties.query_reading import reading_answer, reading_equals_query
-from converge.cli.commands.check import run_check
-from converge.cli.mutant_catalog import READER_MUTANTS, applied
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 ALL = ("left_join_residual", "interval_join_watermark", "three_way_common_key")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.flinksql import load_query
@@ -15,7 +16,6 @@ from converge.engine.model.flinksql.captures import read_capture
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
 from converge.properties.verify_capture import verify_capture
-from converge.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 LEFT_JOIN = EXAMPLES / "left_join_residual.sql"
@@ -65,7 +65,7 @@ def _capture(tmp_path: Path) -> tuple[Path, Path, Path, list[tuple[int, str, tup
         types = query.types_of(alias)
         path = tmp_path / f"{table}.jsonl"
         path.write_text("".join(json.dumps({"op": e.kind, "pos": i, **{n: _plain(t, v) for n, t, v in
-                                                                      zip(names, types, e.row)}}) + "\n"
+                                                                      zip(names, types, e.row, strict=False)}}) + "\n"
                                 for i, e in enumerate(events) if e.input == alias))
         files[table] = path
     out = tmp_path / "output.jsonl"
@@ -79,7 +79,7 @@ def _plain(ftype, value):
 
 def write_output(path: Path, query, outputs) -> None:
     path.write_text("".join(json.dumps({"op": kind, "pos": i, **{o.name: _plain(o.type, v) for o, v in
-                                                                zip(query.output, row)}}) + "\n"
+                                                                zip(query.output, row, strict=False)}}) + "\n"
                             for i, kind, row in outputs))
 
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+from converge.cli.commands import run as run_command
+from converge.cli.main import main
+from converge.cli.selection import compile_keyword, narrow, select_names
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
 from converge.reports import failure
-from converge.cli.main import main
-from converge.cli.commands import run as run_command
-from converge.cli.selection import compile_keyword, narrow, select_names
 from tests.test_reports import TLP
 
 

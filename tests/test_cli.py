@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.model.errors import UsageError
 from converge.cli.main import main
+from converge.engine.model.errors import UsageError
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "regular"
 
@@ -233,9 +233,9 @@ def test_bad_command_line_values_exit_2_without_a_traceback(tmp_path: Path, caps
 
 
 def test_the_spark_campaign_does_not_count_a_property_that_checked_nothing_as_passed(capsys, monkeypatch) -> None:
+    from converge.cli import spark_campaign
     from converge.engine.runtime.local import run_scenario
     from converge.reports.options import RunOptions
-    from converge.cli import spark_campaign
 
     def on_local(scenarios, properties, **kw):  # stands in for Spark: the checks are what is tested here
         return spark_campaign.check_results(scenarios, [run_scenario(s) for s in scenarios], properties=properties)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from converge.cli.main import build_parser, main
 from converge.cli.commands import COMMANDS
+from converge.cli.main import build_parser, main
 
 COMMANDS_FOLDER = Path(__file__).resolve().parents[1] / "converge" / "cli" / "commands"
 MODULE_NAMES = sorted(p.stem for p in COMMANDS_FOLDER.glob("*.py") if p.stem != "__init__")

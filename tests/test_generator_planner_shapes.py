@@ -55,7 +55,7 @@ def _crossed(s: Scenario) -> bool:
             pairs = _top_level_pairs(cond, left, names[i + 1])
             lpos = [specs_by_name[left].index_of(c) for c, _ in pairs]
             rpos = [specs_by_name[names[i + 1]].index_of(c) for _, c in pairs]
-            if len(pairs) >= 2 and [r for _, r in sorted(zip(lpos, rpos))] != sorted(rpos):
+            if len(pairs) >= 2 and [r for _, r in sorted(zip(lpos, rpos, strict=False))] != sorted(rpos):
                 return True
     return False
 
@@ -169,7 +169,7 @@ def _paired_by_position(s: Scenario) -> Scenario:
     for ctype in {dict(a.columns)[c] for c, _ in pairs}:  # (a wrong pairing still compares like types)
         lefts = [c for _, c in sorted((a.index_of(c), c) for c, _ in pairs if dict(a.columns)[c] == ctype)]
         rights = [c for _, c in sorted((b.index_of(c), c) for _, c in pairs if dict(b.columns)[c] == ctype)]
-        partner.update(zip(lefts, rights))
+        partner.update(zip(lefts, rights, strict=False))
     for left, right in pairs:  # (a placeholder, so a rewritten equality is not rewritten again)
         cond = cond.replace(f"a.{left} = b.{right}", f"a.{left} = b.@{partner[left]}")
     return replace(s, join=replace(s.join, conditions=(cond.replace("b.@", "b."),)))
@@ -200,7 +200,8 @@ def test_a_flip_case_updates_a_row_across_the_match_inside_one_bundle(s: Scenari
     assert (before.kind, after.kind) == ("-U", "+U") and insert.row == before.row
     assert 2 // s.config.mini_batch_size == 3 // s.config.mini_batch_size  # elements 3 and 4 share a bundle
     cond = s.join.conditions[0]
-    rows = (lambda other: (other, fixed.row) if after.input == "a" else (fixed.row, other))
+    def rows(other):
+        return ((other, fixed.row) if after.input == "a" else (fixed.row, other))
     assert _matches(cond, *rows(before.row)) != _matches(cond, *rows(after.row))
     assert s.config.semantics == "correct"
     assert _final(s) == DuckDBOracle().final(s)

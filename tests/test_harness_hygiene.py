@@ -192,9 +192,9 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 
 def test_a_condition_compiler_bug_no_longer_moves_the_ttl_model() -> None:
     """The TTL model used to evaluate residuals with the engine's compiler; a compiler bug moved both."""
+    from converge.cli.mutant_catalog import CATALOG, applied
     from converge.properties.campaign import run_property
     from converge.properties.registry import select
-    from converge.cli.mutant_catalog import CATALOG, applied
 
     mutant = next(m for m in CATALOG if m.name == "residual_python_truthiness")
     with applied(mutant):

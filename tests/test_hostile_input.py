@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import BadInputError, DivergenceError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.flinksql.captures import read_capture
 from converge.engine.model.scenario import InputSpec
 from converge.properties.query_guard import guard_query
 from converge.properties.verify_capture import verify_capture
-from converge.cli.main import main
 from tests.fuzz.outcomes import no_hang
 from tests.test_check_verify import LEFT_JOIN, _capture, write_output
 
@@ -200,15 +200,15 @@ def test_an_empty_csv_is_refused_not_read_as_zero_records(tmp_path: Path, capsys
 def test_positioned_sources_with_an_unpositioned_output_check_the_final_answer(tmp_path: Path, fmt: str) -> None:
     orders, payments, out, outputs = _capture(tmp_path)
     query = load_query(LEFT_JOIN)
-    shown = [[o.type.display(v) if v is not None else None for o, v in zip(query.output, row)]
+    shown = [[o.type.display(v) if v is not None else None for o, v in zip(query.output, row, strict=False)]
              for _, _, row in outputs]
     if fmt == "print":
         text = "".join(f"{k}[{', '.join('null' if v is None else str(v) for v in vs)}]\n"
-                       for (_, k, _), vs in zip(outputs, shown))
+                       for (_, k, _), vs in zip(outputs, shown, strict=False))
     else:
         text = "op," + ",".join(o.name for o in query.output) + "\n" + "".join(
             k + "," + ",".join("" if v is None else str(v).strip("'") for v in vs) + "\n"
-            for (_, k, _), vs in zip(outputs, shown))
+            for (_, k, _), vs in zip(outputs, shown, strict=False))
     out = tmp_path / f"out.{'txt' if fmt == 'print' else 'csv'}"
     out.write_text(text)
     result = verify_capture(query, {"orders": orders, "payments": payments}, out)

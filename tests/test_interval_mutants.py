@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from converge.cli.mutant_catalog import Mutant, Patch, applied, by_name
 from converge.properties.campaign import run_property
 from converge.properties.registry import select
-from converge.cli.mutant_catalog import Mutant, Patch, applied, by_name
 from tests.conftest import examples
 
 OP = "converge.engine.operators.interval_join:TimeIntervalJoinOperator"

@@ -158,7 +158,7 @@ def test_every_module_imports_only_its_own_layer_or_lower_ones() -> None:
 
 def test_every_function_level_import_says_why() -> None:
     unexplained = []
-    for module, path in MODULES.items():
+    for _module, path in MODULES.items():
         lines = path.read_text(encoding="utf-8").splitlines()
         tree = ast.parse("\n".join(lines))
         for node in ast.walk(tree):
@@ -171,8 +171,8 @@ def test_every_function_level_import_says_why() -> None:
 
 
 def test_the_registries_list_every_module_of_their_folder() -> None:
-    from converge.properties import registry
     from converge.cli import bench
+    from converge.properties import registry
 
     families = {p.stem for p in (ROOT / "properties" / "families").glob("*.py") if p.stem != "__init__"}
     assert {m.__name__.rpartition(".")[2] for m in registry.FAMILIES} == families

@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import pytest
 
+from converge.cli.mutant_catalog import by_name
+from converge.cli.mutants import run_mutant
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
@@ -13,10 +15,8 @@ from converge.engine.model.scenario_json import scenario_from_dict, scenario_to_
 from converge.engine.operators.bundle_fold import fold_no_unique_key, fold_unique_key
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.cli.mutant_catalog import by_name
-from converge.cli.mutants import run_mutant
 
-I, UB, UA, D = "+I", "-U", "+U", "-D"
+I, UB, UA, D = "+I", "-U", "+U", "-D"  # noqa: E741 - the RowKinds as Flink prints them
 
 
 def ch(kind: str, v: int) -> Change:
@@ -192,9 +192,9 @@ def test_expiring_state_is_refused_by_equals_off_because_the_fold_ignores_expiry
 def test_the_bundled_changelog_is_well_formed_and_the_check_sees_a_broken_fold() -> None:
     """minibatch/changelog_wellformed holds on the mini-batch join, and fails when a bundle keeps the -D of an
     insert it cancelled (the join then retracts a row its output never held)."""
+    from converge.cli.mutant_catalog import applied
     from converge.properties.campaign import run_property
     from converge.properties.registry import select
-    from converge.cli.mutant_catalog import applied
 
     spec = select("minibatch", "changelog_wellformed")[0]
     assert run_property(spec, seed=3, max_examples=150).ok

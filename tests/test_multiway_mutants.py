@@ -43,7 +43,7 @@ def test_padding_not_retracted_on_first_match_is_caught(monkeypatch, tmp_path: P
     # a LEFT-joined input. How few depends on the chain length Hypothesis settles on, which varies with the
     # constants Hypothesis collects from the modules loaded in the process (2-3 alone, 4 under xdist).
     assert len(changes) <= 6 and all(e.kind == "+I" for e in changes)
-    left_inputs = {n for n, t in zip(d.scenario.join.inputs[1:], d.scenario.join.types) if t == "left"}
+    left_inputs = {n for n, t in zip(d.scenario.join.inputs[1:], d.scenario.join.types, strict=False) if t == "left"}
     assert changes[-1].input in left_inputs | {d.scenario.join.inputs[0]}
     extra = d.engine - d.expected
     assert extra and all(None in row for row in extra), "the leftover row must be the stale NULL padding"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from converge.cli.benches.multiway import chain_scenario, compare
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, ProcessingTimeEvent, Scenario
@@ -11,7 +12,6 @@ from converge.engine.operators.multi_join import MultiJoinInput, MultiJoinSpec, 
 from converge.engine.planner import plan
 from converge.engine.runtime.local import LocalRuntime
 from converge.engine.views import JoinInputSideSpec
-from converge.cli.benches.multiway import chain_scenario, compare
 
 COLS = (("k", "BIGINT"), ("v", "BIGINT"))
 

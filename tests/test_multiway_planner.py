@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Config, InputSpec, JoinSpec, Scenario
 from converge.engine.model.scenario_json import scenario_to_dict
 from converge.engine.operators.multi_join import StreamingMultiJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
 from converge.engine.planner import PlanNode, plan
-from converge.cli.main import main
 
 COLS = (("k", "BIGINT"), ("k2", "BIGINT"), ("v", "BIGINT"))
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
+from converge.cli.mutant_catalog import ACTIVE, CATALOG, Mutant, Patch, applied, by_name
+from converge.cli.mutants import run_campaign, run_mutant
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from converge.properties.registry import select
 from converge.properties.replay import replay_path
-from converge.cli.main import main
-from converge.cli.mutant_catalog import ACTIVE, CATALOG, Mutant, Patch, applied, by_name
-from converge.cli.mutants import run_campaign, run_mutant
 
 # A NULL key under '=' never matches (Flink's filterNulls): this inner join emits nothing.
 NULL_KEYS = scenario_from_dict({

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli import mutant_catalog
+from converge.cli.main import main
 from converge.engine.model.errors import EXIT_INTERNAL, NonTerminationError, exit_code
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.engine.runtime.guard import MAX_SAME_TIMER_FIRINGS
 from converge.engine.runtime.local import LocalRuntime
 from converge.properties.interval import with_final
-from converge.cli import mutant_catalog
-from converge.cli.main import main
 
 LOOPING = mutant_catalog.by_name("interval_cleanup_timer_not_advanced")[0]
 

@@ -10,10 +10,10 @@ import sys
 import duckdb
 import pytest
 
-from converge.engine.model.errors import BadInputError
-from converge.reports.options import BenchConfig
 from converge.cli.bench import run_benchmarks
 from converge.cli.benches import oracle_versions
+from converge.engine.model.errors import BadInputError
+from converge.reports.options import BenchConfig
 
 
 def test_the_drawn_scenarios_are_the_property_s() -> None:

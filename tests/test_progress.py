@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import strategies as st
 
+from converge.cli.main import main
 from converge.engine.model.system import CaseResult, System
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.campaign import run_property
@@ -19,7 +20,6 @@ from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.systems.campaign import run_system_campaign
 from converge.systems.reference import ReferenceKind
-from converge.cli.main import main
 
 
 class FakeClock:
@@ -208,8 +208,8 @@ def test_a_progress_display_that_breaks_stops_showing_and_never_fails_the_proper
 
 
 def test_the_embedded_table_says_when_shrinking_stopped(capsys) -> None:
-    from converge.properties.registry import select
     from converge.cli.commands.run import print_results
+    from converge.properties.registry import select
 
     spec = select("regular", "final_convergence")[0]
     clock = FakeClock()

@@ -9,11 +9,11 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from converge.cli.main import main
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.flinksql.allowed import ALLOWED, ALLOWED_VALUES
 from converge.engine.model.flinksql.dialect import Flink
-from converge.cli.main import main
 from tests.test_check_reading import QUERIES
 from tests.test_check_verify import PLAIN_LEFT_JOIN
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
+from converge.cli.main import main
+from converge.cli.mutant_catalog import applied, by_name, report_notes
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import NotCheckedError
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
@@ -26,8 +28,6 @@ from converge.reports.counts import Counts
 from converge.reports.failure import failure_reporter, property_failures, write_failure_report
 from converge.reports.location import reports_folder
 from converge.reports.summary import write_summary
-from converge.cli.main import main
-from converge.cli.mutant_catalog import applied, by_name, report_notes
 
 _AB = [{"name": "a", "columns": [["k", "BIGINT"], ["x", "BIGINT"]], "changelog_mode": "insert_only"},
        {"name": "b", "columns": [["k", "BIGINT"], ["y", "BIGINT"]], "changelog_mode": "insert_only"}]

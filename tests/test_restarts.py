@@ -57,7 +57,7 @@ class Restarting(System):
     def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
         self.sent.extend(cases)
         answers = self.reference.run_cases([without_restart(c) for c in cases])
-        return [self.tamper(a) if c.config.restart_after is not None else a for c, a in zip(cases, answers)]
+        return [self.tamper(a) if c.config.restart_after is not None else a for c, a in zip(cases, answers, strict=False)]
 
 
 def _check(system: System, case: Scenario) -> exercise.Exercised:

@@ -71,7 +71,7 @@ def test_semi_and_anti_have_no_interval_form(name: str) -> None:
 def test_the_watermark_is_max_time_minus_delay_after_each_batch_then_max() -> None:
     form = flink_form(load_case(CASES / "max_policy.json"))
     assert form is not None
-    marks = [(b, e.input, e.watermark) for b, e in zip(form.batch_of_event, form.scenario.events)
+    marks = [(b, e.input, e.watermark) for b, e in zip(form.batch_of_event, form.scenario.events, strict=False)
              if isinstance(e, WatermarkEvent)]
     # left: 100000, 200000 seen; right: 50000, then nothing until 96000; delay 5000, no "- 1" (Flink SQL)
     assert marks == [(0, "l", 95000), (0, "r", 45000), (1, "l", 195000), (1, "r", 45000),

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from converge.cli.adapter_check import fixed_cases
 from converge.engine.model.errors import (
     EXIT_INTERNAL,
     BadInputError,
@@ -21,7 +22,6 @@ from converge.engine.model.system_cases import case_to_json, shape_key
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
 from converge.systems.registry import open_system
-from converge.cli.adapter_check import fixed_cases
 
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
                   "anti"], changelog_modes=["insert_only", "retract", "upsert"],
@@ -183,8 +183,8 @@ def test_a_batch_holds_cases_of_one_shape_for_every_family() -> None:
 
 
 def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> None:
-    from converge.properties.systems.specs import SYSTEM_PROPERTIES
     from converge.cli.main import main
+    from converge.properties.systems.specs import SYSTEM_PROPERTIES
 
     assert main(["run", "--system", "reference", "--examples", "12", "--seed", "2", "--no-reports"]) == 0
     out = capsys.readouterr().out

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.benches.verify_capture import QUERY, write_capture
 from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.flinksql import load_query
 from converge.properties import verify_capture as strict_module
 from converge.properties import verify_fast
 from converge.properties.verify_capture import verify_capture
-from converge.cli.benches.verify_capture import QUERY, write_capture
 from tests.test_check_verify import LEFT_JOIN, _capture
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.benches.verify_capture import QUERY, write_capture
 from converge.engine.model.errors import DivergenceError
 from converge.engine.model.flinksql import load_query
 from converge.properties.verify_capture import verify_capture
-from converge.cli.benches.verify_capture import QUERY, write_capture
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +56,8 @@ def test_the_verify_bench_sets_its_figures_beside_the_budgets_and_the_machine() 
 
 
 def test_the_prefix_bench_draws_the_same_examples_for_its_ceiling() -> None:
-    from converge.reports.options import BenchConfig
     from converge.cli.benches.regular import _prefix_property_speed
+    from converge.reports.options import BenchConfig
     out = _prefix_property_speed(BenchConfig(examples=4, rounds=1), "packed")
     assert out["budget_ratio"] == 0.5 and out["examples"] == 4
     assert out["ceiling_examples_per_second"] > 0 and out["ratio_to_ceiling"] > 0

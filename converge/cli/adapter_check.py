@@ -14,12 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from converge.engine.model.errors import SystemUnderTestError
-from converge.engine.model.scenario import Scenario
-from converge.engine.model.system import Capabilities, applicability
-from converge.systems.adapter import protocol
-from converge.systems.adapter.client import AdapterProcess, Timeouts
-from converge.systems.adapter.kind import adapter_argv
 from converge.cli.adapter_check_answers import (
     Check,
     Record,
@@ -33,11 +27,17 @@ from converge.cli.adapter_check_answers import (
     expected_final,
     fixed_cases,
 )
+from converge.engine.model.errors import SystemUnderTestError
+from converge.engine.model.scenario import Scenario
+from converge.engine.model.system import Capabilities, applicability
+from converge.systems.adapter import protocol
+from converge.systems.adapter.client import DEFAULT_TIMEOUTS, AdapterProcess, Timeouts
+from converge.systems.adapter.kind import adapter_argv
 
 __all__ = ["Check", "check_adapter", "compare", "fixed_cases", "run_adapter_check"]
 
 
-def check_adapter(argv: Sequence[str], *, timeouts: Timeouts = Timeouts(), versions: Sequence[int] | None = None,
+def check_adapter(argv: Sequence[str], *, timeouts: Timeouts = DEFAULT_TIMEOUTS, versions: Sequence[int] | None = None,
                   echo: Callable[[str], None] = print) -> list[Check]:
     """Run every check against the adapter command, offering `versions` (default: every version converge speaks);
     each check is echoed as it finishes."""
@@ -166,7 +166,7 @@ def _check_versions(argv: Sequence[str], timeouts: Timeouts, record: Record) -> 
         record("version negotiation", "PASS", f"refused version 999 ({reply['message']}) and exited")
 
 
-def run_adapter_check(command: str, *, timeouts: Timeouts = Timeouts(), version: int | None = None) -> int:
+def run_adapter_check(command: str, *, timeouts: Timeouts = DEFAULT_TIMEOUTS, version: int | None = None) -> int:
     """The CLI's entry: 0 when no check failed and some fixed case was compared, 1 when a check failed, 2 when
     no answer was compared (not checked). `version` forces the one protocol version offered."""
     checks = check_adapter(adapter_argv(command), timeouts=timeouts, versions=None if version is None else [version])

@@ -178,7 +178,7 @@ def check_batches(session: Session, cases: list[tuple[str, Scenario]], record: R
         except SystemUnderTestError as exc:
             record("batch", "FAIL", f"request {number} of 3 ({', '.join(n for n, _ in request)}): {exc}")
             return
-        for (name, scenario), result in zip(request, results):
+        for (name, scenario), result in zip(request, results, strict=False):
             verdict, message = answer_verdict(result, expected_final(scenario))
             if verdict == "FAIL":
                 wrong.append(f"request {number}, case {name}: {message}")

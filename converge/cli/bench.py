@@ -10,11 +10,8 @@ from __future__ import annotations
 import json
 import os
 import platform
-from typing import Callable
+from collections.abc import Callable
 
-from converge.engine.model.errors import BadInputError
-from converge.reports.options import BenchConfig
-from converge.reports.terminal import format_table
 from converge.cli.bench_machine import load_average, machine_line
 from converge.cli.benches import (
     anomalies,
@@ -29,6 +26,9 @@ from converge.cli.benches import (
     spark_native,
 )
 from converge.cli.benches import verify_capture as verify_bench
+from converge.engine.model.errors import BadInputError
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 

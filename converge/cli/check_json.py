@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from converge.engine.model.errors import ConvergeError, exit_code, label
 
@@ -29,7 +30,7 @@ SCHEMA_VERSION = 1
 _AT = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): ?(?P<rest>.*)$", re.S)
 
 
-def value(ftype: "FlinkType", held: Any) -> Any:
+def value(ftype: FlinkType, held: Any) -> Any:
     """A held value as JSON: numbers, text and booleans as they are, NULL as null, DECIMAL, TIMESTAMP and DATE
     as Flink prints them (text, so no digit or millisecond is lost)."""
     if held is None:
@@ -39,7 +40,7 @@ def value(ftype: "FlinkType", held: Any) -> Any:
     return held
 
 
-def plan_document(query: "MappedQuery", options: "CheckOptions", operators: list[str], views: list[str],
+def plan_document(query: MappedQuery, options: CheckOptions, operators: list[str], views: list[str],
                   system: str | None = None) -> dict:
     """What converge read from the query and the plan it runs, as `plan`."""
     inputs = []
@@ -54,7 +55,7 @@ def plan_document(query: "MappedQuery", options: "CheckOptions", operators: list
         "inputs": inputs,
         "join": {"first": query.join.inputs[0],
                  "steps": [{"input": name, "type": jt, "condition": cond} for name, jt, cond in
-                           zip(query.join.inputs[1:], query.join.types, query.join.conditions)],
+                           zip(query.join.inputs[1:], query.join.types, query.join.conditions, strict=False)],
                  "interval": None if iv is None else {"left_time": iv.left_time, "right_time": iv.right_time,
                                                       "lower_ms": iv.lower_ms, "upper_ms": iv.upper_ms,
                                                       "time": iv.time}},
@@ -88,7 +89,7 @@ def refusals(exc: ConvergeError) -> list[dict]:
     return out
 
 
-def finding(query: "MappedQuery", f: "Finding") -> dict:
+def finding(query: MappedQuery, f: Finding) -> dict:
     """One finding: its text, and its example's input events and output rows by the SELECT list's names."""
     names = [o.name for o in query.output]
     example = None
@@ -97,7 +98,7 @@ def finding(query: "MappedQuery", f: "Finding") -> dict:
         example = {"input": [show_event(query, e) for e in f.example.events],
                    "outputs": [{"title": title.rstrip(":"), "columns": names,
                                 "rows": [{**_mark(mark), "row": {o.name: value(o.type, v) for o, v in
-                                                                 zip(query.output, row)}} for mark, row in rows]}
+                                                                 zip(query.output, row, strict=False)}} for mark, row in rows]}
                                for title, rows in f.outputs]}
     return {"topic": f.topic, "text": f.text, "example": example, "detail": list(f.detail)}
 

@@ -12,14 +12,15 @@ line goes through the full parser, which ends in `plan_only` as well.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Literal, Sequence, get_args
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, get_args
 
+from converge.cli.check_json import document, dumps, plan_document
 from converge.engine.model.errors import ConvergeError, UsageError
 from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.properties.query_guard import guard_query
 from converge.properties.query_plan import CheckOptions, plan_lines, state_views
-from converge.cli.check_json import document, dumps, plan_document
 
 OutputFormat = Literal["text", "json"]
 PLAN_ONLY_NOTE = "plan only (--plan-only): the query was read and planned; no property, finding or oracle ran"
@@ -88,7 +89,7 @@ def describe_query(query: MappedQuery) -> list[str]:
         lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
     lines.append("join chain: " + query.join.inputs[0] + "".join(
         f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,
-                                                                   query.join.conditions)))
+                                                                   query.join.conditions, strict=False)))
     if query.join.interval is not None:
         iv = query.join.interval
         lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "

@@ -8,11 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from converge.engine.model.errors import UsageError
-from converge.reports.location import ENVIRONMENT_VARIABLE
 from converge.cli.arguments import add_quiet, output_file, positive_int
 from converge.cli.last_failed import last_failed
 from converge.cli.project_config import ProjectConfig
+from converge.engine.model.errors import UsageError
+from converge.reports.location import ENVIRONMENT_VARIABLE
 
 __all__ = ["add_ci_options", "last_failed_of", "with_project_defaults"]
 

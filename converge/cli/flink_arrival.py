@@ -129,7 +129,7 @@ def measure(arrival: str, runs: int, batch: int) -> None:
             in_batch = Counter(json.dumps(r["changelog"]) for r in results)
             # copies differ in their case id only; rows one input record emits come in the order of the
             # join's state, which hashes the case id, so compare each copy with itself across two runs
-            same_twice = sum(r["changelog"] == a["changelog"] for r, a in zip(results, again))
+            same_twice = sum(r["changelog"] == a["changelog"] for r, a in zip(results, again, strict=False))
             permutations = Counter(json.dumps(sorted(map(json.dumps, r["changelog"]))) for r in results)
             times.sort()
             print(json.dumps({"arrival": arrival, "case": case["id"], "runs": runs,

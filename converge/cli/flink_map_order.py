@@ -60,7 +60,7 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     for group in groups:
         if group:
             results = system.run_cases(group)
-            for scenario, result, case_id in zip(group, results, case_ids(results)):
+            for scenario, result, case_id in zip(group, results, case_ids(results), strict=False):
                 counts["cases"] += 1
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1

@@ -11,9 +11,9 @@ import traceback
 from collections.abc import Sequence
 
 from converge import __version__
-from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
 from converge.cli.check_plan import fast_args
 from converge.cli.interrupts import Interrupted, ending_on_signals
+from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other

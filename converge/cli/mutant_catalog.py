@@ -21,8 +21,9 @@ import importlib
 import inspect
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from converge.engine import condition
 from converge.engine.model.errors import BadInputError, InternalError

@@ -16,10 +16,12 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
+from converge.cli.mutant_catalog import Mutant, StaleMutantError, applied, by_name, report_notes
 from converge.engine.model.errors import EXIT_DIVERGENCE, EXIT_INTERNAL, EXIT_OK, BadInputError
 from converge.engine.model.files import write_text_whole
 from converge.engine.model.scenario import Scenario
@@ -29,7 +31,6 @@ from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table, progress
-from converge.cli.mutant_catalog import Mutant, StaleMutantError, applied, by_name, report_notes
 
 Status = Literal["killed", "survived", "stale"]
 

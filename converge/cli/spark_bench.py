@@ -42,6 +42,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
 
+from converge.cli.bench import machine
+from converge.cli.benches.regular import inner_join_stream
 from converge.engine.materialize import clean, fold
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import IdempotentParquetSink, SparkJoinJob
@@ -49,8 +51,6 @@ from converge.engine.runtime.spark.session import get_spark
 from converge.engine.runtime.spark.source import batch_bounds, mtime_base
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
-from converge.cli.bench import machine
-from converge.cli.benches.regular import inner_join_stream
 
 NATIVE_SCHEMA = "k long, v long, side int, seq long, ts timestamp"
 
@@ -91,7 +91,7 @@ def _native_files(scenario: Any, batches: int, folder: Path) -> int:
 
     events = scenario.events
     side = {"a": 0, "b": 1}
-    epoch = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    epoch = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     base = mtime_base()
     folder.mkdir(parents=True, exist_ok=True)
     staging = folder.parent / "native-staging"

@@ -28,6 +28,8 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from converge.cli.bench import machine
+from converge.cli.benches.regular import inner_join_stream
 from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.spark.job import SparkJoinJob
 from converge.engine.runtime.spark.output import signed_counts, sink_changes
@@ -36,8 +38,6 @@ from converge.oracle.spark_inputs import changelog_table, scenario_changelog, wr
 from converge.oracle.spark_sql import SparkSQLOracle
 from converge.oracle.sql import seq_column_name
 from converge.reports.options import BenchConfig
-from converge.cli.bench import machine
-from converge.cli.benches.regular import inner_join_stream
 
 __all__ = ["compare_counts", "output_types", "run_final_check"]
 
@@ -47,7 +47,7 @@ SAMPLE = 5
 def output_types(scenario: Scenario) -> list[str]:
     """The join's output column types, in output order (SEMI/ANTI inputs add none)."""
     types = list(scenario.chain[0].column_types)
-    for spec, jtype in zip(scenario.chain[1:], scenario.join.types):
+    for spec, jtype in zip(scenario.chain[1:], scenario.join.types, strict=False):
         if jtype not in ("semi", "anti"):
             types.extend(spec.column_types)
     return types

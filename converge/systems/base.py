@@ -17,7 +17,7 @@ from typing import ClassVar
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.reports.options import RunOptions
-from converge.systems.adapter.client import Timeouts
+from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
 
 
 class SystemKind(ABC):
@@ -41,7 +41,7 @@ class SystemKind(ABC):
     def replay_files(self, files: Sequence[Path]) -> int:
         """`converge replay --system SPEC FILE...`: each case file on the system; the worst exit code."""
 
-    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+    def open(self, *, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> System:
         """The system started, for commands that send it converge scenarios (`converge check --system`)."""
         raise UsageError(f"--system {self.spec}: this system runs {self.case_type.__name__} cases, not converge "
                          f"scenarios")

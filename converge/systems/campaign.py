@@ -45,10 +45,10 @@ from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.systems.adapter.requests import note_stderr, requests_carrying
-from converge.systems.base import SystemKind
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
+from converge.systems.adapter.requests import note_stderr, requests_carrying
+from converge.systems.base import SystemKind
 
 NOT_APPLICABLE, KNOWN, NOT_RUN = "not applicable", "known", "not run"
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.engine.reference_system import ReferenceSystem
-from converge.systems.adapter.client import Timeouts
+from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
 from converge.systems.campaign import ConvergeCaseKind
 
 
@@ -16,7 +16,7 @@ class ReferenceKind(ConvergeCaseKind):
     forms: ClassVar[tuple[str, ...]] = ("reference", "reference-spark")
     summary: ClassVar[str] = "converge's reference engine, on the local runtime or on the Spark runtime"
 
-    def open(self, *, timeouts: Timeouts = Timeouts()) -> System:
+    def open(self, *, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> System:
         if self.argument:
             raise UsageError(f"--system {self.spec}: {self.scheme} takes no argument")
         return ReferenceSystem("spark" if self.scheme == "reference-spark" else "local")

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
@@ -144,7 +144,7 @@ def build(system: VenvSystem, version: str, *, smoke: Callable[[list[str], str],
                              f"{check['message']}")
         capabilities = check.pop("capabilities")
         record = {"name": system.name, "version": version, "python": py_version, **extra,
-                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "smoke": check,
+                  "created": datetime.now(UTC).isoformat(timespec="seconds"), "smoke": check,
                   "capabilities": capabilities}
         (work / "system.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         try:

@@ -10,8 +10,8 @@ per bucket, three quarters of the history oracle's rendering of 1M events).
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

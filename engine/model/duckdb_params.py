@@ -10,7 +10,8 @@ character), so the written literal holds exactly the parameter's text.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 def inlined(sql: str, params: Sequence[Any] | None) -> tuple[str, list]:
@@ -21,7 +22,7 @@ def inlined(sql: str, params: Sequence[Any] | None) -> tuple[str, list]:
     if not params or len(parts) != len(params) + 1 or not all(isinstance(p, str) and "\x00" not in p
                                                               for p in params):
         return sql, params
-    return parts[0] + "".join("'" + p.replace("'", "''") + "'" + rest for p, rest in zip(params, parts[1:])), []
+    return parts[0] + "".join("'" + p.replace("'", "''") + "'" + rest for p, rest in zip(params, parts[1:], strict=False)), []
 
 
 __all__ = ["inlined"]

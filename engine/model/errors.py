@@ -63,7 +63,7 @@ class BadInputError(ConvergeError):
             where = f"event {event_index}: " if event_index is not None else ""
         super().__init__(where + message)
 
-    def at_event(self, index: int) -> "BadInputError":
+    def at_event(self, index: int) -> BadInputError:
         """The same error, now naming the event that caused it."""
         if self.event_index is not None:
             return self

@@ -148,7 +148,7 @@ class NativeJoinCase:
                     if len(row) != len(spec.columns):
                         raise BadInputError(f"expected {len(spec.columns)} values {list(spec.columns)}, got "
                                             f"{short_repr(list(row))}", path=where)
-                    for c, v in zip(spec.columns, row):
+                    for c, v in zip(spec.columns, row, strict=False):
                         if v is None and c == spec.time:
                             raise BadInputError(f"the event time {c!r} is NULL", path=f"{where}.{c}")
                         if v is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 from converge.engine.model.changelog import ROW_KINDS
 from converge.engine.model.errors import BadInputError
@@ -84,7 +84,7 @@ _FAST_TEST = {
 def _fast_check(types: tuple[str, ...]) -> Callable[[tuple], bool]:
     """Generated code for the common case (a well-typed tuple); anything else takes the slow path."""
     names = [f"v{i}" for i in range(len(types))]
-    tests = " and ".join(_FAST_TEST[t].format(v=n) for n, t in zip(names, types))
+    tests = " and ".join(_FAST_TEST[t].format(v=n) for n, t in zip(names, types, strict=False))
     src = (f"def fast(row):\n    if type(row) is not tuple or len(row) != {len(types)}:\n        return False\n"
            f"    {', '.join(names)}, = row\n    return {tests}\n")
     scope: dict = {}
@@ -116,12 +116,12 @@ class RowValidator:
                 f"the input has {len(self._checks)} columns {list(self._names)}")
         try:
             if self._needs_conversion:
-                return tuple(None if v is None else check(v) for v, check in zip(row, self._checks))
-            for v, check in zip(row, self._checks):
+                return tuple(None if v is None else check(v) for v, check in zip(row, self._checks, strict=False))
+            for v, check in zip(row, self._checks, strict=False):
                 if v is not None:
                     check(v)
         except TypeError as exc:
-            col = next(n for n, v, c in zip(self._names, row, self._checks) if v is not None and _fails(c, v))
+            col = next(n for n, v, c in zip(self._names, row, self._checks, strict=False) if v is not None and _fails(c, v))
             raise BadInputError(f"column {col!r} of input {self.spec.name!r}: {exc}") from None
         return tuple(row)
 

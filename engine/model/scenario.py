@@ -9,9 +9,10 @@ once and nowhere else.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal, Mapping, get_args
+from typing import Any, Literal, get_args
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
 
@@ -419,7 +420,7 @@ class Scenario:
     def chain(self) -> tuple[InputSpec, ...]:
         return tuple(self.input(n) for n in self.join.inputs)
 
-    def with_events(self, events: list[Event] | tuple[Event, ...]) -> "Scenario":
+    def with_events(self, events: list[Event] | tuple[Event, ...]) -> Scenario:
         return replace(self, events=tuple(events))
 
     def has_expectations(self) -> bool:
@@ -431,7 +432,7 @@ class Scenario:
 
     def output_width(self) -> int:
         width = len(self.chain[0].columns)
-        for spec, jtype in zip(self.chain[1:], self.join.types):
+        for spec, jtype in zip(self.chain[1:], self.join.types, strict=False):
             if jtype not in ("semi", "anti"):
                 width += len(spec.columns)
         return width
@@ -494,7 +495,7 @@ def _check_references(s: Scenario) -> None:
 
 def _check_sink_key(s: Scenario, declared: Mapping[str, InputSpec]) -> None:
     """An upsert sink's key names output columns: a column of an input whose columns reach the output."""
-    shown = [s.join.inputs[0]] + [name for name, jtype in zip(s.join.inputs[1:], s.join.types)
+    shown = [s.join.inputs[0]] + [name for name, jtype in zip(s.join.inputs[1:], s.join.types, strict=False)
                                   if jtype not in ("semi", "anti")]
     for i, ref in enumerate(s.config.sink_key):
         name, _, column = ref.partition(".")

@@ -14,8 +14,9 @@ import difflib
 import json
 import math
 import os
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Collection, Final
+from typing import Any, Final
 
 from converge.engine.model.changelog import RowKind
 from converge.engine.model.errors import BadInputError

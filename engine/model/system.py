@@ -265,7 +265,7 @@ class System(ABC):
     def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
         """One result per case, in order; the cases should be of one shape (docs/systems.md)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a system that holds nothing need not close anything
         """Release what the system holds (a process, a cluster); a closed system runs nothing more."""
 
     @property

@@ -23,7 +23,7 @@ accumulate into `+I` in both cases (the fix proposed for FLINK-34380).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS, Change
 from converge.engine.model.scenario import Semantics

@@ -20,7 +20,7 @@ Per key it keeps the last row in a ValueState:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import InternalError

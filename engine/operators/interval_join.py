@@ -40,8 +40,9 @@ watermark wm - (max(-L, U) + lateness) after the timers of wm.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError

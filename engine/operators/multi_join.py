@@ -34,8 +34,8 @@ retraction: it is joined, and the padding comes back by Flink's count, see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import InternalError

@@ -33,8 +33,8 @@ row its unique key holds), and an outer other side's counts may go to -1
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, InternalError
@@ -223,7 +223,7 @@ class StreamingJoinOperator(_JoinBase):
         return row + self._right_nulls if is_left else self._left_nulls + row
 
     def _accumulate(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list,
-                    pad: "PaddingSuppression | None" = None) -> None:
+                    pad: PaddingSuppression | None = None) -> None:
         is_left = index == 0
         in_outer = self.left_outer if is_left else self.right_outer
         other_outer = self.right_outer if is_left else self.left_outer
@@ -262,7 +262,7 @@ class StreamingJoinOperator(_JoinBase):
         in_view.add_record(row)
 
     def _retract(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list,
-                 pad: "PaddingSuppression | None" = None) -> None:
+                 pad: PaddingSuppression | None = None) -> None:
         is_left = index == 0
         in_outer = self.left_outer if is_left else self.right_outer
         other_outer = self.right_outer if is_left else self.left_outer

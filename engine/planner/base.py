@@ -7,8 +7,8 @@ Runtimes walk this tree; operators never see it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from converge.engine.condition import compile_predicate, split_condition
 from converge.engine.model.errors import BadInputError
@@ -28,9 +28,9 @@ class PlanNode:
 
     name: str
     operator: Operator
-    inputs: list["PlanNode | str"]            # a scenario input name, or a child node
+    inputs: list[PlanNode | str]            # a scenario input name, or a child node
     describe: str = ""
-    parent: "PlanNode | None" = field(default=None, repr=False)
+    parent: PlanNode | None = field(default=None, repr=False)
     parent_index: int = 0
 
     def walk(self):

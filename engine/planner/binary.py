@@ -25,7 +25,7 @@ def plan_binary_chain(scenario: Scenario) -> Plan:
     part = Part((chain[0],))
     current: PlanNode | str = source_node(scenario, chain[0])
     entry: dict[str, tuple[PlanNode, int]] = {}
-    for i, (right, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions)):
+    for i, (right, jtype, cond) in enumerate(zip(chain[1:], scenario.join.types, scenario.join.conditions, strict=False)):
         try:
             spec = build_binary_join(scenario, part, right, jtype, cond)
         except BadInputError as exc:

@@ -59,7 +59,7 @@ class MultiJoinOptions:
     rewrite_right: bool = False       # plan X RIGHT JOIN c as c LEFT JOIN X
 
     @classmethod
-    def from_config(cls, config: Config) -> "MultiJoinOptions":
+    def from_config(cls, config: Config) -> MultiJoinOptions:
         return cls(config.multi_join_max_tables, config.multi_join_min_tables, config.multi_join_rewrite_right)
 
 
@@ -128,7 +128,7 @@ def find_common_key(members: list[_Member]) -> CommonKey | None:
                 found.append(tuple(cols))
     if not found:
         return None
-    return CommonKey(tuple(zip(*found)))
+    return CommonKey(tuple(zip(*found, strict=False)))
 
 
 # ---------------------------------------------------------------- building nodes

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.changelog import Change, OutputWatermark
@@ -261,11 +262,11 @@ class LocalRuntime:
         if saved is None:
             return
         clocks, volatile = saved
-        for op, value in zip(self._volatile, volatile):
+        for op, value in zip(self._volatile, volatile, strict=False):
             op.restore_volatile_state(value)
         if clocks is not None:
             self.processing_time, nodes = clocks
-            for rt, (input_wms, idle, wm, ctx_wm, now) in zip(self._order, nodes):
+            for rt, (input_wms, idle, wm, ctx_wm, now) in zip(self._order, nodes, strict=False):
                 rt.input_wms, rt.idle, rt.wm, rt.ctx.watermark, rt.backend.now = input_wms, idle, wm, ctx_wm, now
 
     def _dispatch(self, event: Event) -> list[OutputItem]:
@@ -356,7 +357,7 @@ class LocalRuntime:
             rt.idle[idx] = False
             if wm is not None and (rt.input_wms[idx] is None or wm > rt.input_wms[idx]):
                 rt.input_wms[idx] = wm
-        active = [w for w, i in zip(rt.input_wms, rt.idle) if not i]
+        active = [w for w, i in zip(rt.input_wms, rt.idle, strict=False) if not i]
         if not active:
             if node.parent is not None and all(rt.idle):
                 self._set_input_watermark(node.parent, node.parent_index, None, True, out)

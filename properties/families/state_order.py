@@ -23,8 +23,8 @@ output must be exactly the uninterrupted run's, order included.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
@@ -64,7 +64,7 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
     width = len(left.columns)
     semi = jtype in ("semi", "anti")
     result = run_scenario(scenario)
-    for i, (event, items) in enumerate(zip(scenario.events, result.per_event)):
+    for i, (event, items) in enumerate(zip(scenario.events, result.per_event, strict=False)):
         if not isinstance(event, ChangeEvent):
             continue
         side = 0 if event.input == left.name else 1
@@ -84,10 +84,10 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
                 if all(v is None for v in record):
                     continue  # the probing record's own padding
             groups.setdefault((item.kind, own), []).append(record)
-        for (kind, own), records in groups.items():
+        for (kind, _own), records in groups.items():
             keys = [encode(r) for r in records]
             if keys != sorted(keys):
-                want = [list(r) for _, r in sorted(zip(keys, records), key=lambda p: p[0])]
+                want = [list(r) for _, r in sorted(zip(keys, records, strict=False), key=lambda p: p[0])]
                 raise PropertyFailure(Divergence(
                     prop, scenario,
                     f"{kind} rows for the matched {scenario.chain[other].name} records came out as "
@@ -111,7 +111,7 @@ def wide_values(scenario: Scenario) -> Scenario:
     a retraction still names its row), so the byte order of map keys differs from the numeric order."""
     def widen(spec: InputSpec, row: tuple) -> tuple:
         return tuple(_WIDE.get(v, v) if t == "BIGINT" and c != "k" and isinstance(v, int) else v
-                     for (c, t), v in zip(spec.columns, row))
+                     for (c, t), v in zip(spec.columns, row, strict=False))
     specs = {spec.name: spec for spec in scenario.inputs}
     events = tuple(replace(e, row=widen(specs[e.input], e.row)) if isinstance(e, ChangeEvent) else e
                    for e in scenario.events)

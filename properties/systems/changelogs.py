@@ -83,7 +83,7 @@ def update_key(scenario: Scenario) -> tuple[tuple[int, ...] | None, str | None]:
                       "meet different rows, and Flink then forwards a +U without a -U by design")
     join_columns = ({k[1] for k in keys}, {k[2] for k in keys})
     positions: list[int] = []
-    for (i, offset), spec in zip(output_inputs(scenario), chain):
+    for (i, offset), spec in zip(output_inputs(scenario), chain, strict=False):
         names = [c for c, _ in spec.columns]
         if spec.unique_key is None:
             if spec.changelog_mode != "insert_only":

@@ -83,7 +83,7 @@ def final_equals_oracle(system: System, cases: Sequence[Scenario], *, prop: str 
     for scenario in cases:
         reason = oracle_decides(scenario)
         require(reason is None, prop, reason or "")
-    for scenario, result in zip(cases, _run(prop, system, cases)):
+    for scenario, result in zip(cases, _run(prop, system, cases), strict=False):
         with Judged(known) as case:
             _final_equals_oracle(prop, system, scenario, result, system_spec, case)
 
@@ -107,7 +107,7 @@ def multiway_equals_binary_chain(system: System, cases: Sequence[Scenario], *,
     off = [replace(s, config=replace(s.config, multi_join="off")) for s in cases]
     multi = _run(prop, system, on)
     binary = _run(prop, system, off)
-    for scenario, off_case, m, b in zip(on, off, multi, binary):
+    for scenario, off_case, m, b in zip(on, off, multi, binary, strict=False):
         with Judged(known, 2) as case:  # two plans' cases of one scenario
             _multiway_equals_binary_chain(prop, system, scenario, off_case, m, b, system_spec, case)
 
@@ -131,7 +131,7 @@ def _multiway_equals_binary_chain(prop: str, system: System, scenario: Scenario,
 def system_equals_reference(system: System, cases: Sequence[Scenario], *, prop: str = "system_equals_reference",
                             system_spec: str | None = None, known: Known | None = None) -> None:
     """The system's folded final answer equals converge's reference engine's on the same case."""
-    for scenario, result in zip(cases, _run(prop, system, cases)):
+    for scenario, result in zip(cases, _run(prop, system, cases), strict=False):
         with Judged(known) as case:
             _system_equals_reference(prop, system, scenario, result, system_spec, case)
 
@@ -157,7 +157,7 @@ def changelog_rowkinds(system: System, cases: Sequence[Scenario], *, prop: str =
     no +U without a -U of its key where the key pairs every update; and each event's rows (with their row kinds)
     those of converge's semantics=flink model on the same events, where the model predicts them. A case for which
     neither the update rule nor the model comparison is claimed is skipped with both reasons."""
-    for scenario, result in zip(cases, _run(prop, system, cases)):
+    for scenario, result in zip(cases, _run(prop, system, cases), strict=False):
         with Judged(known) as case:
             _changelog_rowkinds(prop, system, scenario, result, system_spec, case)
 

@@ -96,7 +96,7 @@ def case_text(d: Divergence) -> str:
     answer has and the system lacks) and "extra: [...]" (the other way)."""
     s: Scenario = d.scenario
     joins = [f"{t.upper()} JOIN {name} ON {cond}" for t, name, cond in zip(s.join.types, s.join.inputs[1:],
-                                                                           s.join.conditions)]
+                                                                           s.join.conditions, strict=False)]
     inputs = [f"{spec.name}: {spec.changelog_mode}" for spec in s.chain]
     config = ["config: " + " ".join(f"{k}={v}" for k, v in s.config.optional_settings().items())]
     diff = []

@@ -152,7 +152,7 @@ def compare_orders(got: Sequence[Change], per_event: Sequence[Sequence[Change]],
     if isinstance(pieces, str):
         report.unsplit = pieces
         return report
-    for n, (piece, want) in enumerate(zip(pieces, per_event)):
+    for n, (piece, want) in enumerate(zip(pieces, per_event, strict=False)):
         visit = None if visit_of is None else visit_of[n]
         expected = visits(want, visit)
         if len(expected) < 2:
@@ -210,7 +210,7 @@ def hashmap_per_event(scenario: Scenario, case_id: int) -> list[list[Change]]:
     width = len(left.columns)
     join_cols = _join_columns(scenario)
     out: list[list[Change]] = []
-    for event, items in zip(scenario.events, run.per_event):
+    for event, items in zip(scenario.events, run.per_event, strict=False):
         changes = [c for c in items if isinstance(c, Change)]
         if len(changes) < 2 or not isinstance(event, ChangeEvent):
             out.append(changes)
@@ -286,7 +286,7 @@ def emission_order_matches_model(system: System, cases: Sequence[Scenario], *, p
     for scenario in cases:
         require_applicable(prop, system, scenario)
     results = system.run_cases(list(cases))
-    for scenario, result, case_id in zip(cases, results, case_ids(results)):
+    for scenario, result, case_id in zip(cases, results, case_ids(results), strict=False):
         if result.status == "unsupported":
             exercise.unsupported(result.message or f"{system.name} gave no reason")
             continue

@@ -51,7 +51,7 @@ def restart_changes_nothing(system: System, cases: Sequence[Scenario], *, prop: 
     for scenario in restarted + plain:
         require_applicable(prop, system, scenario)
     results = system.run_cases(restarted + plain)
-    for scenario, plain_case, r, p in zip(restarted, plain, results[:len(restarted)], results[len(restarted):]):
+    for scenario, plain_case, r, p in zip(restarted, plain, results[:len(restarted)], results[len(restarted):], strict=False):
         with Judged(known, 2) as case:  # the restarted and the plain run of one scenario
             _compare(prop, system, scenario, plain_case, r, p, system_spec, case)
 

@@ -55,7 +55,7 @@ def upsert_sink_equals_oracle(system: System, cases: Sequence[Scenario], *, prop
         require(not twice, prop, f"not an upsert-sink case: the batch answer has two rows of sink key {twice[:1]} "
                 f"({list(scenario.config.sink_key)})")
         positions.append(where)
-    for scenario, where, result in zip(cases, positions, _run(prop, system, cases)):
+    for scenario, where, result in zip(cases, positions, _run(prop, system, cases), strict=False):
         with Judged(known) as case:
             if result.status == "unsupported":
                 continue

@@ -15,7 +15,7 @@ from converge.engine.model.scenario import Scenario
 
 def output_columns(scenario: Scenario) -> list[str]:
     """The join's output columns as "input.column", in the order of its rows (SEMI/ANTI keep the left side only)."""
-    kept = [scenario.join.inputs[0]] + [name for name, jtype in zip(scenario.join.inputs[1:], scenario.join.types)
+    kept = [scenario.join.inputs[0]] + [name for name, jtype in zip(scenario.join.inputs[1:], scenario.join.types, strict=False)
                                         if jtype not in ("semi", "anti")]
     specs = {spec.name: spec for spec in scenario.chain}
     return [f"{name}.{column}" for name in kept for column, _ in specs[name].columns]

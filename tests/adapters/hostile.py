@@ -41,7 +41,7 @@ def grandchild(tag: str) -> None:
 
 def width(case: dict) -> int:
     scenario = case["scenario"]
-    types = dict(zip(scenario["join"]["inputs"][1:], scenario["join"]["types"]))
+    types = dict(zip(scenario["join"]["inputs"][1:], scenario["join"]["types"], strict=False))
     return sum(len(s["columns"]) for s in scenario["inputs"] if types.get(s["name"]) not in ("semi", "anti"))
 
 

@@ -145,7 +145,7 @@ def condition(case, step):
 def query(case):
     join = case["scenario"]["join"]
     sql = f"SELECT * FROM {quote(join['inputs'][0])}"
-    for step, (name, jtype) in enumerate(zip(join["inputs"][1:], join["types"])):
+    for step, (name, jtype) in enumerate(zip(join["inputs"][1:], join["types"], strict=False)):
         sql += f" {KEYWORDS[jtype]} {quote(name)} ON {condition(case, step)}"
     return sql
 
@@ -232,7 +232,7 @@ def main():
             if "--swap-answers" in FLAGS:
                 answers.reverse()
             send({"type": "results", "request": message["request"],
-                  "results": [{"id": case["id"], **a} for case, a in zip(message["cases"], answers)]})
+                  "results": [{"id": case["id"], **a} for case, a in zip(message["cases"], answers, strict=False)]})
         elif message["type"] == "shutdown":
             return
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 import pytest
 
 from converge.engine.model.errors import UsageError
+from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.flink import environment
+from converge.systems.flink.kind import FlinkKind
 from tests.flink.client import ProtocolClient
-from tests.shared_adapter import session_adapter, unavailable
+from tests.shared_adapter import Borrowed, session_adapter, unavailable
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +46,18 @@ def flink_system(flink_command: list[str]):
 def flink(flink_system: AdapterSystem) -> ProtocolClient:
     """Raw protocol lines to the session's adapter process."""
     return ProtocolClient(flink_system.process)
+
+
+@pytest.fixture
+def on_session_flink(flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch) -> AdapterSystem:
+    """`converge run --system flink` campaigns borrow the session's adapter: the Flink kind's `open` is pointed at
+    it and its close() is left to the session, which checks the adapter's exit status."""
+    specs: list[str] = []
+
+    def borrow(kind: FlinkKind, **_: object) -> System:
+        specs.append(kind.spec)
+        return Borrowed(flink_system)
+
+    monkeypatch.setattr(FlinkKind, "open", borrow)
+    yield flink_system
+    assert specs == ["flink"], specs

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from converge.systems.flink.environment import program_module
+from tests.flink.client import bigint_input, case
 
 CaseError, plan = program_module("case_plan").CaseError, program_module("case_plan").plan
 Column, Untranslatable, translate = (getattr(program_module("condition_sql"), n)
                                      for n in ("Column", "Untranslatable", "translate"))
-from tests.flink.client import bigint_input, case
 
 COLUMNS = [Column("a", "k", "t0c0", "BIGINT"), Column("a", "x", "t0c1", "INTEGER"), Column("a", "s", "t0c2", "VARCHAR"),
            Column("a", "d", "t0c3", "DOUBLE"), Column("b", "k", "t1c0", "BIGINT"), Column("b", "y", "t1c1", "BIGINT"),

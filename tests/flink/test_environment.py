@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import UsageError
 from converge.systems.flink import environment
-from converge.cli.main import main
 
 
 @pytest.fixture

@@ -14,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.model.system import System
-from converge.systems.adapter.client import AdapterSystem
-from converge.systems.flink.kind import FlinkKind
 from converge.cli.main import main
+from converge.systems.adapter.client import AdapterSystem
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -32,19 +30,6 @@ PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", 
 # Compares only the cases with an event that meets two or more stored rows (the others are counted as skipped):
 # tests/flink/test_flink_map_order.py
 ORDER = "regular emission_order_matches_backend"
-
-
-@pytest.fixture
-def on_session_flink(flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch) -> AdapterSystem:
-    specs: list[str] = []
-
-    def borrow(kind: FlinkKind, **_: object) -> System:
-        specs.append(kind.spec)
-        return Borrowed(flink_system)
-
-    monkeypatch.setattr(FlinkKind, "open", borrow)
-    yield flink_system
-    assert specs == ["flink"], specs
 
 
 def test_the_flink_adapter_passes_the_conformance_kit(flink_command: list[str], capsys) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from converge.systems.adapter.client import AdapterSystem
-from converge.cli.main import main
 from converge.cli.commands import check
+from converge.cli.main import main
+from converge.systems.adapter.client import AdapterSystem
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 # b's and a's changes alternating (b's last one alone at the end); the restart after 7 changes falls just before
 # a's -U(1,5): the update of a's key 1, matched against b's restored rows, is the first change after the restore
 EVENTS = [{"input": name, "kind": row[0], "row": row[1:]}
-          for pair in zip(B_ROWS, A_ROWS + [None]) for name, row in zip("ba", pair) if row is not None]
+          for pair in zip(B_ROWS, A_ROWS + [None], strict=False) for name, row in zip("ba", pair, strict=False) if row is not None]
 LEFT = [[1, 15, 1, 1], [3, 1, N, N], [4, 9, N, N]]
 
 

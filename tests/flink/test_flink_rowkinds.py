@@ -19,7 +19,7 @@ from converge.properties.systems import checks
 from converge.properties.systems.known import Recogniser, builtin_known
 from converge.properties.systems.replay import replay_on_system
 from converge.systems.adapter.client import AdapterSystem
-from tests.flink.test_flink_campaign import _campaign, _rows, on_session_flink  # noqa: F401 (fixture)
+from tests.flink.test_flink_campaign import _campaign, _rows
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

@@ -69,8 +69,8 @@ def test_an_unknown_materializer_mode_is_refused_at_load() -> None:
 @pytest.mark.parametrize("family", ["sinks", "parallel"])
 def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family: str, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    from converge.systems.flink.kind import FlinkKind
     from converge.cli.main import main
+    from converge.systems.flink.kind import FlinkKind
     from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(FlinkKind, "open", lambda kind, **_: Borrowed(flink_system))

@@ -106,13 +106,13 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
     """`converge check --system flink` on docs/examples/job_options.sql (RocksDB, parallelism 2, an upsert sink):
     the options go with every case; an adapter that does not declare one of them in its hello makes
     check/system_final_answer not applicable, naming it, instead of running Flink's defaults."""
-    from converge.cli.main import main
     from converge.cli.commands import check
+    from converge.cli.main import main
     from tests.shared_adapter import Borrowed
 
     monkeypatch.setattr(check, "open_system_under_test", lambda spec, timeout=None: Borrowed(flink_system))
     example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "job_options.sql"
-    code = main(["check", str(example), "--system", "flink", "--examples", "4", "--seed", "1", "--no-reports"])
+    main(["check", str(example), "--system", "flink", "--examples", "4", "--seed", "1", "--no-reports"])
     out = capsys.readouterr().out
     assert "job options sent to flink with every case: state_backend=rocksdb, parallelism=2, sink=upsert, " \
            "sink_key=o.order_id,p.payment_id" in out, out

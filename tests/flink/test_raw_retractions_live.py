@@ -50,7 +50,7 @@ def _or_correlated_semi_anti(scenario) -> bool:
     """A SEMI/ANTI join whose condition is not a conjunction of equalities and residuals at the top (an OR):
     Flink plans its EXISTS as aggregates and an inner join, not a LeftSemiJoin (docs/semantics.md)."""
     return any(t in ("semi", "anti") and " OR " in c.upper()
-               for t, c in zip(scenario.join.types, scenario.join.conditions))
+               for t, c in zip(scenario.join.types, scenario.join.conditions, strict=False))
 
 
 def test_generated_mid_stream_cases_match_the_flink_model(changelogs) -> None:

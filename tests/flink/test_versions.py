@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.system import Capabilities, System
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.systems.flink import environment
-from converge.cli.main import main
 
 ADAPTER = environment.program_module("adapter")
 FAKE = str(Path(__file__).resolve().parents[1] / "adapters" / "fake.py")

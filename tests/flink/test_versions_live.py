@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import UsageError
 from converge.systems.flink import environment
-from converge.cli.main import main
 from tests.flink.test_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED
 from tests.shared_adapter import unavailable
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from converge.cli import main as cli
 from converge.engine.model.errors import ConvergeError, exit_code, label
 from converge.reports.options import RunOptions
 from converge.systems.adapter.client import KILL_WAIT, Timeouts
 from converge.systems.adapter.kind import AdapterKind
 from converge.systems.campaign import run_system_campaign
-from converge.cli import main as cli
 from tests.loaded_machine import SLACK
 
 HOSTILE = Path(__file__).resolve().parent.parent / "adapters" / "hostile.py"

@@ -27,12 +27,12 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from converge.cli.main import main
 from converge.engine.model.changelog import Change
 from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
-from converge.cli.main import main
 from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.hostile_sql import MESSAGE_LIMIT, BadRefusal
 from tests.fuzz.outcomes import no_hang
@@ -52,8 +52,10 @@ OPS = ("cut", "flip", "bad_bytes", "drop_line", "repeat_line", "swap_lines", "hu
 
 
 def _events() -> list[ChangeEvent]:
-    o = lambda k, i, c, a: ChangeEvent("o", k, (i, c, a))
-    p = lambda k, i, oid, paid, m: ChangeEvent("p", k, (i, oid, paid, m))
+    def o(k, i, c, a):
+        return ChangeEvent("o", k, (i, c, a))
+    def p(k, i, oid, paid, m):
+        return ChangeEvent("p", k, (i, oid, paid, m))
     return [o("+I", 1, 10, 500), p("+I", 100, 1, 300, "card"), p("+I", 101, 1, 600, "cash"),
             o("+U", 1, 10, 200), p("-U", 101, 1, 600, "cash"), p("+U", 101, 1, 100, "cash"),
             p("-D", 100, 1, 300, "card"), o("+I", 2, 11, 100), p("+I", 102, 2, 100, "card")]
@@ -67,14 +69,14 @@ def _plain(ftype: FlinkType, value: object) -> object:
 def _write(fmt: str, columns: list[tuple[str, FlinkType]], records: list[tuple[int, str, tuple]]) -> bytes:
     """Records (pos, kind, row) as one capture file in `fmt`."""
     names = [c for c, _ in columns]
-    values = [[_plain(t, v) for (_, t), v in zip(columns, row)] for _, _, row in records]
+    values = [[_plain(t, v) for (_, t), v in zip(columns, row, strict=False)] for _, _, row in records]
     if fmt in ("jsonl", "jsonl-nopos"):
-        return "".join(json.dumps({"op": k, **({"pos": p} if fmt == "jsonl" else {}), **dict(zip(names, vs))}) + "\n"
-                       for (p, k, _), vs in zip(records, values)).encode()
+        return "".join(json.dumps({"op": k, **({"pos": p} if fmt == "jsonl" else {}), **dict(zip(names, vs, strict=False))}) + "\n"
+                       for (p, k, _), vs in zip(records, values, strict=False)).encode()
     if fmt == "debezium":
         lines, held = [], None  # no positions: an update's -U and +U are one record, at one position
-        for (p, k, row), vs in zip(records, values):
-            doc = dict(zip(names, vs))
+        for (_position, k, _row), vs in zip(records, values, strict=False):
+            doc = dict(zip(names, vs, strict=False))
             if k == "+I":
                 lines.append({"op": "c", "after": doc})
             elif k == "-D":
@@ -86,11 +88,11 @@ def _write(fmt: str, columns: list[tuple[str, FlinkType]], records: list[tuple[i
         return "".join(json.dumps(d) + "\n" for d in lines).encode()
     if fmt == "print":
         return "".join(f"+I[{', '.join('null' if v is None else str(v) for v in vs)}]\n".replace("+I", k, 1)
-                       for (_, k, _), vs in zip(records, values)).encode()
+                       for (_, k, _), vs in zip(records, values, strict=False)).encode()
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["op"] + (["pos"] if fmt == "csv" else []) + names)
-    for (p, k, _), vs in zip(records, values):
+    for (p, k, _), vs in zip(records, values, strict=False):
         w.writerow([k] + ([p] if fmt == "csv" else []) + ["" if v is None else v for v in vs])
     return out.getvalue().encode()
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from converge.cli.main import main
 from converge.engine.model.errors import BadInputError, ConvergeError, UnsupportedError
 from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.scenario import ChangeEvent
@@ -30,7 +31,6 @@ from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.oracle import DuckDBOracle
 from converge.properties.query_guard import guard_query
-from converge.cli.main import main
 from tests.fuzz.damage import Op, byte_damage, damage_ops
 from tests.fuzz.outcomes import no_hang
 
@@ -141,7 +141,7 @@ def check_refusal(exc: ConvergeError, path: Path) -> None:
     header = re.fullmatch(rf"{where}: (\d+) problems in the query \(each with its file:line:column\):", lines[0])
     if header is not None and int(header.group(1)) == len(lines) - 1 >= 2:
         items = [re.sub(r"^  \[(bad input|unsupported)\] ", "", line, count=1) for line in lines[1:]]
-        if all(item != line for item, line in zip(items, lines[1:])):
+        if all(item != line for item, line in zip(items, lines[1:], strict=False)):
             lines = items
     if any(len(line) > MESSAGE_LIMIT or not re.match(rf"{where}:\d+:\d+: ", line) for line in lines) or (
             header is None and len(lines) > 1):

@@ -11,8 +11,8 @@ outcome.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.scenario import Scenario

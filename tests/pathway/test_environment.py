@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.errors import UsageError
 from converge.systems.pathway import environment
 from converge.systems.registry import TIMED, system_kind
-from converge.cli.main import main
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.pathway.kind import PathwayKind
-from converge.cli.main import main
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]

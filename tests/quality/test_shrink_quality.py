@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from converge.properties.registry import select
 from converge.cli.mutant_catalog import by_name
 from converge.cli.mutants import run_mutant
+from converge.properties.registry import select
 from tests.conftest import HYPOTHESIS_HOME
 
 REGULAR_BOUND = 6

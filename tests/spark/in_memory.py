@@ -78,8 +78,8 @@ def run_in_memory(job: SparkJoinJob, *, shuffle_seed: int = 0, fresh_workers: bo
             stage_processor._BUILT.clear()
         watermark = largest           # Spark's: stage filters run before withWatermark, so unread rows do not count
         cols = job.batch_columns(b) if b < job.n_batches else {"stage": [], "key": [], "data": []}
-        largest = max([largest] + [t for s, t in zip(cols["stage"], cols.get("etime", [])) if 0 <= s < job.stages])
-        entering = list(zip(cols["stage"], cols["key"], cols["data"]))
+        largest = max([largest] + [t for s, t in zip(cols["stage"], cols.get("etime", []), strict=False) if 0 <= s < job.stages])
+        entering = list(zip(cols["stage"], cols["key"], cols["data"], strict=False))
         flowing: list[tuple[str, bytes]] = []
         for stage in range(job.stages):
             rows = flowing + [(k, d) for s, k, d in entering if s == stage]
@@ -116,6 +116,6 @@ def run_all_in_memory(scenarios: list[Scenario], *, batches: int, shuffle_seed: 
     for indexes in split_by_time(scenarios).values():
         if indexes:
             job = SparkJoinJob([scenarios[i] for i in indexes], batches=batches, buckets=buckets)
-            for i, result in zip(indexes, run_in_memory(job, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers)):
+            for i, result in zip(indexes, run_in_memory(job, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers), strict=False):
                 out[i] = result
     return out

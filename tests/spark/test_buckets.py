@@ -42,7 +42,7 @@ def test_keys_sharing_a_bucket_reproduce_the_local_runtime_event_by_event(scenar
     with `fresh_workers` every micro-batch starts from the saved blobs alone, as after a restart)."""
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers,
                             buckets=buckets)
-    for scenario, outcome in zip(scenarios, got):
+    for scenario, outcome in zip(scenarios, got, strict=False):
         difference = _difference(outcome, _local(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches, {buckets} buckets): {difference}"
 

@@ -41,7 +41,7 @@ def test_shared_buckets_restart_from_the_checkpoint_event_by_event(spark, tmp_pa
     marker.unlink()
     job.run()                                                   # restart from the checkpoint
     assert committed(job)[:job.files_written] == list(range(job.files_written))
-    for scenario, got in zip(scenarios, job.results()):
+    for scenario, got in zip(scenarios, job.results(), strict=False):
         assert not isinstance(got, BadInputError), got
         assert got.per_event == run_scenario(scenario).per_event, scenario.name
 

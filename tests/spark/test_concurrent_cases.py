@@ -51,7 +51,7 @@ def _compare_both_ways(system, cases) -> list:
     at_once = system.run_many(cases, concurrency=len(cases))
     alone = system.run_many(cases, concurrency=1)
     assert len(at_once) == len(alone) == len(cases)
-    for case, a, b in zip(cases, at_once, alone):
+    for case, a, b in zip(cases, at_once, alone, strict=False):
         assert (a.status, a.message) == (b.status, b.message), case.name
         assert _epochs(a) == _epochs(b), case.name
         assert _verdicts(case, a) == _verdicts(case, b), case.name
@@ -61,7 +61,7 @@ def _compare_both_ways(system, cases) -> list:
 def test_hand_worked_cases_at_once_match_their_expectations_and_one_at_a_time(system) -> None:
     cases = [load_case(CASES / f"{name}.json") for name in HAND_WORKED]
     runs = _compare_both_ways(system, cases)
-    for case, run in zip(cases, runs):
+    for case, run in zip(cases, runs, strict=False):
         want = case.meta.get("expect_epochs")
         if want is not None:   # epochs the file names, by hand; the others must be empty
             got = {str(e.batch_id): sorted([list(p) for p in e.output], key=repr) for e in run.epochs if e.output}

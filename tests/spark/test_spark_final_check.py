@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from converge.engine.runtime.spark.output import signed_counts, sink_changes
 from converge.cli.benches.regular import inner_join_stream
 from converge.cli.spark_final_check import compare_counts, final_check, output_types
+from converge.engine.runtime.spark.output import signed_counts, sink_changes
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

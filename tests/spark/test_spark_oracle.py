@@ -77,7 +77,7 @@ def test_translated_expressions_give_duckdb_values_on_spark(spark, tmp_path, row
     for j, (expr, checked, spark_text) in enumerate(texts):
         got = [r[j] for r in result]
         want = [_duck(checked, row)[0] for row in rows]
-        assert all(_same_value(g, w) for g, w in zip(got, want)), (expr, spark_text, got, want)
+        assert all(_same_value(g, w) for g, w in zip(got, want, strict=False)), (expr, spark_text, got, want)
 
 
 @pytest.mark.parametrize("expr", ["a.x + a.x", "-a.k", "abs(a.k)", "a.k // -1", "a.k % -1", "lower(a.s)"])
@@ -152,7 +152,7 @@ def test_both_materializations_agree_with_duckdb(spark) -> None:
     want = [duckdb_final(s) for s in batch]
     for materialize in ("python", "spark"):
         got = SparkSQLOracle(spark, materialize=materialize).final_many(batch)
-        for s, g, w in zip(batch, got, want):
+        for s, g, w in zip(batch, got, want, strict=False):
             assert (type(g) is type(w)) if isinstance(w, Exception) or isinstance(g, Exception) else g == w, \
                 (materialize, s, g, w)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from converge.engine.keycodec import order_key_fn
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, Scenario
@@ -22,7 +23,6 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, check_supported, run_scenarios_on_spark
 from converge.engine.runtime.spark.source import batch_bounds
 from converge.properties.expectations import check_expectations
-from converge.cli.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
 from tests.conftest import examples
 
 SCENARIO_DIR = Path(__file__).parents[1] / "scenarios"
@@ -73,7 +73,7 @@ def test_hand_written_and_generated_scenarios_match_local_and_oracle(spark, tmp_
     n = len(files)
     assert_checks_pass(check_results(scenarios[n:], results[n:]))
     assert_checks_pass(check_results(files, results[:n], properties=["spark_equals_local"]))
-    for scenario, got in zip(files, results):      # a file's own expectations decide it, not DuckDB
+    for scenario, got in zip(files, results, strict=False):      # a file's own expectations decide it, not DuckDB
         assert scenario.has_expectations() or all(not c.failures for c in check_results([scenario], [got]))
         assert check_expectations(scenario, got) == [], scenario.name
 
@@ -110,7 +110,7 @@ def test_stop_between_batches_and_a_failed_batch_restart_from_the_checkpoint(spa
     job.run()                                                   # restart from the checkpoint
     assert committed(job)[:job.files_written] == list(range(job.files_written))
     assert len(list(job.sink_dir.glob("batch_id=*"))) == len(committed(job))
-    for scenario, got in zip(scenarios, job.results()):
+    for scenario, got in zip(scenarios, job.results(), strict=False):
         assert not isinstance(got, BadInputError), got
         assert got.per_event == run_scenario(scenario).per_event, scenario.name
 
@@ -175,7 +175,7 @@ def test_a_crash_after_the_sink_wrote_a_batch_does_not_duplicate_it(spark, tmp_p
     assert not (job.checkpoint_dir / "commits" / "1").exists()
     marker.unlink()
     job.run()
-    for scenario, got in zip(scenarios, job.results()):
+    for scenario, got in zip(scenarios, job.results(), strict=False):
         assert got.per_event == run_scenario(scenario).per_event, scenario.name
 
 

@@ -86,7 +86,7 @@ def _difference(got, want) -> str | None:
 @given(st.lists(SCENARIOS, min_size=1, max_size=3), st.integers(1, 5), st.integers(0, 2**16))
 def test_stage_processors_reproduce_the_local_runtime_event_by_event(scenarios, batches, shuffle_seed) -> None:
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed)
-    for scenario, outcome in zip(scenarios, got):
+    for scenario, outcome in zip(scenarios, got, strict=False):
         difference = _difference(outcome, _local(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches): {difference}"
 
@@ -99,7 +99,7 @@ def test_minibatch_nodes_restart_from_their_saved_bundle_and_state_event_by_even
     (as after a restart from a checkpoint), so a bundle left partly filled by one micro-batch must come
     back from the ValueState. The output equals the local runtime's at every event."""
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed, fresh_workers=True)
-    for scenario, outcome in zip(scenarios, got):
+    for scenario, outcome in zip(scenarios, got, strict=False):
         difference = _difference(outcome, _local(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches): {difference}"
 
@@ -219,9 +219,9 @@ def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(b
 
 
 def test_a_looping_timer_ends_the_spark_run_with_the_local_runtimes_non_termination_error() -> None:
+    from converge.cli import mutant_catalog
     from converge.engine.model.errors import NonTerminationError
     from converge.engine.model.scenario_json import scenario_from_dict
-    from converge.cli import mutant_catalog
 
     scenario = scenario_from_dict({
         "name": "looping cleanup timer",

@@ -11,8 +11,8 @@ many items, and order updates that re-emit every item.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from operator import itemgetter
-from typing import Callable
 
 from converge.engine.keycodec import encode_binary_row
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario

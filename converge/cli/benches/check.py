@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from converge.cli.bench_machine import load_average
 from converge.engine.model.errors import InternalError
 from converge.reports.options import BenchConfig
-from converge.cli.bench_machine import load_average
 
 QUERY = """CREATE TABLE orders (order_id BIGINT, customer_id INT, amount DECIMAL(10, 2),
   PRIMARY KEY (order_id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json');

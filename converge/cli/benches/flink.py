@@ -110,7 +110,7 @@ def _never_more_rows_than_the_left_input(system: System, cases: list[Scenario]) 
     """A deliberately wrong expectation, for this benchmark only: an INNER join's final answer has no more rows
     than its left input's final table (false as soon as one left row meets two right rows). Flink's answers
     are real; only the expectation is wrong, so Hypothesis finds a failure and shrinks it on the live system."""
-    for scenario, result in zip(cases, system.run_cases(cases)):
+    for scenario, result in zip(cases, system.run_cases(cases), strict=False):
         if result.status != "ok":
             continue
         left = Counter()

@@ -10,7 +10,7 @@ pair joins once. Peak state is sampled every `SAMPLE` events.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from converge.engine.model.scenario import (
     ChangeEvent,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario

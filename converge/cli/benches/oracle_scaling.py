@@ -24,8 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
@@ -120,7 +120,8 @@ def _bench_scaling(config: BenchConfig) -> dict:
 
 def _bench_forms(config: BenchConfig) -> dict:
     """Examples/s of prefix consistency (streams of 16-30 operations) with each history form, same seed."""
-    strategy: Callable = lambda: regular_join_scenarios(min_ops=16, max_ops=30).map(lambda s: (s,))
+    def strategy():
+        return regular_join_scenarios(min_ops=16, max_ops=30).map(lambda s: (s,))
     spec = PropertySpec("regular", "prefix_consistency", strategy, regular.prefix_consistency, config.examples)
     regular.shared_oracle()
     out: dict = {}

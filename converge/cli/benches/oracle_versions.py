@@ -31,8 +31,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 from hypothesis import HealthCheck, Phase, given, seed, settings

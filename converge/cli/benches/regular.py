@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from converge.cli.bench_machine import machine_line
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.runtime.local import LocalRuntime
@@ -16,7 +17,6 @@ from converge.properties import regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
 from converge.reports.options import BenchConfig
-from converge.cli.bench_machine import machine_line
 
 
 def inner_join_stream(n_events: int, n_keys: int, *, unique_keys: bool) -> Scenario:
@@ -85,8 +85,9 @@ def _prefix_property_speed(config: BenchConfig, encoding: str) -> dict:
     def draw_only(scenario: Scenario) -> None:
         sizes.append(len(scenario.events))
 
-    strategy: Callable[[], st.SearchStrategy] = lambda: regular_join_scenarios(
-        min_ops=16, max_ops=30, encoding=encoding).map(lambda s: (s,))  # type: ignore[arg-type]
+    def strategy() -> st.SearchStrategy:
+        return regular_join_scenarios(
+            min_ops=16, max_ops=30, encoding=encoding).map(lambda s: (s,))  # type: ignore[arg-type]
     spec = PropertySpec("regular", "prefix_consistency", strategy, check, config.examples)
     ceiling = PropertySpec("regular", "generation_only", strategy, draw_only, config.examples)
     regular.shared_oracle()  # connection set-up is not per example

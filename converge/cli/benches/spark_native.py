@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import time
 
-from converge.reports.options import BenchConfig
 from converge.cli.bench_machine import load_average
+from converge.reports.options import BenchConfig
 
 BUDGET_CASES_PER_S = 2.0
 MAX_CASES = 24       # Spark costs seconds a case: BenchConfig.examples (300) would take most of an hour
@@ -24,7 +24,7 @@ def _judge(cases: list, runs: list) -> int:
     """Check the six properties on each run; returns how many (case, property) checks exercised something."""
     from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run  # lazy: duckdb
 
-    return sum(bool(check_run(prop, case, run)) for case, run in zip(cases, runs) for prop in NATIVE_PROPERTIES)
+    return sum(bool(check_run(prop, case, run)) for case, run in zip(cases, runs, strict=False) for prop in NATIVE_PROPERTIES)
 
 
 def comparable(run) -> tuple:
@@ -63,7 +63,7 @@ def bench_spark_native_cases(config: BenchConfig) -> dict:
     finally:
         system.close()
         before.close()
-    same = sum(a == b for a, b in zip(compared["one_at_a_time"], compared["at_once"]))
+    same = sum(a == b for a, b in zip(compared["one_at_a_time"], compared["at_once"], strict=False))
     return {"cases_per_s": result["at_once_cases_per_s"], "budget_cases_per_s": BUDGET_CASES_PER_S,
             "ratio_vs_one_at_a_time": round(result["at_once_cases_per_s"] / result["one_at_a_time_cases_per_s"], 2),
             "cases": len(cases), "concurrency": DEFAULT_CONCURRENCY, **result,

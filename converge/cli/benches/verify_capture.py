@@ -16,14 +16,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
+from converge.cli.bench_machine import machine_line
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent
 from converge.reports.options import BenchConfig
-from converge.cli.bench_machine import machine_line
 
 QUERY = Path(__file__).resolve().parents[3] / "docs" / "examples" / "three_way_common_key.sql"
 SECONDS_BUDGET = 90.0          # issue 29: 1M input records on an idle 2-core machine
@@ -95,12 +95,12 @@ def write_capture(folder: Path, n: int) -> tuple[dict[str, Path], Path, int]:
         for i, e in enumerate(scenario.events):
             assert isinstance(e, ChangeEvent)
             rec = {"op": e.kind, "pos": i}
-            rec.update({c: f(v) for c, f, v in zip(col_names[e.input], col_plain[e.input], e.row)})
+            rec.update({c: f(v) for c, f, v in zip(col_names[e.input], col_plain[e.input], e.row, strict=False)})
             files[table_of[e.input]].write(json.dumps(rec) + "\n")
             for item in rt.process_event(e):
                 if isinstance(item, Change):
                     o = {"op": item.kind, "pos": i}
-                    o.update({nm: f(item.row[j]) for nm, f, j in zip(names, plain, picks)})
+                    o.update({nm: f(item.row[j]) for nm, f, j in zip(names, plain, picks, strict=False)})
                     out.write(json.dumps(o) + "\n")
                     outputs += 1
     for fh in files.values():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from converge.cli.adapter_check import run_adapter_check
+from converge.cli.arguments import Subparsers, adapter_log_of, add_adapter_log
 from converge.systems.adapter import protocol
 from converge.systems.adapter.client import Timeouts
 from converge.systems.adapter.log import adapter_log
-from converge.cli.adapter_check import run_adapter_check
-from converge.cli.arguments import Subparsers, adapter_log_of, add_adapter_log
 
 
 def register(subparsers: Subparsers) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from converge.engine.model.errors import UsageError
-from converge.reports.options import BenchConfig
 from converge.cli.arguments import Subparsers, add_examples, add_runtime, output_file, positive_int
 from converge.cli.bench import results_table, run_benchmarks
+from converge.engine.model.errors import UsageError
+from converge.reports.options import BenchConfig
 
 
 def register(subparsers: Subparsers) -> None:

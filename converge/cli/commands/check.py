@@ -13,14 +13,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from converge.engine.model.errors import ConvergeError, MisreadQueryError, UsageError, exit_code, label
-from converge.engine.runtime.local import run_scenario
-from converge.properties.campaign import run_property
-from converge.reports.progress import StepProgress
-from converge.reports.run_reports import RunReports
-from converge.systems.adapter.log import adapter_log
-from converge.systems.adapter.requests import with_stderr
-from converge.reports.terminal import format_table
 from converge.cli import check_json
 from converge.cli.arguments import (
     Subparsers,
@@ -45,6 +37,14 @@ from converge.cli.check_plan import (
     read_query,
     refuse_run_options,
 )
+from converge.engine.model.errors import ConvergeError, MisreadQueryError, UsageError, exit_code, label
+from converge.engine.runtime.local import run_scenario
+from converge.properties.campaign import run_property
+from converge.reports.progress import StepProgress
+from converge.reports.run_reports import RunReports
+from converge.reports.terminal import format_table
+from converge.systems.adapter.log import adapter_log
+from converge.systems.adapter.requests import with_stderr
 
 if TYPE_CHECKING:
     from converge.engine.model.flinksql import MappedQuery
@@ -69,7 +69,7 @@ def register(subparsers: Subparsers) -> None:
     c.set_defaults(handler=cmd_check)
 
 
-def open_system_under_test(spec: str | None, timeout: float | None = None) -> "System | None":
+def open_system_under_test(spec: str | None, timeout: float | None = None) -> System | None:
     """The system `check --system SPEC` judges (None: converge's own engine, which needs no process); `timeout`
     is `--system-timeout`."""
     if spec in (None, "local", "reference"):
@@ -83,9 +83,9 @@ def open_system_under_test(spec: str | None, timeout: float | None = None) -> "S
     return open_system(spec, timeout=timeout)
 
 
-def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | None = None,
+def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None = None,
               system: str | None = None, system_timeout: float | None = None, echo=print,
-              record: "dict | None" = None, steps: StepProgress | None = None) -> int:
+              record: dict | None = None, steps: StepProgress | None = None) -> int:
     """Print plan, properties and findings; the exit code (1 when a property fails). `record`, when given, receives
     the run's verdicts and findings as --format json lists them (converge/cli/check_json.py); `steps` shows
     each phase on stderr as it starts (None: nothing is shown)."""
@@ -100,8 +100,8 @@ def run_check(query: "MappedQuery", options: "CheckOptions", *, reports: Path | 
             under_test.close()
 
 
-def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | None, spec: str | None,
-               under_test: "System | None", echo, record: "dict | None", steps: StepProgress) -> int:
+def _run_check(query: MappedQuery, options: CheckOptions, reports: Path | None, spec: str | None,
+               under_test: System | None, echo, record: dict | None, steps: StepProgress) -> int:
     from converge.properties.findings import all_findings  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
     final = system_final(under_test, spec or "") if under_test is not None else None
@@ -177,7 +177,7 @@ def _run_check(query: "MappedQuery", options: "CheckOptions", reports: Path | No
     return run_reports.settle(worst)
 
 
-def _record(record: dict, query: "MappedQuery", rows: list, failed: list, findings: list) -> None:
+def _record(record: dict, query: MappedQuery, rows: list, failed: list, findings: list) -> None:
     """The run's verdicts (each failure's seed, reports and message on its line) and findings, as JSON fields."""
     failures = {f"{spec.family}/{spec.name}": result for spec, result in failed}
     record["verdicts"] = []
@@ -205,7 +205,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                          system_timeout=system_timeout_of(args), steps=steps)
 
 
-def _check_json(args: argparse.Namespace, options: "CheckOptions", steps: StepProgress) -> int:
+def _check_json(args: argparse.Namespace, options: CheckOptions, steps: StepProgress) -> int:
     """--format json: the text goes nowhere; one document (converge/cli/check_json.py) goes to stdout."""
     record: dict = {}
     try:

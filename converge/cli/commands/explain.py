@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from converge.cli.arguments import Subparsers
 from converge.engine.model.errors import UsageError
 from converge.engine.planner import plan
 from converge.properties.replay import load_scenario_file
-from converge.cli.arguments import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:

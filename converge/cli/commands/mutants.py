@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from converge.reports.location import reports_folder
 from converge.cli.arguments import Subparsers, add_examples, add_seed, output_file
 from converge.cli.mutants import run_mutants
+from converge.reports.location import reports_folder
 
 
 def register(subparsers: Subparsers) -> None:

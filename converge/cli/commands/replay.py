@@ -6,12 +6,6 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from converge.engine.model.errors import UsageError
-from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, replay_file
-from converge.reports.progress import StepProgress
-from converge.systems.adapter.log import adapter_log
-from converge.systems.registry import system_kind
-from converge.reports.terminal import tally
 from converge.cli.arguments import (
     Subparsers,
     adapter_log_of,
@@ -23,6 +17,12 @@ from converge.cli.arguments import (
     expand_targets,
     system_timeout_of,
 )
+from converge.engine.model.errors import UsageError
+from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_files, replay_file
+from converge.reports.progress import StepProgress
+from converge.reports.terminal import tally
+from converge.systems.adapter.log import adapter_log
+from converge.systems.registry import system_kind
 
 
 def register(subparsers: Subparsers) -> None:

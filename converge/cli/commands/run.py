@@ -5,21 +5,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 
-from converge.engine.model.errors import UsageError, exit_code, label
-from converge.engine.model.scenario import Scenario
-from converge.properties.budget import check_budget
-from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.coverage import coverage_summary
-from converge.properties.registry import families, select
-from converge.properties.spec import PropertySpec
-from converge.reports.counts import Counts, default_counts, embedded_counts
-from converge.reports.junit import case_of, status_of, write_junit
-from converge.reports.options import RunOptions
-from converge.reports.progress import CampaignProgress
-from converge.reports.run_reports import RunReports
-from converge.systems.adapter.log import adapter_log
-from converge.systems.registry import system_kind
-from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
 from converge.cli.arguments import (
     Subparsers,
     adapter_log_of,
@@ -39,6 +24,21 @@ from converge.cli.arguments import (
 from converge.cli.ci_options import add_ci_options, last_failed_of, with_project_defaults
 from converge.cli.project_config import load_project_config
 from converge.cli.selection import narrow
+from converge.engine.model.errors import UsageError, exit_code, label
+from converge.engine.model.scenario import Scenario
+from converge.properties.budget import check_budget
+from converge.properties.campaign import PropertyResult, run_property
+from converge.properties.coverage import coverage_summary
+from converge.properties.registry import families, select
+from converge.properties.spec import PropertySpec
+from converge.reports.counts import Counts, default_counts, embedded_counts
+from converge.reports.junit import case_of, status_of, write_junit
+from converge.reports.options import RunOptions
+from converge.reports.progress import CampaignProgress
+from converge.reports.run_reports import RunReports
+from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
+from converge.systems.adapter.log import adapter_log
+from converge.systems.registry import system_kind
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -197,9 +197,9 @@ def run_campaign(options: RunOptions) -> int:
         watch.finish()
     counts = [Counts(0, None, 0) if (r.family, r.name) in not_run else
               embedded_counts(r, options.examples if options.examples is not None else s.examples)
-              for s, r in zip(specs, results)]
+              for s, r in zip(specs, results, strict=False)]
     print_results(specs, results, stats=options.stats, counts=counts, not_run=not_run)
-    summary = reports.summary(results, counts={(r.family, r.name): c for r, c in zip(results, counts)},
+    summary = reports.summary(results, counts={(r.family, r.name): c for r, c in zip(results, counts, strict=False)},
                               outcomes={k: NOT_RUN for k in not_run})
     if summary is not None:
         print(f"summary: {summary}")
@@ -249,17 +249,17 @@ def print_results(specs: Sequence[PropertySpec], results: Sequence[PropertyResul
     rows = [(r.family, r.name, f"{NOT_RUN}: {skipped[(r.family, r.name)]}" if (r.family, r.name) in skipped else
              outcome_cell(label(result_error(r)), result_error(r)) + shrink_note(r.shrink_stopped),
              c.examples, c.batches_cell, c.cases, r.exercised.compared, r.failures, f"{r.seconds:.1f}",
-             f"{c.cases / r.seconds:.0f}" if r.seconds > 0 else "") for r, c in zip(results, counted)]
+             f"{c.cases / r.seconds:.0f}" if r.seconds > 0 else "") for r, c in zip(results, counted, strict=False)]
     headers: tuple[str, ...] = ("family", "property", "outcome", "examples", "batches", "cases", "compared",
                                 "failures", "seconds", "cases/s")
     if any(r.exercised.not_compared for r in results):  # what was drawn and not compared, and why (below)
         headers += ("not compared",)
         rows = [row + (r.exercised.describe(compared=False) if r.exercised.not_compared else "",)
-                for row, r in zip(rows, results)]
-    verdicts = [verdict_of(s, r) for s, r in zip(specs, results)]
+                for row, r in zip(rows, results, strict=False)]
+    verdicts = [verdict_of(s, r) for s, r in zip(specs, results, strict=False)]
     if any(verdicts):  # the anomalies family: "reproduced" / "fixed", or "NOT ..." when its property fails
         headers += ("verdict",)
-        rows = [row + (v,) for row, v in zip(rows, verdicts)]
+        rows = [row + (v,) for row, v in zip(rows, verdicts, strict=False)]
     print(format_table(headers, rows))
     if stats:
         print("\n" + coverage_table(results))

@@ -6,11 +6,11 @@ import argparse
 import sys
 from types import ModuleType
 
+from converge.cli.arguments import Subparsers
+from converge.reports.terminal import format_table
 from converge.systems.flink import environment as flink_environment
 from converge.systems.pathway import environment as pathway_environment
 from converge.systems.venv_system import systems_dir
-from converge.reports.terminal import format_table
-from converge.cli.arguments import Subparsers
 
 # Each system's environment module: install, find, installed, smoke_check, record_capabilities, features.
 ENVIRONMENTS: dict[str, ModuleType] = {"flink": flink_environment, "pathway": pathway_environment}

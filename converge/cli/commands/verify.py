@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from converge.cli.arguments import Subparsers, add_quiet, existing_file
 from converge.engine.model.errors import UsageError
 from converge.reports.progress import StepProgress
-from converge.cli.arguments import Subparsers, add_quiet, existing_file
 
 FORMATS = ("auto", "jsonl", "debezium", "print", "csv")
 

@@ -78,6 +78,10 @@ class Timeouts:
         return cls(hello=max(cls.hello, seconds), run_base=seconds)
 
 
+# The default limits, one shared frozen value (a default argument is evaluated once).
+DEFAULT_TIMEOUTS = Timeouts()
+
+
 def timeout_seconds(text: str, source: str = "--system-timeout") -> float:
     """A time limit as written by a user: a number of seconds above 0 and at most a week; UsageError naming
     `source` (the flag or the environment variable) and what was wrong."""

@@ -84,7 +84,7 @@ def adapter_log(path: Path | None) -> Iterator[AdapterLog | None]:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
 
 
 def _describe(line: dict[str, Any] | bytes) -> tuple[dict[str, Any] | None, str | None]:

@@ -121,7 +121,7 @@ def output_types(scenario: Scenario) -> list[str]:
     """The column types of the join's output row: every input of the chain in order (SEMI/ANTI: the left side)."""
     chain = scenario.chain
     types = list(chain[0].column_types)
-    for spec, jtype in zip(chain[1:], scenario.join.types):
+    for spec, jtype in zip(chain[1:], scenario.join.types, strict=False):
         if jtype not in ("semi", "anti"):
             types += spec.column_types
     return types
@@ -151,7 +151,7 @@ def _row(raw: Any, types: list[str], path: str) -> tuple:
     if not isinstance(raw, list) or len(raw) != len(types):
         got = f"{len(raw)} values" if isinstance(raw, list) else short_repr(raw)
         raise violation(f"{path}: expected a row of {len(types)} values (the join's output width), got {got}")
-    return tuple(_value(v, t, f"{path}[{j}]") for j, (v, t) in enumerate(zip(raw, types)))
+    return tuple(_value(v, t, f"{path}[{j}]") for j, (v, t) in enumerate(zip(raw, types, strict=False)))
 
 
 def _list(value: Any, path: str) -> list:
@@ -206,4 +206,4 @@ def read_results(obj: dict[str, Any], request: int, cases: Sequence[tuple[str, S
     results = _list(obj["results"], "results.results")
     if len(results) != len(cases):
         raise violation(f"results.results: {len(results)} results for {len(cases)} cases")
-    return [read_result(r, cid, s, output, f"results[{i}]") for i, (r, (cid, s)) in enumerate(zip(results, cases))]
+    return [read_result(r, cid, s, output, f"results[{i}]") for i, (r, (cid, s)) in enumerate(zip(results, cases, strict=False))]

@@ -30,10 +30,10 @@ from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
+from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 from converge.systems.spark.replay import replay_native
 from converge.systems.spark.runs import RunCache
 from converge.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem
-from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 
 FAMILY = "spark_native"
 DEFAULT_EXAMPLES = 20

@@ -66,11 +66,11 @@ def flink_form(case: NativeJoinCase) -> FlinkForm | None:
     if case.join not in FLINK_INTERVAL_JOINS:
         return None
     inputs = tuple(_input(case, side) for side in SIDES)
-    l, r = INPUT_NAMES["left"], INPUT_NAMES["right"]
-    condition = " AND ".join(f"{l}.{lk} = {r}.{rk}" for lk, rk in case.keys)
+    left, right = INPUT_NAMES["left"], INPUT_NAMES["right"]
+    condition = " AND ".join(f"{left}.{lk} = {right}.{rk}" for lk, rk in case.keys)
     if case.residual is not None:
-        condition += f" AND {l}.{case.residual.left} {case.residual.op} {r}.{case.residual.right}"
-    interval = IntervalSpec(f"{l}.{case.left.time}", f"{r}.{case.right.time}", -case.upper_ms, -case.lower_ms)
+        condition += f" AND {left}.{case.residual.left} {case.residual.op} {right}.{case.residual.right}"
+    interval = IntervalSpec(f"{left}.{case.left.time}", f"{right}.{case.right.time}", -case.upper_ms, -case.lower_ms)
     events: list[Event] = []
     batch_of_event: list[int | str] = []
     ids = {side: 0 for side in SIDES}
@@ -95,7 +95,7 @@ def flink_form(case: NativeJoinCase) -> FlinkForm | None:
     scenario = Scenario(
         name=f"{case.name} (Flink interval join)",
         inputs=inputs,
-        join=JoinSpec((l, r), (case.join,), (condition,), interval),
+        join=JoinSpec((left, right), (case.join,), (condition,), interval),
         events=tuple(events),
         description=f"Flink's event-time interval join for the native-join case {case.name!r}",
     )

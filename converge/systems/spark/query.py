@@ -40,7 +40,7 @@ def build_inputs(case: NativeJoinCase, folder: Path) -> Inputs:
                                             for _ in range(len(case.batches) + 1)]
         for rid, j, row in rows + [(len(rows), len(case.batches), sentinel_row(case, side))]:
             per_batch[j]["_id"].append(rid)
-            for c, v in zip(spec.columns, row):
+            for c, v in zip(spec.columns, row, strict=False):
                 per_batch[j][c].append(v)
         files[side] = per_batch
     return Inputs({s: folder / s for s in SIDES}, files, sentinel_ids)

@@ -78,6 +78,6 @@ class RunCache:
             finally:
                 self.spark_seconds += time.perf_counter() - started
             self.spark_runs += len(results)
-            for key, result in zip(keys[start:start + CACHE_SIZE], results):
+            for key, result in zip(keys[start:start + CACHE_SIZE], results, strict=False):
                 self._keep(key, result)
         return None

@@ -27,8 +27,9 @@ import functools
 import io
 import json
 import re
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
 from converge.engine.model.flinksql.positions import byte_line_col, clip
@@ -275,7 +276,7 @@ def _print(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Rec
                                 f"cannot be split in the print format; capture as JSON lines instead)")
         offset = line.col() - 1 + m.start(2)
         row = []
-        for (name, ftype), part in zip(columns, parts):
+        for (name, ftype), part in zip(columns, parts, strict=False):
             try:
                 row.append(None if part == "null" else ftype.parse(part))
             except BadInputError as exc:
@@ -318,7 +319,7 @@ def _csv(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Recor
 
         where_of = functools.partial(_csv_where, line, values, names)
 
-        obj: dict[str, Any] = {h: (v if v != "" else None) for h, v in zip(names, values)}
+        obj: dict[str, Any] = {h: (v if v != "" else None) for h, v in zip(names, values, strict=False)}
         pos = None
         if pos_at is not None:
             try:

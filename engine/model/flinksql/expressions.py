@@ -14,8 +14,8 @@ number. Anything else is refused with its position in the file.
 from __future__ import annotations
 
 import decimal
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from sqlglot import exp
 

@@ -92,7 +92,7 @@ class MappedQuery:
 
     def joined_aliases(self) -> tuple[str, ...]:
         """The aliases whose columns the join outputs (SEMI/ANTI inputs only filter)."""
-        kept = [self.join.inputs[0]] + [a for a, t in zip(self.join.inputs[1:], self.join.types)
+        kept = [self.join.inputs[0]] + [a for a, t in zip(self.join.inputs[1:], self.join.types, strict=False)
                                         if t not in ("semi", "anti")]
         return tuple(kept)
 
@@ -286,7 +286,7 @@ class _Mapper:
         for conj in _conjuncts(where.this) if where is not None else []:
             if not self._attempt(lambda c=conj: self._subquery_step(c) or filters.append(c)):
                 self._keep_in_step("semi")
-        output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types)
+        output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types, strict=False)
                                                  if t not in ("semi", "anti")]
         renderer = Renderer(self._scope(output_aliases))
         rendered: list[str] = []
@@ -381,7 +381,7 @@ class _Mapper:
         if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group") \
                 or sub.args.get("from_") is None:
             raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
-        outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types) if t not in ("semi", "anti")]
+        outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in self.tables[table].columns}

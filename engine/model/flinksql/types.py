@@ -153,7 +153,7 @@ def timestamp_millis(v: Any) -> int:
         except ValueError:
             raise BadInputError(f"expected a TIMESTAMP like '2024-01-01 10:00:00.123', got {short_repr(v)}") from None
         if moment.tzinfo is not None:
-            moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
         delta = moment - _EPOCH
         return (delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000)
     raise BadInputError(f"expected a TIMESTAMP, got {short_repr(v)}")

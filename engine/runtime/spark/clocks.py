@@ -13,8 +13,8 @@ are popped only when a clock moves).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 
@@ -82,7 +82,7 @@ def node_clocks(scenario: Scenario, entry: dict[str, int], n_inputs: int,
             idle[idx] = False
             if input_wms[idx] is None or event.watermark > input_wms[idx]:  # type: ignore[operator]
                 input_wms[idx] = event.watermark
-        active = [w for w, i in zip(input_wms, idle) if not i]
+        active = [w for w, i in zip(input_wms, idle, strict=False) if not i]
         if not active or any(w is None for w in active):
             continue
         combined = min(active)  # type: ignore[type-var]

@@ -22,8 +22,9 @@ import pickle
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
@@ -124,7 +125,7 @@ def add_output_watermarks(scenario: Scenario, clocks: Clocks, per_event: list[li
     (node,) = make_plan(scenario).nodes()
     ctx = OperatorContext(KeyedStateBackend(scenario.config.map_state_order))
     node.operator.open(ctx)
-    for seq, wm in zip(clocks.wm_seq, clocks.wm_value):
+    for seq, wm in zip(clocks.wm_seq, clocks.wm_value, strict=False):
         ctx.watermark = wm
         ctx.state.now = clocks.processing_time_at(seq)
         for item in node.operator.on_watermark(wm, ctx):
@@ -187,7 +188,7 @@ def read_sink_rows(path: Path) -> list[tuple[str, bytes]]:
     rows: list[tuple[str, bytes]] = []
     for part in sorted(path.glob("batch_id=*/*.parquet")):
         table = pq.read_table(part, columns=["key", "data"])
-        rows.extend(zip(table.column("key").to_pylist(), table.column("data").to_pylist()))
+        rows.extend(zip(table.column("key").to_pylist(), table.column("data").to_pylist(), strict=False))
     return rows
 
 
@@ -200,7 +201,7 @@ def decode_changelog(rows: Iterable[tuple[str, bytes]], sizes: Sequence[int]
         items[-node_of(key) - 1].extend(pickle.loads(blob))
     per_event: list[list[list[Change]]] = []
     errors: list[list[tuple[int, str, str]]] = []
-    for n, found in zip(sizes, items):
+    for n, found in zip(sizes, items, strict=False):
         found.sort(key=lambda it: (it[0], it[1]))
         events: list[list[Change]] = [[] for _ in range(n)]
         errs: list[tuple[int, str, str]] = []
@@ -305,7 +306,7 @@ class SparkJoinJob:
 
     def batch_columns(self, b: int) -> dict[str, list]:
         """Source columns of micro-batch b (scenario, seq, stage, node, key, data, etime)."""
-        parts = [(rows, *bounds[b]) for rows, bounds in zip(self.rows, self.bounds) if b < len(bounds)]
+        parts = [(rows, *bounds[b]) for rows, bounds in zip(self.rows, self.bounds, strict=False) if b < len(bounds)]
         return batch_columns(parts, b, tick=self.time_driven)
 
     # ----------------------------------------------------------- query
@@ -357,7 +358,7 @@ class SparkJoinJob:
         rows = read_sink_rows(self.sink_dir) if sink_rows is None else sink_rows
         per_event, errors = decode_changelog(rows, [len(s.events) for s in self.scenarios])
         out: list[RunResult | ConvergeError] = []
-        for scenario, events, errs, clocks in zip(self.scenarios, per_event, errors, self.clocks):
+        for scenario, events, errs, clocks in zip(self.scenarios, per_event, errors, self.clocks, strict=False):
             if errs:
                 seq, message, kind = min(errs)
                 error = ERROR_KINDS[kind]
@@ -402,7 +403,7 @@ def run_scenarios_on_spark(scenarios: Sequence[Scenario], *, work_dir: str | Pat
         try:
             job.write_batches()
             job.run()
-            for i, result in zip(indexes, job.results()):
+            for i, result in zip(indexes, job.results(), strict=False):
                 out[i] = result
         finally:
             job.cleanup()

@@ -13,8 +13,9 @@ It reads every sink row as the output of one scenario (a job of one scenario).
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import functions as F
@@ -61,11 +62,11 @@ class DecodeItems:
                             col.append(None)
                         continue
                     messages.append(None)
-                    for col, value in zip(columns, row):
+                    for col, value in zip(columns, row, strict=False):
                         col.append(value)
             arrays = {"seq": pa.array(seqs, pa.int64()), "kind": pa.array(kinds, pa.string()),
                       "message": pa.array(messages, pa.string())}
-            for i, (t, col) in enumerate(zip(self.types, columns)):
+            for i, (t, col) in enumerate(zip(self.types, columns, strict=False)):
                 arrays[f"o{i}"] = pa.array(col, _ARROW[t])
             yield pa.RecordBatch.from_pydict(arrays)
 

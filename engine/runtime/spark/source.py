@@ -17,9 +17,9 @@ import bisect
 import os
 import pickle
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -157,12 +157,12 @@ def batch_bounds(n_events: int, *, batches: int | None = None, bounds: Sequence[
     """
     if bounds is not None:
         cuts = [0, *bounds, n_events]
-        if any(b <= a for a, b in zip(cuts, cuts[1:])) or cuts[-2] > n_events:
+        if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)) or cuts[-2] > n_events:
             raise BadInputError(f"batch bounds {list(bounds)} must be increasing and inside 1..{n_events - 1}")
-        return list(zip(cuts, cuts[1:]))
+        return list(zip(cuts, cuts[1:], strict=False))
     count = max(1, min(batches or 1, max(n_events, 1)))
     edges = [round(i * n_events / count) for i in range(count + 1)]
-    return [(a, b) for a, b in zip(edges, edges[1:]) if b > a] or [(0, 0)]
+    return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a] or [(0, 0)]
 
 
 def batch_columns(parts: Sequence[tuple[SourceRows, int, int]], batch: int, *, tick: bool) -> dict[str, list]:

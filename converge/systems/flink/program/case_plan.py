@@ -16,9 +16,9 @@ from typing import Any
 from arrival import case_order  # the program's folder is on sys.path
 from condition_sql import FLINK_TYPES, Column, Untranslatable, translate  # the program's folder is on sys.path
 from dedupe_sql import DedupeError, dedupe_keys, deduplicated  # the program's folder is on sys.path
-from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
 from parallel import check as check_parallelism  # the program's folder is on sys.path
 from sinks import key_columns  # the program's folder is on sys.path
+from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}

@@ -19,9 +19,9 @@ import parallel  # the program's folder is on sys.path
 import sinks  # the program's folder is on sys.path
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
+from restart import RestartedRun, RestartMissed, restart_rounds, retrying  # the program's folder is on sys.path
 from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
 from time_attributes import TIME_ZONE, strip_all  # the program's folder is on sys.path
-from restart import RestartedRun, RestartMissed, restart_rounds, retrying  # the program's folder is on sys.path
 
 # How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
 # order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.

@@ -242,7 +242,7 @@ def test_replay_shows_each_file_as_it_starts(capsys) -> None:
 
 
 def test_stdout_into_a_pipe_is_written_line_by_line(monkeypatch) -> None:
-    from converge.cli import cli
+    from converge.cli import main as cli
 
     raw = io.BytesIO()
     piped = io.TextIOWrapper(raw, encoding="utf-8")  # as stdout into a pipe: block-buffered

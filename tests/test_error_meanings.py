@@ -28,7 +28,7 @@ from converge.engine.model.errors import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
+PACKAGES = ("engine", "oracle", "generators", "properties", "reports", "converge")
 
 # Words that only converge's own machinery uses: a BadInputError saying them is a bug report in disguise.
 BUG_WORDS = ("planner", "operator", "registered", "bug")

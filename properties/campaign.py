@@ -25,7 +25,7 @@ from converge.generators.profile import PROFILE
 from converge.properties.budget import ShrinkBudget, ShrinkStopped, budget_or_default
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
-from converge.properties.divergence import PropertyFailure
+from converge.properties.divergence import FailedCall, PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
 from converge.properties.progress import ProgressCallback, PropertyProgress, RunPhase, case_size
@@ -113,6 +113,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
     watch = _Watcher(spec, planned, result, budget, progress)
     system_failed: list[SystemUnderTestError] = []
+    calls = _FailedCalls()
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
 
     def check_one(args: tuple) -> None:
@@ -129,7 +130,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
                 result.exercised.merge(recording.exercised)
                 raise
             except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
-                exc.converge_args = args  # type: ignore[attr-defined]
+                calls.record(exc, args)
                 sent = len(args[0]) if args and isinstance(args[0], list) else 1
                 result.exercised.add("skipped", sent, "the system failed on their request")  # not checked
                 system_failed.append(exc)
@@ -137,11 +138,10 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             except (BadInputError, UnsupportedError) as exc:
                 error = InternalError(f"converge generated an input that it rejects itself ({type(exc).__name__}: "
                                       f"{exc})")
-                error.converge_args = args  # type: ignore[attr-defined]
+                calls.record(error, args)
                 raise error from exc
             except Exception as exc:
-                if not hasattr(exc, "converge_args"):  # a check that reduced its failure names the reduced case
-                    exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
+                calls.record(exc, args)  # what replay needs to rerun it (a check that reduced it gave its own)
                 if recording.exercised.empty:  # it compared, and the comparison failed (or crashed)
                     recording.exercised.add("compared")
                 result.exercised.merge(recording.exercised)
@@ -160,7 +160,8 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
             raise
         except Exception as exc:
             if exc is budget.best:  # the failure being shrunk: the best case so far
-                watch.failed(getattr(exc, "converge_args", None) or args)  # a check may have reduced it
+                call = calls.of(exc)
+                watch.failed(call.args if call is not None else args)  # a check may have reduced it
             raise
         finally:
             if counter[0] > before:  # the check ran (not so for the final replay once the budget is spent)
@@ -197,11 +198,12 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     except Exception as exc:  # a crash is a failure of the harness or the engine, never a pass
         result.error = exc
         result.failures = 1
-    result.failure_args = getattr(result.failure or result.error, "converge_args", None)
+    call = calls.of(result.failure or result.error)
+    result.failure_args = call.args if call is not None else None
     if budget.stopped:
         result.shrink_stopped = budget.seconds
-    elif getattr(result.failure, "converge_shrink_stopped", None) is not None:  # a check that reduced its own
-        result.shrink_stopped = result.failure.converge_shrink_stopped  # type: ignore[union-attr]
+    elif result.failure is not None and result.failure.call is not None:  # a check that reduced its own
+        result.shrink_stopped = result.failure.call.shrink_stopped
     if spec.search is not None and result.ok:
         _run_search(spec, seed, result)
     result.seconds = time.perf_counter() - start
@@ -216,6 +218,32 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     if not result.ok and not result.not_checked and on_failure is not None:
         on_failure(result)
     return result
+
+
+class _FailedCalls:
+    """The call each failure came from, as run_property reads it back for the exception a run ends with.
+
+    A PropertyFailure carries it in its `call` field (a check that reduced its failure set it already). Any
+    other exception is a crash with no field of its own: the latest of each exception type is kept with its
+    call. That is the one a run ends with: Hypothesis ends with its final replay of the failing example (the
+    latest call failing that way), or the budget with its best failure (the latest of its type); a run
+    ending in several distinct crashes (an ExceptionGroup) has no call, as before."""
+
+    def __init__(self) -> None:
+        self._latest: dict[type, tuple[BaseException, FailedCall]] = {}
+
+    def record(self, exc: BaseException, args: tuple) -> None:
+        if isinstance(exc, PropertyFailure):
+            if exc.call is None:
+                exc.call = FailedCall(args)
+        else:
+            self._latest[type(exc)] = (exc, FailedCall(args))
+
+    def of(self, exc: BaseException | None) -> FailedCall | None:
+        if isinstance(exc, PropertyFailure):
+            return exc.call
+        latest = self._latest.get(type(exc))
+        return latest[1] if latest is not None and latest[0] is exc else None
 
 
 class _Watcher:

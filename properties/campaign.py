@@ -1,4 +1,13 @@
-"""Running properties under Hypothesis: one function serves pytest and `converge run`."""
+"""Running properties under Hypothesis: one function serves pytest and `converge run`.
+
+run_property is its steps in order, each a function of its own: the arguments
+checked, the Hypothesis test built (settings, the per-example `_Checker`
+inside the shrink budget), the search run and its end classified into the
+PropertyResult, the failing call recorded, a run that compared nothing made
+NotCheckedError. A failure's call (the arguments replay reruns, a check's own
+reduction) comes back in PropertyFailure.call, a FailedCall
+(properties/divergence.py says why a field of the failure).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ from converge.generators.profile import PROFILE
 from converge.properties.budget import ShrinkBudget, ShrinkStopped, budget_or_default
 from converge.properties.coverage import example_cases
 from converge.properties.determinism import process_independent_generation
-from converge.properties.divergence import PropertyFailure
+from converge.properties.divergence import FailedCall, PropertyFailure
 from converge.properties.evidence import with_oracle_final
 from converge.properties.exercise import Exercised, Recording
 from converge.properties.progress import ProgressCallback, PropertyProgress, RunPhase, case_size
@@ -98,91 +107,92 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     every example where the run stands (properties/progress.py); `clock` is
     what both read the time from.
     """
+    _check_arguments(spec, max_examples, seed)
+    seconds = budget_or_default(shrink_budget)
+    if seed is None:
+        seed = random.SystemRandom().getrandbits(32)
+    result = PropertyResult(spec.family, spec.name, seed=seed)
+    planned = max_examples or spec.examples
+    budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
+    watch = _Watcher(spec, planned, result, budget, progress)
+    checker = _Checker(spec, result)
+    test = _hypothesis_test(spec, checker, budget, watch, _settings(planned, shrink), seed)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    watch.start()
+    _end_of_search(result, lambda: _search(test, budget), checker)
+    _record_failed_call(result, checker.calls.of(result.failure or result.error), budget)
+    if spec.search is not None and result.ok:
+        _run_search(spec, seed, result)
+    result.seconds = time.perf_counter() - start
+    result.cpu_seconds = time.process_time() - cpu_start
+    result.examples = checker.count
+    _not_checked(result)
+    if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
+        with_oracle_final(result.failure.divergence)
+    watch.done()
+    if not result.ok and not result.not_checked and on_failure is not None:
+        on_failure(result)
+    return result
+
+
+def _check_arguments(spec: PropertySpec, max_examples: int | None, seed: int | None) -> None:
+    """A caller's mistake is ApiMisuseError before anything runs, never a property's failure."""
     if not isinstance(spec, PropertySpec):
         raise ApiMisuseError(f"run_property: expected a PropertySpec, got {type(spec).__name__}")
     for name, value in (("max_examples", max_examples), ("seed", seed)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0
                                   or (name == "max_examples" and value == 0)):
             raise ApiMisuseError(f"run_property({name}={value!r}): expected a positive integer or None")
-    seconds = budget_or_default(shrink_budget)
-    if seed is None:
-        seed = random.SystemRandom().getrandbits(32)
-    result = PropertyResult(spec.family, spec.name, seed=seed)
-    counter = [0]
-    planned = max_examples or spec.examples
-    budget = ShrinkBudget(seconds if shrink else math.inf, clock)  # without shrinking there is nothing to stop
-    watch = _Watcher(spec, planned, result, budget, progress)
-    system_failed: list[SystemUnderTestError] = []
+
+
+def _settings(planned: int, shrink: bool) -> settings:
+    """converge's profile, no example database (a seed alone finds a run's examples again), no blob to print;
+    without `shrink`, no shrink phase (against a live system the check reduces its own failure)."""
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
+    return settings(PROFILE, max_examples=planned, database=None, phases=phases, print_blob=False)
 
-    def check_one(args: tuple) -> None:
-        counter[0] += 1
-        cases = example_cases(args)
-        for case in sorted(cases):
-            event(case)  # Hypothesis's statistics (pytest --hypothesis-show-statistics) show these
-        target(float(len(cases)), label="special cases drawn")  # steer towards examples holding more of them
-        result.coverage.update(cases)
-        with Recording() as recording:
-            try:
-                spec.check(*args)
-            except UnsatisfiedAssumption:  # Hypothesis draws another; what it recorded still counts
-                result.exercised.merge(recording.exercised)
-                raise
-            except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
-                exc.converge_args = args  # type: ignore[attr-defined]
-                sent = len(args[0]) if args and isinstance(args[0], list) else 1
-                result.exercised.add("skipped", sent, "the system failed on their request")  # not checked
-                system_failed.append(exc)
-                raise _SystemFailed from None
-            except (BadInputError, UnsupportedError) as exc:
-                error = InternalError(f"converge generated an input that it rejects itself ({type(exc).__name__}: "
-                                      f"{exc})")
-                error.converge_args = args  # type: ignore[attr-defined]
-                raise error from exc
-            except Exception as exc:
-                if not hasattr(exc, "converge_args"):  # a check that reduced its failure names the reduced case
-                    exc.converge_args = args  # type: ignore[attr-defined]  # what replay needs to rerun it
-                if recording.exercised.empty:  # it compared, and the comparison failed (or crashed)
-                    recording.exercised.add("compared")
-                result.exercised.merge(recording.exercised)
-                raise
-        if recording.exercised.empty:  # a check that records nothing compared its example
-            recording.exercised.add("compared")
-        result.exercised.merge(recording.exercised)
 
-    @settings(PROFILE, max_examples=planned, database=None, phases=phases, print_blob=False)
+def _hypothesis_test(spec: PropertySpec, checker: _Checker, budget: ShrinkBudget, watch: _Watcher,
+                     config: settings, seed: int) -> Callable[[], None]:
+    """The property as a seeded Hypothesis test: every example's check runs inside the shrink budget, and the
+    watcher hears of each one, and of every new best failing case."""
+    @config
     @given(spec.strategy())
     def test(args: tuple) -> None:
-        before, shrinking = counter[0], budget.failed
+        before, shrinking = checker.count, budget.failed
         try:
-            budget.run(args, lambda: check_one(args))
+            budget.run(args, lambda: checker.check(args))
         except UnsatisfiedAssumption:
             raise
         except Exception as exc:
             if exc is budget.best:  # the failure being shrunk: the best case so far
-                watch.failed(getattr(exc, "converge_args", None) or args)  # a check may have reduced it
+                call = checker.calls.of(exc)
+                watch.failed(call.args if call is not None else args)  # a check may have reduced it
             raise
         finally:
-            if counter[0] > before:  # the check ran (not so for the final replay once the budget is spent)
-                watch.checked(counter[0], shrinking)
+            if checker.count > before:  # the check ran (not so for the final replay once the budget is spent)
+                watch.checked(checker.count, shrinking)
 
-    test = hypothesis_seed(seed)(test)
+    return hypothesis_seed(seed)(test)
 
-    def search() -> None:
-        try:
-            with process_independent_generation():  # the seed finds the same examples in any process
-                test()
-            return
-        except ShrinkStopped:
-            pass
-        raise budget.best_failure()  # outside the handler: the failure keeps its own context and cause
 
-    start, cpu_start = time.perf_counter(), time.process_time()
-    watch.start()
+def _search(test: Callable[[], None], budget: ShrinkBudget) -> None:
+    """Run the Hypothesis test; a search the budget stopped ends with the best failure found by then."""
+    try:
+        with process_independent_generation():  # the seed finds the same examples in any process
+            test()
+        return
+    except ShrinkStopped:
+        pass
+    raise budget.best_failure()  # outside the handler: the failure keeps its own context and cause
+
+
+def _end_of_search(result: PropertyResult, search: Callable[[], None], checker: _Checker) -> None:
+    """Run `search` and record how it ended: a property failure, or an error (the system's, or a crash)."""
     try:
         search()
     except _SystemFailed:
-        result.error = system_failed[0]
+        result.error = checker.system_failed
         result.failures = 1
     except PropertyFailure as exc:
         result.failure = exc
@@ -197,25 +207,104 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     except Exception as exc:  # a crash is a failure of the harness or the engine, never a pass
         result.error = exc
         result.failures = 1
-    result.failure_args = getattr(result.failure or result.error, "converge_args", None)
+
+
+def _record_failed_call(result: PropertyResult, call: FailedCall | None, budget: ShrinkBudget) -> None:
+    """The failing call's arguments, for replay, and a shrink stopped at its budget: Hypothesis's, or that of
+    a check's own reduction."""
+    result.failure_args = call.args if call is not None else None
     if budget.stopped:
         result.shrink_stopped = budget.seconds
-    elif getattr(result.failure, "converge_shrink_stopped", None) is not None:  # a check that reduced its own
-        result.shrink_stopped = result.failure.converge_shrink_stopped  # type: ignore[union-attr]
-    if spec.search is not None and result.ok:
-        _run_search(spec, seed, result)
-    result.seconds = time.perf_counter() - start
-    result.cpu_seconds = time.process_time() - cpu_start
-    result.examples = counter[0]
+    elif result.failure is not None and result.failure.call is not None:
+        result.shrink_stopped = result.failure.call.shrink_stopped
+
+
+def _not_checked(result: PropertyResult) -> None:
+    """A run that compared no case is NotCheckedError, never a pass (nor Hypothesis giving up on every case)."""
     gave_up = isinstance(result.error, (Unsatisfiable, FailedHealthCheck)) and result.exercised.not_compared > 0
     if (result.ok or gave_up) and result.exercised.compared == 0:  # Hypothesis gives up when every case is rejected
         result.error, result.failures = NotCheckedError(result.exercised.why_nothing_compared()), 0
-    if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
-        with_oracle_final(result.failure.divergence)
-    watch.done()
-    if not result.ok and not result.not_checked and on_failure is not None:
-        on_failure(result)
-    return result
+
+
+class _FailedCalls:
+    """The call each failure came from, as run_property reads it back for the exception a run ends with.
+
+    A PropertyFailure carries it in its `call` field (a check that reduced its failure set it already). Any
+    other exception is a crash with no field of its own: the latest of each exception type is kept with its
+    call. That is the one a run ends with: Hypothesis ends with its final replay of the failing example (the
+    latest call failing that way), or the budget with its best failure (the latest of its type); a run
+    ending in several distinct crashes (an ExceptionGroup) has no call, as before."""
+
+    def __init__(self) -> None:
+        self._latest: dict[type, tuple[BaseException, FailedCall]] = {}
+
+    def record(self, exc: BaseException, args: tuple) -> None:
+        if isinstance(exc, PropertyFailure):
+            if exc.call is None:
+                exc.call = FailedCall(args)
+        else:
+            self._latest[type(exc)] = (exc, FailedCall(args))
+
+    def of(self, exc: BaseException | None) -> FailedCall | None:
+        if isinstance(exc, PropertyFailure):
+            return exc.call
+        latest = self._latest.get(type(exc))
+        return latest[1] if latest is not None and latest[0] is exc else None
+
+
+class _Checker:
+    """Each example's check, with what the run keeps of it: the special cases drawn, what was exercised (into
+    the result), the call every failure came from, the system's failure that ends the run."""
+
+    def __init__(self, spec: PropertySpec, result: PropertyResult) -> None:
+        self.spec, self.result = spec, result
+        self.count = 0                                          # examples whose check ran
+        self.calls = _FailedCalls()
+        self.system_failed: SystemUnderTestError | None = None  # the system's failure that ended the run
+
+    def check(self, args: tuple) -> None:
+        self.count += 1
+        self._cover(args)
+        with Recording() as recording:
+            try:
+                self.spec.check(*args)
+            except UnsatisfiedAssumption:  # Hypothesis draws another; what it recorded still counts
+                self.result.exercised.merge(recording.exercised)
+                raise
+            except SystemUnderTestError as exc:  # the system is dead: no shrinking, no replay on it
+                self._system_failed(exc, args)
+                raise _SystemFailed from None
+            except (BadInputError, UnsupportedError) as exc:
+                raise self._rejected(exc, args) from exc
+            except Exception as exc:
+                self.calls.record(exc, args)  # what replay needs to rerun it
+                self._compared(recording)     # it compared, and the comparison failed (or crashed)
+                raise
+        self._compared(recording)
+
+    def _cover(self, args: tuple) -> None:
+        cases = example_cases(args)
+        for case in sorted(cases):
+            event(case)  # Hypothesis's statistics (pytest --hypothesis-show-statistics) show these
+        target(float(len(cases)), label="special cases drawn")  # steer towards examples holding more of them
+        self.result.coverage.update(cases)
+
+    def _compared(self, recording: Recording) -> None:
+        if recording.exercised.empty:  # a check that records nothing compared its example
+            recording.exercised.add("compared")
+        self.result.exercised.merge(recording.exercised)
+
+    def _system_failed(self, exc: SystemUnderTestError, args: tuple) -> None:
+        self.calls.record(exc, args)
+        sent = len(args[0]) if args and isinstance(args[0], list) else 1
+        self.result.exercised.add("skipped", sent, "the system failed on their request")  # not checked
+        if self.system_failed is None:  # the run ends with the first
+            self.system_failed = exc
+
+    def _rejected(self, exc: BadInputError | UnsupportedError, args: tuple) -> InternalError:
+        error = InternalError(f"converge generated an input that it rejects itself ({type(exc).__name__}: {exc})")
+        self.calls.record(error, args)
+        return error
 
 
 class _Watcher:

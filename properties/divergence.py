@@ -1,10 +1,25 @@
-"""What a failed property carries: enough to write a replayable, readable report."""
+"""What a failed property carries: enough to write a replayable, readable report.
+
+A failure's evidence is its `Divergence`; how to make the failing call again
+is its `FailedCall`, in the one declared field `PropertyFailure.call`. The
+runner (properties/campaign.py) fills it with the arguments it called the
+check with; a check that reduced its own failure (a live system's, in
+properties/systems/specs.py) fills it first, with the reduced case and what
+the reduction did, and the runner keeps it. Why a field of the failure and
+not a second value handed back: Hypothesis, not the runner, chooses which of
+the examples' exceptions a run ends with (the shrunk one, its final replay,
+one of several distinct failures), so what belongs to a failure has to travel
+with that exception; and the pytest plugin, which gets only the exception a
+test raised, reads the same field. Typed and declared, where attributes set
+on an exception were neither: a reader cannot misspell it, and a user's
+`fail`/`require`/`PropertyFailure(divergence)` need not know it exists.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.scenario import Scenario
@@ -57,11 +72,28 @@ class Divergence:
         return text
 
 
-class PropertyFailure(DivergenceError):
-    """A property does not hold; `.divergence` has the evidence."""
+class ReductionRecord(Protocol):
+    """What a check's own reduction of its failure did (properties/systems/reduce.Reduction), for the report."""
 
-    def __init__(self, divergence: Divergence) -> None:
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class FailedCall:
+    """The check's call that failed: what replay must make again, and what the check's own reduction did."""
+
+    args: tuple                                 # the check's arguments: a report's `args`, what replay reruns
+    reduction: ReductionRecord | None = None    # set by a check that reduced its failure itself
+    shrink_stopped: float | None = None         # that reduction stopped at this budget (s), with its best case
+
+
+class PropertyFailure(DivergenceError):
+    """A property does not hold; `.divergence` has the evidence, `.call` (once it went through the runner, or
+    from a check that reduced it) the call that failed."""
+
+    def __init__(self, divergence: Divergence, *, call: FailedCall | None = None) -> None:
         self.divergence = divergence
+        self.call = call
         super().__init__(divergence.describe())
 
 

@@ -107,7 +107,8 @@ def write_test_reports(item: pytest.Item, exc: BaseException, folder: Callable[[
     `folder` makes the run's directory when it is first needed: a failure with no evidence and no drawn
     scenario writes nothing and makes nothing."""
     failures = property_failures(exc)
-    cases: list[tuple[Divergence, Any]] = [(f.divergence, getattr(f, "converge_args", None)) for f in failures]
+    cases: list[tuple[Divergence, Any]] = [(f.divergence, f.call.args if f.call is not None else None)
+                                           for f in failures]
     if not cases:
         cases = [(_test_failure(item, exc, where, s), None) for where, s in drawn_scenarios(item)]
     if not cases:

@@ -112,7 +112,7 @@ def test_without_the_entry_the_same_divergence_fails_and_is_shrunk() -> None:
     assert len(cases) == 1 and cases[0].join.types == ("left",)  # reduced to the one case
     # reduced against the system: one unmatched row of a is the whole defect (a padded row dropped)
     assert [e.input for e in cases[0].events] == ["a"] and res.failure.divergence.scenario == cases[0]
-    reduction = res.failure.converge_reduction
+    reduction = res.failure.call.reduction
     assert system.calls == res.examples + reduction.requests and reduction.requests >= reduction.rounds > 0
 
 

@@ -19,7 +19,7 @@ from converge.engine.model.scenario_json import load_scenario, scenario_from_dic
 from converge.oracle import DuckDBOracle
 from converge.properties import interval
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.divergence import Divergence, FailedCall, PropertyFailure
 from converge.properties.exercise import Exercised
 from converge.properties.registry import PropertySpec, select
 from converge.properties.regular import snapshot_restore, tlp_partition
@@ -87,8 +87,8 @@ def test_a_property_with_extra_arguments_reruns_with_them(tmp_path: Path) -> Non
         # NOT over a disjunction: DuckDB 1.x folds NOT over a bare comparison into its opposite
         residual = "a.x > b.y OR a.x > 5"
         failure = _failure(tlp_partition, TLP, "a.k = b.k", residual)
-        failure.converge_args = (TLP, "a.k = b.k", residual)  # what run_property records
-        (path, *_) = write_failure_report(failure.divergence, tmp_path, seed=5, args=failure.converge_args)
+        failure.call = FailedCall((TLP, "a.k = b.k", residual))  # what run_property records
+        (path, *_) = write_failure_report(failure.divergence, tmp_path, seed=5, args=failure.call.args)
         args = json.loads(path.read_text())["meta"]["converge_failure"]["args"]
         assert args == [{"$scenario": "self"}, "a.k = b.k", residual]
         (broken,) = replay_path(path)

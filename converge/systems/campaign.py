@@ -144,12 +144,12 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
                           progress=progress)
     if waited is not None:
         waited = waiting(system) - waited  # type: ignore[operator]
-    done = getattr(result.failure, "converge_reduction", None)
+    call = result.failure.call if result.failure is not None else None  # a reduced failure says what reduced it
     run = SystemRun(prop, result=result, known=matched(known, result), quota=quota, waited=waited)
     if not result.ok and not result.not_checked:
         notes = {"system": system.title}
-        if done is not None:
-            notes["reduced"] = done.describe()
+        if call is not None and call.reduction is not None:
+            notes["reduced"] = call.reduction.describe()
         note_stderr(system, result.failure)
         report = reports.reporter(runtime=system.title, notes=notes)
         if report is not None:

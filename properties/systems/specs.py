@@ -24,7 +24,7 @@ from converge.generators.multiway import multiway_scenarios
 from converge.generators.restarts import restarted
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
-from converge.properties.divergence import PropertyFailure, require
+from converge.properties.divergence import FailedCall, PropertyFailure, require
 from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks, map_order, sinks
 from converge.properties.systems.answers import engine_model_reason
@@ -360,11 +360,9 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
             seen = reduced.get(key)
             if seen is None:
                 done = reducer.reduce(failure)
-                seen = done.failure
-                seen.converge_reduction = done  # type: ignore[attr-defined]
-                if done.stopped:  # run_property records it as a shrink stopped by its budget
-                    seen.converge_shrink_stopped = reduce_budget  # type: ignore[attr-defined]
-                seen.converge_args = ([seen.divergence.scenario],)  # type: ignore[attr-defined]
+                seen = done.failure  # replayed with the reduced case alone; run_property keeps this call
+                seen.call = FailedCall(([seen.divergence.scenario],), reduction=done,
+                                       shrink_stopped=reduce_budget if done.stopped else None)
                 reduced[key] = seen
             raise seen from None
 

@@ -19,11 +19,11 @@ from converge.cli.benches import (
     flink,
     interval,
     multiway,
+    native_join,
     oracle_scaling,
     oracle_versions,
     pathway,
     regular,
-    spark_native,
 )
 from converge.cli.benches import verify_capture as verify_bench
 from converge.engine.model.errors import BadInputError
@@ -36,7 +36,7 @@ __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
     **oracle_versions.BENCHES,
-    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES, **verify_bench.BENCHES}
+    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **native_join.BENCHES, **verify_bench.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.
 DETAIL_TABLES: dict[str, Callable[[dict], str]] = {

@@ -20,7 +20,7 @@ from converge.reports.options import RunOptions
 from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
 
 
-class SystemKind(ABC):
+class SystemType(ABC):
     """One kind of system, bound to the spec that named it."""
 
     schemes: ClassVar[tuple[str, ...]]     # the spec's part before ':' (or the whole spec)

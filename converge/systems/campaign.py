@@ -48,7 +48,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 from converge.systems.adapter.requests import note_stderr, requests_carrying
-from converge.systems.base import SystemKind
+from converge.systems.base import SystemType
 
 NOT_APPLICABLE, KNOWN, NOT_RUN = "not applicable", "known", "not run"
 
@@ -178,7 +178,7 @@ def not_run_after(prop: SystemProperty, system: System, failed: SystemRun) -> Sy
     return SystemRun(prop, result=PropertyResult(prop.family, prop.name, error=error))
 
 
-class ConvergeCaseKind(SystemKind):
+class ScenarioSystemType(SystemType):
     """A kind of system that runs converge scenarios: this module's campaign and replay are its own."""
 
     case_type: ClassVar[type] = Scenario
@@ -190,7 +190,7 @@ class ConvergeCaseKind(SystemKind):
         return replay_on_system_files(files, self)
 
 
-def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: CampaignProgress | None = None) -> int:
+def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: CampaignProgress | None = None) -> int:
     """Open the system, run every selected property on it, print the table and the closing note.
 
     While it runs, `watch` (default: stderr, reports/progress.py) shows the system starting and up, then each
@@ -204,11 +204,11 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
             raise UsageError(f"none of the properties asked for ({', '.join(options.only)}) is a system property")
     seeds = dict(options.seeds)
     watch = watch or CampaignProgress(unit=("batch", "batches"), quiet=options.quiet)
-    hint = f" ({kind.startup})" if kind.startup else ""
-    watch.note(f"starting {kind.spec}{hint}...")
+    hint = f" ({system_type.startup})" if system_type.startup else ""
+    watch.note(f"starting {system_type.spec}{hint}...")
     started = time.perf_counter()
-    with watch.waiting(f"still starting {kind.spec}"):
-        system = kind.open()
+    with watch.waiting(f"still starting {system_type.spec}"):
+        system = system_type.open()
     startup = time.perf_counter() - started
     watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
                f"{'property' if len(props) == 1 else 'properties'} to run")
@@ -225,8 +225,9 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
             if stop is not None:
                 runs.append(SystemRun(prop, not_run=stop))
                 continue
-            runs.append(run_one(prop, system, kind.spec, replace(options, seed=seeds.get(prop.key, options.seed)),
-                                known, reports, progress=watch))
+            runs.append(run_one(prop, system, system_type.spec,
+                                replace(options, seed=seeds.get(prop.key, options.seed)), known, reports,
+                                progress=watch))
             if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
                 failed = runs[-1]
     finally:
@@ -244,8 +245,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:
-        written = write_junit(options.junit, f"converge run --system {kind.spec}", reports.problems,
-                              [junit_case(system, kind.spec, r) for r in runs])
+        written = write_junit(options.junit, f"converge run --system {system_type.spec}", reports.problems,
+                              [junit_case(system, system_type.spec, r) for r in runs])
         if written:
             print(f"junit: {options.junit}")
     closing_note(system, runs, startup)
@@ -340,11 +341,11 @@ def print_known(r: SystemRun) -> None:
                   f"converge replay --system {entry.system} FILE reruns it)")
 
 
-def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:
+def replay_on_system_files(files: Sequence[Path], system_type: SystemType) -> int:
     """`converge replay --system SPEC FILE...`: each scenario file's case on the system; the worst exit code."""
-    with kind.open() as system:
+    with system_type.open() as system:
         print(f"system: {system.title}")
-        outcomes = [replay_on_system(path, system, kind.spec) for path in dict.fromkeys(files)]
+        outcomes = [replay_on_system(path, system, system_type.spec) for path in dict.fromkeys(files)]
         return print_replay_outcomes(outcomes, lambda o: list(o.problems) + replay_stderr(system, o))
 
 

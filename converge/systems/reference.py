@@ -8,10 +8,10 @@ from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.engine.reference_system import ReferenceSystem
 from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
-from converge.systems.campaign import ConvergeCaseKind
+from converge.systems.campaign import ScenarioSystemType
 
 
-class ReferenceKind(ConvergeCaseKind):
+class ReferenceSystemType(ScenarioSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("reference", "reference-spark")
     forms: ClassVar[tuple[str, ...]] = ("reference", "reference-spark")
     summary: ClassVar[str] = "converge's reference engine, on the local runtime or on the Spark runtime"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from converge.engine.model.errors import ApiMisuseError, SystemUnderTestError
-from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun
+from converge.engine.model.native_join_case import Epoch, NativeJoinCase, NativeRun
 from converge.systems.spark.query import (
     SPARK_JOIN,
     build_inputs,
@@ -49,10 +49,10 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.strip().splitlines()[:1])[:400]
 
 
-class SparkNativeSystem:
+class NativeJoinSystem:
     """Spark Structured Streaming's stream-stream join on one local SparkSession.
 
-    It runs native-join cases (engine/model/native_case.py), never converge scenarios: Spark's watermark
+    It runs native-join cases (engine/model/native_join_case.py), never converge scenarios: Spark's watermark
     follows the rows of each micro-batch, so a converge scenario's watermark events have no counterpart.
     """
 
@@ -83,7 +83,7 @@ class SparkNativeSystem:
         """`spark VERSION`, as reports show it."""
         return f"{self.name} {self.version}"
 
-    def __enter__(self) -> SparkNativeSystem:
+    def __enter__(self) -> NativeJoinSystem:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import ClassVar
 
 from converge.engine.model.errors import UsageError
-from converge.engine.model.native_case import NativeJoinCase
+from converge.engine.model.native_join_case import NativeJoinCase
 from converge.reports.options import RunOptions
-from converge.systems.base import SystemKind
-from converge.systems.spark.campaign import replay_native_files, run_spark_native_campaign
+from converge.systems.base import SystemType
+from converge.systems.spark.campaign import replay_native_files, run_native_join_campaign
 
 
-class SparkKind(SystemKind):
+class SparkSystemType(SystemType):
     schemes: ClassVar[tuple[str, ...]] = ("spark",)
     forms: ClassVar[tuple[str, ...]] = ("spark",)
     case_type: ClassVar[type] = NativeJoinCase
@@ -25,7 +25,7 @@ class SparkKind(SystemKind):
             raise UsageError(f"--system {spec}: spark takes no argument (the installed pyspark is the version)")
 
     def run_campaign(self, options: RunOptions) -> int:
-        return run_spark_native_campaign(options)
+        return run_native_join_campaign(options)
 
     def replay_files(self, files: Sequence[Path]) -> int:
         return replay_native_files(list(files))

@@ -6,17 +6,17 @@ from typing import ClassVar
 
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from converge.systems.campaign import ConvergeCaseKind
+from converge.systems.campaign import ScenarioSystemType
 from converge.systems.flink.environment import adapter_command
 
 
-class FlinkKind(ConvergeCaseKind):
+class FlinkSystemType(ScenarioSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("flink",)
     forms: ClassVar[tuple[str, ...]] = ("flink[:VERSION]",)
     summary: ClassVar[str] = "the Flink adapter, installed by `converge systems install flink`"
     startup: ClassVar[str] = "a Flink MiniCluster and a warm-up job: 20-40 s idle, 90 s on a loaded machine"
 
-    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
 
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)

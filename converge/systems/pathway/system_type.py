@@ -6,17 +6,17 @@ from typing import ClassVar
 
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from converge.systems.campaign import ConvergeCaseKind
+from converge.systems.campaign import ScenarioSystemType
 from converge.systems.pathway.environment import adapter_command
 
 
-class PathwayKind(ConvergeCaseKind):
+class PathwaySystemType(ScenarioSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("pathway",)
     forms: ClassVar[tuple[str, ...]] = ("pathway[:VERSION]",)
     summary: ClassVar[str] = "the Pathway adapter, installed by `converge systems install pathway`"
     startup: ClassVar[str] = "importing Pathway: 2-5 s"
 
-    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
 
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from converge.engine.model.errors import SystemUnderTestError
-from converge.engine.model.native_case import SIDES, NativeJoinCase, NativeRun
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, NativeRun
 from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import CaseModel, ModelRow, model_case
 from converge.properties.divergence import Divergence, PropertyFailure

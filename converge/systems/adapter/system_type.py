@@ -9,7 +9,7 @@ from typing import ClassVar
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from converge.systems.campaign import ConvergeCaseKind
+from converge.systems.campaign import ScenarioSystemType
 
 
 def adapter_argv(command: str) -> list[str]:
@@ -25,12 +25,12 @@ def adapter_argv(command: str) -> list[str]:
     return argv
 
 
-class AdapterKind(ConvergeCaseKind):
+class AdapterSystemType(ScenarioSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("cmd",)
     forms: ClassVar[tuple[str, ...]] = ("cmd:COMMAND",)
     summary: ClassVar[str] = "an adapter command: a path, or a command line split like a shell would"
 
-    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
 
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.reports.options import RunOptions
@@ -45,3 +46,7 @@ class SystemType(ABC):
         """The system started, for commands that send it converge scenarios (`converge check --system`)."""
         raise UsageError(f"--system {self.spec}: this system runs {self.case_type.__name__} cases, not converge "
                          f"scenarios")
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -19,8 +19,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import (
     EXIT_BAD_INPUT,
     NotCheckedError,
@@ -357,3 +358,7 @@ def replay_stderr(system: System, outcome: ReplayOutcome) -> list[str]:
     sent = outcome.divergences[0].scenario  # every check sends the file's case without its expectations
     return [f"stderr of the adapter during run request {r.number} (this file's case):\n  "
             + "\n  ".join(r.stderr_block()) for r in requests_carrying(system, sent) if r.stderr or r.dropped]
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.engine.reference_system import ReferenceSystem
@@ -20,3 +21,7 @@ class ReferenceSystemType(ScenarioSystemType):
         if self.argument:
             raise UsageError(f"--system {self.spec}: {self.scheme} takes no argument")
         return ReferenceSystem("spark" if self.scheme == "reference-spark" else "local")
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

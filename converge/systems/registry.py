@@ -12,6 +12,9 @@ A new kind is a SystemType subclass in its own module, listed in SYSTEM_TYPES.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import Timeouts
@@ -56,3 +59,7 @@ def open_system(spec: str = DEFAULT_SYSTEM, *, timeouts: Timeouts | None = None,
     or `timeout` (`--system-timeout`; else $CONVERGE_SYSTEM_TIMEOUT) set how long an adapter gets."""
     system_type = system_type_of(spec, timeout=timeout)
     return system_type.open() if timeouts is None else system_type.open(timeouts=timeouts)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -14,8 +14,9 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from converge import renamed
 from converge.engine.model.changelog import Change, sign
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import (
@@ -282,3 +283,7 @@ class System(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
@@ -35,3 +36,7 @@ class AdapterSystemType(ScenarioSystemType):
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)
         return AdapterSystem(adapter_argv(self.argument), label=self.argument, timeouts=timeouts)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

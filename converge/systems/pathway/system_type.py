@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
 from converge.systems.campaign import ScenarioSystemType
@@ -21,3 +22,7 @@ class PathwaySystemType(ScenarioSystemType):
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)
         return AdapterSystem(adapter_command(self.argument or None), label=self.spec, timeouts=timeouts)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

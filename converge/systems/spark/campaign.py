@@ -17,7 +17,9 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from converge import renamed
 from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.files import write_text_whole
 from converge.engine.model.native_join_case import NativeJoinCase, dump_case
@@ -200,3 +202,7 @@ def replay_native_files(files: list[Path]) -> int:
     finally:
         system.close()
     return print_replay_outcomes(outcomes, lambda o: [text for _, text in o.problems])
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from converge import renamed
 from converge.engine.model.errors import ApiMisuseError, SystemUnderTestError
 from converge.engine.model.native_join_case import Epoch, NativeJoinCase, NativeRun
 from converge.systems.spark.query import (
@@ -227,3 +228,7 @@ class _Pending:
                 self.query.stop()
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

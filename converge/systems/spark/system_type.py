@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.native_join_case import NativeJoinCase
 from converge.reports.options import RunOptions
@@ -29,3 +30,7 @@ class SparkSystemType(SystemType):
 
     def replay_files(self, files: Sequence[Path]) -> int:
         return replay_native_files(list(files))
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -25,7 +25,7 @@ overflow and failing casts are errors, as in DuckDB):
 
 Refused with an OracleError naming the construct (no faithful translation):
 comparisons, ``IN``, ``BETWEEN``, ``COALESCE`` and arithmetic across type
-families (numbers, text, booleans: the engines cast implicitly in different
+groups (numbers, text, booleans: the engines cast implicitly in different
 ways), casts from text to anything but text, casts of doubles to text or
 boolean (number formatting differs), arithmetic with DECIMAL literals
 (precision rules differ) and integer literals outside BIGINT.

@@ -50,3 +50,11 @@ def test_an_old_class_imported_from_its_old_module_is_the_new_class() -> None:
     assert done.stdout.strip() == "True", done.stderr
 # old names: end  (vocab-rename.py leaves the lines between these two alone)
 
+
+
+def test_the_vocabulary_section_names_every_old_name() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Vocabulary"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    old = [o for _, o, _ in OLD_NAMES] + [m.rpartition(".")[2] for m in RENAMED_MODULES]
+    assert [name for name in old if f"`{name}" not in section] == []

@@ -180,7 +180,7 @@ def not_run_after(prop: SystemProperty, system: System, failed: SystemRun) -> Sy
 
 
 class ScenarioSystemType(SystemType):
-    """A kind of system that runs converge scenarios: this module's campaign and replay are its own."""
+    """A system type that runs converge scenarios: this module's campaign and replay are its own."""
 
     case_type: ClassVar[type] = Scenario
 

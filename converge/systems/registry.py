@@ -1,13 +1,13 @@
-"""`--system SPEC`: which kind of system a spec names, by its scheme (the part before ':').
+"""`--system SPEC`: which system type a spec names, by its scheme (the part before ':').
 
     reference            converge's reference engine, local runtime (the default)
     reference-spark      the reference engine on the Spark runtime
     cmd:COMMAND          an adapter command (a path, or a command line split like a shell would)
     flink[:VERSION]      the Flink adapter, installed by `converge systems install flink`
     pathway[:VERSION]    the Pathway adapter, installed by `converge systems install pathway`
-    spark                Spark's own stream-stream join (native-join cases, docs/spark.md)
+    spark                Spark's native join (native-join cases, docs/spark.md)
 
-A new kind is a SystemType subclass in its own module, listed in SYSTEM_TYPES.
+A new system type is a SystemType subclass in its own module, listed in SYSTEM_TYPES.
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ BY_SCHEME: dict[str, type[SystemType]] = {scheme: cls for cls in SYSTEM_TYPES fo
 SPEC_FORMS: tuple[str, ...] = tuple(form for cls in SYSTEM_TYPES for form in cls.forms)
 
 
-# The kinds that wait for an adapter process, so that `--system-timeout` means something to them.
+# The system types that wait for an adapter process, so that `--system-timeout` means something to them.
 TIMED: tuple[type[SystemType], ...] = (AdapterSystemType, FlinkSystemType, PathwaySystemType)
 
 
 def system_type_of(spec: str, *, timeout: float | None = None) -> SystemType:
-    """The kind of system `spec` names, bound to it; a usage error naming the known forms otherwise.
+    """The system type `spec` names, bound to it; a usage error naming the known forms otherwise.
 
-    `timeout` (`--system-timeout`) is the base of each run request's limit (adapter/client.py Timeouts); a kind
-    that starts no adapter refuses it rather than ignore it."""
+    `timeout` (`--system-timeout`) is the base of each run request's limit (adapter/client.py Timeouts); a
+    system type that starts no adapter refuses it rather than ignore it."""
     cls = BY_SCHEME.get(spec.partition(":")[0])
     if cls is None:
         raise UsageError(f"--system {spec!r}: expected one of {', '.join(SPEC_FORMS)}")

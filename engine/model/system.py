@@ -63,7 +63,7 @@ def _vocabulary(value: Any, lit: Any, path: str) -> tuple[str, ...]:
 class Capabilities:
     """What a system can run and how it answers (the `capabilities` object of the adapter protocol's hello)."""
 
-    families: tuple[JoinCategory, ...]
+    families: tuple[JoinCategory, ...]  # the join categories it runs (the protocol's key keeps its name)
     join_types: tuple[JoinType, ...]
     changelog_modes: tuple[ChangelogMode, ...]
     column_types: tuple[ColumnType, ...]
@@ -90,7 +90,7 @@ class Capabilities:
 
     @classmethod
     def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
-        """Every category, join type, mode, type and time domain; the changelog in a repeatable order."""
+        """Every join category, join type, mode, type and time domain; the changelog in a repeatable order."""
         return cls(get_args(JoinCategory), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
                    get_args(TimeDomain), True, "changelog", True, max_batch, get_args(Setting))
 

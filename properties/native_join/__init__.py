@@ -1,1 +1,1 @@
-"""Properties of Spark's native stream-stream joins (docs/spark.md, "Spark's native joins as a system")."""
+"""Properties of Spark's native join (docs/spark.md, "Spark's native joins as a system")."""

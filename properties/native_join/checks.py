@@ -1,4 +1,4 @@
-"""The properties of Spark's native stream-stream join, each checking one run of one case.
+"""The properties of Spark's native join, each checking one run of one case.
 
 What each one expects comes from Spark's documented semantics: the batch
 answer from DuckDB (oracle/native_join.py), the watermark of every epoch and

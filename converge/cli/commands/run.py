@@ -62,7 +62,7 @@ def register(subparsers: Subparsers) -> None:
     add_reports_options(run, "where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                              "./converge-reports; off: none)", "write no report files (as --reports-dir off)")
     add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
-                    "flink[:VERSION], pathway[:VERSION] (docs/systems.md) or spark (Spark's native joins, "
+                    "flink[:VERSION], pathway[:VERSION] (docs/systems.md) or spark (Spark's native join, "
                     "docs/spark.md); "
                     "--examples N is then N cases per property, sent in batches of --batch")
     run.add_argument("--known", metavar="FILE", action="append", default=None,
@@ -110,7 +110,7 @@ def campaign_names(args: argparse.Namespace) -> list[str]:
     system properties with --system, else the embedded ones (an unknown family or property is refused later,
     by the campaign itself)."""
     if args.system is not None:
-        from converge.systems.campaign import select_properties  # lazy: as run_on_system's kinds
+        from converge.systems.campaign import select_properties  # lazy: as run_on_system's system types
 
         return [p.key for p in select_properties(args.family, args.property)]
     return [f"{s.family}/{s.name}" for s in select(args.family, args.property)]

@@ -1,4 +1,4 @@
-"""Spark's own stream-stream join as a system under test (`--system spark`).
+"""Spark's native join as a system under test (`--system spark`).
 
 One SparkSession serves the whole campaign (a JVM takes seconds to start);
 each case gets `spark.newSession()` — its own SQL conf with no-data

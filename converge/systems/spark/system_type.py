@@ -1,4 +1,4 @@
-"""`--system spark`: Spark's own stream-stream join, on native-join cases (docs/spark.md)."""
+"""`--system spark`: Spark's native join, on native-join cases (docs/spark.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class SparkSystemType(SystemType):
     schemes: ClassVar[tuple[str, ...]] = ("spark",)
     forms: ClassVar[tuple[str, ...]] = ("spark",)
     case_type: ClassVar[type] = NativeJoinCase
-    summary: ClassVar[str] = "Spark's own stream-stream join (native-join cases, docs/spark.md)"
+    summary: ClassVar[str] = "Spark's native join (native-join cases, docs/spark.md)"
 
     def __init__(self, spec: str) -> None:
         super().__init__(spec)

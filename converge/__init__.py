@@ -25,6 +25,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import warnings
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -98,14 +99,59 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-# Import paths that moved in 0.3 (the systems and the command line left `converge/reports/`), longest first.
+# Import paths that moved in 0.3 (the systems and the command line left `converge/reports/`; modules renamed
+# so that one word names one thing, docs/architecture.md "Vocabulary"), longest first.
 # They keep working until 0.4, each with a DeprecationWarning: the old name is the new module object itself,
 # never a second copy, so a class imported by either path is one class.
 MOVED_MODULES: dict[str, str] = {
     "converge.reports.tooling.cli": "converge.cli.main",
     "converge.reports.tooling": "converge.cli",
     "converge.reports.systems": "converge.systems",
+    # old names: begin
+    "converge.systems.adapter.kind": "converge.systems.adapter.system_type",
+    "converge.systems.flink.kind": "converge.systems.flink.system_type",
+    "converge.systems.pathway.kind": "converge.systems.pathway.system_type",
+    "converge.systems.spark.kind": "converge.systems.spark.system_type",
+    "converge.engine.model.native_case": "converge.engine.model.native_join_case",
+    "converge.generators.spark_native": "converge.generators.native_join",
+    "converge.properties.spark_native": "converge.properties.native_join",
+    # old names: end
 }
+
+# Names renamed in 0.3 so that one word names one thing (docs/architecture.md, "Vocabulary"): module -> {old
+# name: new name}. Until 0.4 the old name answers with the object under its new name, and a DeprecationWarning.
+# old names: begin
+RENAMED: dict[str, dict[str, str]] = {
+    "converge.engine.model.system": {"Family": "JoinCategory", "family_of": "join_category_of"},
+    "converge.systems.base": {"SystemKind": "SystemType"},
+    "converge.systems.registry": {"KINDS": "SYSTEM_TYPES", "system_kind": "system_type_of"},
+    "converge.systems.campaign": {"ConvergeCaseKind": "ScenarioSystemType"},
+    "converge.systems.reference": {"ReferenceKind": "ReferenceSystemType"},
+    "converge.systems.adapter.system_type": {"AdapterKind": "AdapterSystemType"},
+    "converge.systems.flink.system_type": {"FlinkKind": "FlinkSystemType"},
+    "converge.systems.pathway.system_type": {"PathwayKind": "PathwaySystemType"},
+    "converge.systems.spark.system_type": {"SparkKind": "SparkSystemType"},
+    "converge.systems.spark.system": {"SparkNativeSystem": "NativeJoinSystem"},
+    "converge.systems.spark.campaign": {"run_spark_native_campaign": "run_native_join_campaign"},
+}
+# old names: end
+
+
+def renamed(module: str) -> Callable[[str], Any]:
+    """The module-level `__getattr__` of a module RENAMED lists: an old name gives the new one's object and warns.
+
+    Each such module installs it under `if not TYPE_CHECKING:`, so that mypy still sees a misspelt name as one."""
+    names = RENAMED[module]
+
+    def __getattr__(name: str) -> Any:
+        new = names.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{name} is called {new} since converge 0.3; the old name goes in 0.4",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(sys.modules[module], new)
+
+    return __getattr__
 
 
 def moved_to(name: str) -> str | None:

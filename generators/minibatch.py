@@ -1,5 +1,5 @@
 """Hypothesis strategies for the mini-batch join: random regular joins with a bundle size, and the two
-known mini-batch anomalies as families of cases (docs/minibatch.md)."""
+known mini-batch anomalies, each as a class of generated cases (docs/minibatch.md)."""
 
 from __future__ import annotations
 

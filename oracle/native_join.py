@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 import duckdb
 
 from converge.engine.model.errors import OracleError
-from converge.engine.model.native_case import SIDES, NativeJoinCase
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase
 from converge.oracle.sql import quote_ident
 
 _SQL_JOIN = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}

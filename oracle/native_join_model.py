@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from converge.engine.model.native_case import SIDES, NativeJoinCase, Side, sentinel_row
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, sentinel_row
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ overflow and failing casts are errors, as in DuckDB):
 
 Refused with an OracleError naming the construct (no faithful translation):
 comparisons, ``IN``, ``BETWEEN``, ``COALESCE`` and arithmetic across type
-families (numbers, text, booleans: the engines cast implicitly in different
+groups (numbers, text, booleans: the engines cast implicitly in different
 ways), casts from text to anything but text, casts of doubles to text or
 boolean (number formatting differs), arithmetic with DECIMAL literals
 (precision rules differ) and integer literals outside BIGINT.
@@ -77,7 +77,7 @@ def _refuse(what: str) -> OracleError:
     return OracleError(f"the Spark SQL oracle refuses {what}: no faithful translation of DuckDB's meaning")
 
 
-def _family(t: str) -> str:
+def _type_group(t: str) -> str:
     return "numeric" if t in _NUMERIC else t
 
 
@@ -92,9 +92,9 @@ def _wider(a: str, b: str) -> str:
     return "INTEGER"
 
 
-def _same_family(what: str, *types: str) -> None:
-    families = {_family(t) for t in types if t != "NULL"}
-    if len(families) > 1:
+def _same_type_group(what: str, *types: str) -> None:
+    groups = {_type_group(t) for t in types if t != "NULL"}
+    if len(groups) > 1:
         raise _refuse(f"{what} across types {', '.join(sorted(set(types)))} (implicit casts differ)")
 
 
@@ -133,23 +133,23 @@ class _Translator:
                 return self.compare(node, op)
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
             (lt, ltype), (rt, rtype) = self.emit(node.left), self.emit(node.right)
-            _same_family("IS [NOT] DISTINCT FROM", ltype, rtype)
+            _same_type_group("IS [NOT] DISTINCT FROM", ltype, rtype)
             text = f"({lt} <=> {rt})"
             return (text if isinstance(node, exp.NullSafeEQ) else f"(NOT {text})"), "BOOLEAN"
         if isinstance(node, exp.Between):
             parts = [self.emit(node.this), self.emit(node.args["low"]), self.emit(node.args["high"])]
-            _same_family("BETWEEN", *(t for _, t in parts))
+            _same_type_group("BETWEEN", *(t for _, t in parts))
             return f"({parts[0][0]} BETWEEN {parts[1][0]} AND {parts[2][0]})", "BOOLEAN"
         if isinstance(node, exp.In):
             if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
                 raise _refuse("IN over a subquery")
             value = self.emit(node.this)
             items = [self.emit(e) for e in node.expressions]
-            _same_family("IN", value[1], *(t for _, t in items))
+            _same_type_group("IN", value[1], *(t for _, t in items))
             return f"({value[0]} IN ({', '.join(text for text, _ in items)}))", "BOOLEAN"
         if isinstance(node, exp.Coalesce):
             items = [self.emit(e) for e in [node.this, *node.expressions]]
-            _same_family("COALESCE", *(t for _, t in items))
+            _same_type_group("COALESCE", *(t for _, t in items))
             result = "NULL"
             for _, t in items:
                 result = _wider(result, t)
@@ -230,7 +230,7 @@ class _Translator:
 
     def compare(self, node: exp.Expression, op: str) -> tuple[str, str]:
         (lt, ltype), (rt, rtype) = self.emit(node.left), self.emit(node.right)
-        _same_family(f"the comparison {op}", ltype, rtype)
+        _same_type_group(f"the comparison {op}", ltype, rtype)
         return f"({lt} {op} {rt})", "BOOLEAN"
 
     def arithmetic(self, node: exp.Expression, op: str) -> tuple[str, str]:

@@ -43,10 +43,11 @@ from converge.generators.anomalies import (
 from converge.generators.disorder import disordered_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import presence_intervals
+from converge.oracle.shared import shared_oracle
 from converge.properties.determinism import process_independent_generation
 from converge.properties.divergence import fail, require
 from converge.properties.reference import inputs_as_joined
-from converge.properties.regular import compare_histories, shared_oracle
+from converge.properties.regular import compare_histories
 from converge.properties.witnesses import (
     disorder_witness,
     flink_40681_witness,

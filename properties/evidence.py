@@ -39,7 +39,7 @@ def with_oracle_final(d: Divergence) -> Divergence:
     """Fill `d.expected_final` (and, when the property ran no oracle query, `d.oracle_sql`) from DuckDB's
     final answer, when the property gave none and the scenario's answer is the batch answer."""
     if not isinstance(d.scenario, Scenario):
-        return d  # another kind of case (Spark's native joins): its own properties carry their evidence
+        return d  # another case type (native-join cases): their own properties carry their evidence
     if d.expected_final is not None or not final_is_batch_answer(d.scenario):
         return d
     oracle = DuckDBOracle()  # the process-wide connection, as every DuckDBOracle() without one

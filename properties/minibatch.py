@@ -32,8 +32,9 @@ from dataclasses import replace
 from converge.engine.model.changelog import Change, sign
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime
+from converge.oracle.shared import shared_oracle
 from converge.properties.divergence import fail, require
-from converge.properties.regular import shared_oracle, snapshot_restore
+from converge.properties.regular import snapshot_restore
 
 
 def _add(bag: Counter, items: Iterable[object]) -> None:

@@ -25,7 +25,8 @@ from converge.engine.model.scenario import Scenario
 from converge.oracle import batch_interval_join
 from converge.oracle.materialize import materialize_inputs
 from converge.oracle.query_sql import QueryAsWritten, common, show
-from converge.properties import interval, regular
+from converge.oracle.shared import shared_oracle
+from converge.properties import interval
 from converge.properties.verify_capture import _shaper
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -38,7 +39,7 @@ def oracle_final(scenario: Scenario) -> Counter:
     """The DuckDB oracle's final answer of converge's reading (an interval join's after a final watermark)."""
     if scenario.join.interval is not None:
         return batch_interval_join(interval.with_final(scenario))
-    return regular.shared_oracle().final(scenario)
+    return shared_oracle().final(scenario)
 
 
 def as_written(query: MappedQuery) -> QueryAsWritten:

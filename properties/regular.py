@@ -16,22 +16,11 @@ from typing import Any
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.scenario import Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime, run_scenario
-from converge.oracle import DuckDBOracle
+from converge.oracle.shared import shared_oracle
 from converge.properties.divergence import fail, require
 from converge.properties.evidence import final_answer
 from converge.properties.history_check import check_history, engine_outputs, engine_up_to
 from converge.properties.ttl_model import TtlJoinModel
-
-_ORACLE = None
-
-
-def shared_oracle():
-    """One DuckDB oracle (one connection) per process, that is per xdist worker."""
-    global _ORACLE
-    if _ORACLE is None:
-
-        _ORACLE = DuckDBOracle()
-    return _ORACLE
 
 
 def _no_ttl(scenario: Scenario) -> bool:

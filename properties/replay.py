@@ -23,11 +23,11 @@ from converge.engine.model.scenario_json import load_scenario, scenario_from_dic
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
 from converge.oracle import OracleName, final_oracle
+from converge.oracle.shared import shared_oracle
 from converge.properties import interval, regular
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
-from converge.properties.regular import shared_oracle
 from converge.properties.replay_files import Skipped, find_scenario_files
 
 

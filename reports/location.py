@@ -26,10 +26,10 @@ def reports_folder(setting: str | os.PathLike[str] | None = None) -> Path | None
     return None if value == OFF else Path(value)
 
 
-def new_run_name(kind: str = "run", started: float | None = None) -> str:
+def new_run_name(command: str = "run", started: float | None = None) -> str:
     """A run directory's name: sorts by UTC start time, names the process, e.g. 20261123T101530.123456Z-run-4242-a1b2.
 
     The random tail keeps two runs apart even when they share a process id (two machines, one folder)."""
     started = time.time() if started is None else started
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started)) + f".{int(started % 1 * 1e6):06d}Z"
-    return f"{stamp}-{kind}-{os.getpid()}-{secrets.token_hex(2)}"
+    return f"{stamp}-{command}-{os.getpid()}-{secrets.token_hex(2)}"

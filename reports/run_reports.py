@@ -38,7 +38,7 @@ class RunReports:
     `run_dir` is None until then, and stays None when reports are off or the folder cannot be written."""
 
     folder: Path | None
-    kind: str = "run"
+    command: str = "run"
     run_dir: Path | None = None
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -46,15 +46,15 @@ class RunReports:
     _unusable: bool = field(default=False, init=False, repr=False)  # claiming failed once: never tried again
 
     @classmethod
-    def open(cls, folder: Path | None, kind: str = "run") -> RunReports:
+    def open(cls, folder: Path | None, command: str = "run") -> RunReports:
         """The reports of a run starting now inside `folder` (None: reports are off); nothing is made yet."""
-        return cls(folder, kind)
+        return cls(folder, command)
 
     def directory(self) -> Path | None:
         """The run's own directory, claimed on the first call (None: reports are off or cannot be written)."""
         if self.run_dir is None and self.folder is not None and not self._unusable:
             try:
-                self.run_dir = claim_run_dir(self.folder, self.kind, started=self.started)
+                self.run_dir = claim_run_dir(self.folder, self.command, started=self.started)
             except UsageError as exc:
                 self._unusable = True
                 self.problems.append(f"{exc}; no reports are written")

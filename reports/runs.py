@@ -36,7 +36,7 @@ def _unusable(folder: Path, exc: OSError) -> UsageError:
     return UsageError(f"reports folder {folder}: cannot write there ({reason}: {exc.filename or folder})")
 
 
-def claim_run_dir(folder: Path, kind: str = "run", *, started: float | None = None) -> Path:
+def claim_run_dir(folder: Path, command: str = "run", *, started: float | None = None) -> Path:
     """Create this run's own directory inside `folder` and point LATEST at it.
 
     `started` (a time.time() value, default now) is when the run started: a run
@@ -48,7 +48,7 @@ def claim_run_dir(folder: Path, kind: str = "run", *, started: float | None = No
     try:
         folder.mkdir(parents=True, exist_ok=True)
         while True:
-            run = folder / new_run_name(kind, started)
+            run = folder / new_run_name(command, started)
             try:
                 run.mkdir()  # exclusive: a directory another run made is never shared
                 break

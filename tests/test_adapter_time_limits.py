@@ -13,7 +13,7 @@ from converge.cli.main import main
 from converge.engine.model.errors import SystemUnderTestError, UsageError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.systems.adapter.client import AdapterSystem, Timeouts, timeout_seconds
-from converge.systems.registry import open_system, system_kind
+from converge.systems.registry import open_system, system_type_of
 from tests.test_adapter_client import _gone
 
 FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
@@ -116,8 +116,8 @@ def test_the_flag_wins_over_the_environment_which_wins_over_the_default(monkeypa
 
 def test_a_system_without_an_adapter_refuses_the_flag() -> None:
     with pytest.raises(UsageError, match="--system-timeout applies to systems behind an adapter"):
-        system_kind("reference", timeout=10)
-    assert system_kind("flink:1.19.0", timeout=10).timeout == 10  # nothing starts before open()
+        system_type_of("reference", timeout=10)
+    assert system_type_of("flink:1.19.0", timeout=10).timeout == 10  # nothing starts before open()
 
 
 def _hanging_replay(tmp_path: Path, capsys: pytest.CaptureFixture, *flags: str) -> str:

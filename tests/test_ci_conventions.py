@@ -189,13 +189,13 @@ def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
     from converge.systems.campaign import run_system_campaign
-    from tests.test_progress import Dropping, DroppingKind
+    from tests.test_progress import Dropping, DroppingSystemType
 
     class Inventing(Dropping):  # every answer holds a row no join produces: every case diverges
         def run_cases(self, cases):
             return [CaseResult.ok(final=Counter({("invented",): 1})) for _ in cases]
 
-    class InventingKind(DroppingKind):
+    class InventingSystemType(DroppingSystemType):
         def open(self, **kw):
             return Inventing(self.seen, self.stream)
 
@@ -204,7 +204,7 @@ def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(
     options = RunOptions(examples=2, seed=2, system="reference", reports=None, shrink_budget=0, maxfail=1,
                          only=("regular/final_equals_oracle", "minibatch/final_equals_oracle"), junit=out)
     watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"))
-    assert run_system_campaign(options, InventingKind(stream), watch=watch) == 1
+    assert run_system_campaign(options, InventingSystemType(stream), watch=watch) == 1
     table = capsys.readouterr().out
     assert "not run: --maxfail 1 reached (regular/final_equals_oracle failed)" in table
     suite, cases = parse(out)
@@ -296,7 +296,7 @@ def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, cap
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
     from converge.systems.campaign import run_system_campaign
-    from tests.test_progress import Dropping, DroppingKind
+    from tests.test_progress import Dropping, DroppingSystemType
 
     told = threading.Event()
 
@@ -306,7 +306,7 @@ def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, cap
                 told.set()
             return super().write(text)
 
-    class SlowKind(DroppingKind):
+    class SlowSystemType(DroppingSystemType):
         def open(self, **kw):
             assert told.wait(60), "no line while the system started"  # returns as soon as the line is written
             return Dropping(self.seen, self.stream)
@@ -314,7 +314,7 @@ def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, cap
     stream = Log()
     watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"), interval=0.01)
     options = RunOptions(examples=1, seed=1, system="reference", reports=None, only=("regular/final_equals_oracle",))
-    run_system_campaign(options, SlowKind(stream), watch=watch)
+    run_system_campaign(options, SlowSystemType(stream), watch=watch)
     lines = stream.getvalue().splitlines()
     assert lines[0] == "starting reference (a fake, ~0 s)..."
     assert re.fullmatch(r"still starting reference \(\d+ s\)", lines[1])

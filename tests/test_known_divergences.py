@@ -30,7 +30,7 @@ from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.specs import SYSTEM_PROPERTIES
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
-from converge.systems.base import SystemKind
+from converge.systems.base import SystemType
 from converge.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
 
 # A campaign seed whose draws hold LEFT-join batches in both final_equals_oracle and upsert_equals_oracle (40
@@ -161,7 +161,7 @@ def test_a_property_whose_every_compared_case_was_known_says_so(capsys) -> None:
                                 "unsupported: no (1)"
 
 
-class FakeKind(SystemKind):
+class FakeSystemType(SystemType):
     """The fake system behind `--system fake` (no schemes: it is no kind of the registry's)."""
 
     case_type = Scenario
@@ -195,8 +195,8 @@ def builtin_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_campaign_reports_known_with_the_minimal_case_and_goes_on(builtin_fake: Path, monkeypatch, capsys,
                                                                         tmp_path: Path) -> None:
     system = Padless()
-    monkeypatch.setattr("converge.cli.commands.run.system_kind",
-                        lambda spec, timeout=None: FakeKind(spec, system))
+    monkeypatch.setattr("converge.cli.commands.run.system_type_of",
+                        lambda spec, timeout=None: FakeSystemType(spec, system))
     args = ["run", "--system", "fake", "--family", "regular", "--examples", "40", "--seed", SEED, "--no-reports"]
     assert main(args[:-1] + ["--reports-dir", str(tmp_path / "reports")]) == 0
     out = capsys.readouterr().out

@@ -42,8 +42,8 @@ def test_the_old_console_script_target_runs_the_command() -> None:
 
 
 def test_a_class_imported_by_either_path_is_one_class() -> None:
-    done = _fresh("from converge.reports.systems.registry import KINDS as old\n"
-                  "from converge.systems.registry import KINDS as new\n"
+    done = _fresh("from converge.reports.systems.registry import SYSTEM_TYPES as old\n"
+                  "from converge.systems.registry import SYSTEM_TYPES as new\n"
                   "print(old is new)")
     assert done.stdout.strip() == "True", done.stderr
 

@@ -19,7 +19,7 @@ from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.systems.campaign import run_system_campaign
-from converge.systems.reference import ReferenceKind
+from converge.systems.reference import ReferenceSystemType
 
 
 class FakeClock:
@@ -147,7 +147,7 @@ class Dropping(ReferenceSystem):
         return [CaseResult.ok(final=Counter()) for _ in cases]
 
 
-class DroppingKind(ReferenceKind):
+class DroppingSystemType(ReferenceSystemType):
     startup = "a fake, ~0 s"
 
     def __init__(self, stream: io.StringIO) -> None:
@@ -161,7 +161,7 @@ class DroppingKind(ReferenceKind):
 def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a_stopped_shrink(
         tmp_path, capsys) -> None:
     stream = io.StringIO()
-    kind = DroppingKind(stream)
+    kind = DroppingSystemType(stream)
     options = RunOptions(examples=60, seed=2, family="regular", property="final_equals_oracle", system="reference",
                          reports=tmp_path, shrink_budget=0)
     watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"))

@@ -9,7 +9,7 @@ from converge.engine.model.system import CaseResult, System
 from converge.engine.reference_system import ReferenceSystem
 from converge.reports.options import RunOptions
 from converge.systems.campaign import run_system_campaign
-from converge.systems.reference import ReferenceKind
+from converge.systems.reference import ReferenceSystemType
 
 
 class _Empty(ReferenceSystem):
@@ -23,7 +23,7 @@ class _Empty(ReferenceSystem):
         return [CaseResult.ok(final=Counter()) for _ in cases]
 
 
-class _EmptyKind(ReferenceKind):
+class _EmptySystemType(ReferenceSystemType):
     def open(self, **kw) -> System:
         return _Empty()
 
@@ -31,7 +31,7 @@ class _EmptyKind(ReferenceKind):
 def test_a_stopped_shrink_is_named_in_the_closing_note_and_the_summary_markdown(tmp_path, capsys) -> None:
     options = RunOptions(examples=60, seed=2, family="regular", property="final_equals_oracle", system="reference",
                          reports=tmp_path, shrink_budget=0)
-    assert run_system_campaign(options, _EmptyKind("reference")) == 1
+    assert run_system_campaign(options, _EmptySystemType("reference")) == 1
     out = capsys.readouterr().out
     block = out[out.index("\nDIVERGED regular/final_equals_oracle on empty 0"):]
     assert block.splitlines()[2] == ("  shrinking stopped at its budget (0 s, --shrink-budget): the case below is "

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun, dump_case, load_case
-from converge.generators.spark_native import native_join_cases
+from converge.engine.model.native_join_case import Epoch, NativeJoinCase, NativeRun, dump_case, load_case
+from converge.generators.native_join import native_join_cases
 from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import model_case
 from converge.properties.divergence import PropertyFailure
-from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
+from converge.properties.native_join.checks import NATIVE_PROPERTIES, check_run
 
 CASES = Path(__file__).parent / "spark" / "native_cases"
 PROPS = {p.name: p for p in NATIVE_PROPERTIES}

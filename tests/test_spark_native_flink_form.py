@@ -12,7 +12,7 @@ import pytest
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.native_case import NativeJoinCase, load_case
+from converge.engine.model.native_join_case import NativeJoinCase, load_case
 from converge.engine.model.scenario import LONG_MAX, WatermarkEvent
 from converge.engine.runtime.local import run_scenario
 from converge.systems.spark.flink_form import END, flink_form

@@ -198,19 +198,19 @@ def test_a_campaign_against_the_reference_system_runs_every_property(capsys) -> 
 
 
 def test_every_kind_of_system_is_registered_by_its_schemes() -> None:
-    """A SystemKind written anywhere in converge/systems but missing from KINDS would be unreachable."""
+    """A SystemType written anywhere in converge/systems but missing from SYSTEM_TYPES would be unreachable."""
     import importlib
     import pkgutil
 
     import converge.systems as package
-    from converge.systems.base import SystemKind
-    from converge.systems.registry import BY_SCHEME, KINDS
+    from converge.systems.base import SystemType
+    from converge.systems.registry import BY_SCHEME, SYSTEM_TYPES
 
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
-    defined = {k for k in _subclasses(SystemKind)  # kinds that tests define for themselves are not converge's
+    defined = {k for k in _subclasses(SystemType)  # kinds that tests define for themselves are not converge's
                if "schemes" in vars(k) and k.__module__.startswith("converge.")}
-    assert defined == set(KINDS)
+    assert defined == set(SYSTEM_TYPES)
     assert sorted(BY_SCHEME) == ["cmd", "flink", "pathway", "reference", "reference-spark", "spark"]
 
 
@@ -230,12 +230,12 @@ def _subclasses(cls: type) -> set[type]:
 
 
 def test_each_kind_names_the_cases_it_runs() -> None:
-    from converge.engine.model.native_case import NativeJoinCase
-    from converge.systems.registry import system_kind
+    from converge.engine.model.native_join_case import NativeJoinCase
+    from converge.systems.registry import system_type_of
 
-    assert system_kind("spark").case_type is NativeJoinCase
+    assert system_type_of("spark").case_type is NativeJoinCase
     for spec in ("reference", "reference-spark", "cmd:x", "flink", "flink:2.3.0"):
-        assert system_kind(spec).case_type is Scenario, spec
+        assert system_type_of(spec).case_type is Scenario, spec
 
 
 def test_the_spark_kind_refuses_converge_scenarios_instead_of_answering_unsupported() -> None:
@@ -251,10 +251,11 @@ def test_no_command_or_campaign_compares_a_spec_with_a_system_name() -> None:
     import ast
     from pathlib import Path
 
-    from converge.systems.registry import BY_SCHEME, KINDS
+    from converge.systems.registry import BY_SCHEME, SYSTEM_TYPES
 
     root = Path(__file__).resolve().parents[1]
-    own = {Path(__import__("inspect").getfile(k)).resolve() for k in KINDS} | {root / "converge" / "systems" / "registry.py"}
+    own = ({Path(__import__("inspect").getfile(k)).resolve() for k in SYSTEM_TYPES}
+           | {root / "converge" / "systems" / "registry.py"})
     names = set(BY_SCHEME) | {f"{s}:" for s in BY_SCHEME}
     found = []
     for path in sorted([*(root / "reports").rglob("*.py"), *(root / "converge").rglob("*.py")]):

@@ -32,7 +32,7 @@ from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import Capabilities, applicability
 from converge.systems.adapter import protocol
 from converge.systems.adapter.client import DEFAULT_TIMEOUTS, AdapterProcess, Timeouts
-from converge.systems.adapter.kind import adapter_argv
+from converge.systems.adapter.system_type import adapter_argv
 
 __all__ = ["Check", "check_adapter", "compare", "fixed_cases", "run_adapter_check"]
 

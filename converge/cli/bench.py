@@ -17,13 +17,15 @@ from converge.cli.benches import (
     anomalies,
     check,
     flink,
+    flink_arrival,
+    flink_map_order,
     interval,
     multiway,
+    native_join,
     oracle_scaling,
     oracle_versions,
     pathway,
     regular,
-    spark_native,
 )
 from converge.cli.benches import verify_capture as verify_bench
 from converge.engine.model.errors import BadInputError
@@ -32,15 +34,18 @@ from converge.reports.terminal import format_table
 
 __all__ = ["BENCHES", "DETAIL_TABLES", "results_table", "run_benchmarks"]
 
-# The order they run in: the regular family first, then the others by module name.
+# The order they run in: the regular join's benchmarks first. Those on Flink skip, with the reason, when its
+# environment is not installed.
 BENCHES: dict[str, Callable[[BenchConfig], dict]] = {
     **regular.BENCHES, **anomalies.BENCHES, **interval.BENCHES, **multiway.BENCHES, **oracle_scaling.BENCHES,
     **oracle_versions.BENCHES,
-    **flink.BENCHES, **pathway.BENCHES, **check.BENCHES, **spark_native.BENCHES, **verify_bench.BENCHES}
+    **flink.BENCHES, **flink_arrival.BENCHES, **flink_map_order.BENCHES, **pathway.BENCHES, **check.BENCHES,
+    **native_join.BENCHES, **verify_bench.BENCHES}
 
 # Benchmarks whose result has more than a line can show: how to print it as a table.
 DETAIL_TABLES: dict[str, Callable[[dict], str]] = {
-    "multiway_state": lambda result: multiway.format_rows(result["cases"])}
+    "multiway_state": lambda result: multiway.format_rows(result["cases"]),
+    "flink_arrival": flink_arrival.format_rows, "flink_map_order": flink_map_order.format_rows}
 
 
 def machine(*, with_load: bool = False) -> dict:

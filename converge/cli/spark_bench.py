@@ -182,10 +182,10 @@ def run_spark_bench(config: BenchConfig) -> int:
             print(f"our runtime on Spark ({config.buckets or 'default'} buckets per node) ...", flush=True)
             ours = run_ours(spark, scenario, n, work / f"ours-{n}", expected=expected, buckets=config.buckets)
             print(f"  {json.dumps(ours)}", flush=True)
-            print("Spark's native stream-stream inner join, with watermarks ...", flush=True)
+            print("Spark's native join, inner, with watermarks ...", flush=True)
             native = run_native(spark, scenario, n, work / f"native-{n}", round_ms=2 * config.keys)
             print(f"  {json.dumps(native)}", flush=True)
-            print("Spark's native stream-stream inner join, equi-join only (no watermark, state kept) ...",
+            print("Spark's native join, inner, equi-join only (no watermark, state kept) ...",
                   flush=True)
             plain = run_native(spark, scenario, n, work / f"native-plain-{n}", round_ms=None)
             print(f"  {json.dumps(plain)}", flush=True)
@@ -209,8 +209,8 @@ def run_spark_bench(config: BenchConfig) -> int:
     rows = []
     for n, run in runs.items():
         for label, name in (("converge on Spark", "spark_runtime_inner_join"),
-                            ("Spark native join, watermarks", "spark_native_inner_join"),
-                            ("Spark native equi-join", "spark_native_equi_join_no_watermark")):
+                            ("native join, watermarks", "spark_native_inner_join"),
+                            ("native equi-join", "spark_native_equi_join_no_watermark")):
             r = run[name]
             rows.append((label, n, r["events"], r["seconds"], r["rows_per_second"], r["load_average_1min"]))
     print(format_table(("query", "micro-batches", "events", "seconds", "rows/s", "load (1 min)"), rows))

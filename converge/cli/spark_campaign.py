@@ -42,10 +42,10 @@ from converge.generators.minibatch import minibatch_variants
 from converge.generators.multiway import multiway_scenarios
 from converge.generators.profile import PROFILE
 from converge.generators.scenarios import regular_join_scenarios
+from converge.oracle.shared import shared_oracle
 from converge.properties.campaign import PropertyResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.exercise import Exercised
-from converge.properties.regular import shared_oracle
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table

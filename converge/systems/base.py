@@ -1,9 +1,9 @@
-"""A kind of system under test, as the command line names it: `SCHEME` or `SCHEME:ARGUMENT`.
+"""A system type: a type of system under test, as the command line names it: `SCHEME` or `SCHEME:ARGUMENT`.
 
-Each kind owns what is particular to it: the cases it runs (converge
+Each system type owns what is particular to it: the cases it runs (converge
 scenarios, or Spark's native-join cases), how it starts, its campaign
 (`converge run --system`) and its replay (`converge replay --system`).
-registry.py maps a scheme to its kind, so no command compares a spec string
+registry.py maps a scheme to its system type, so no command compares a spec string
 with a system's name.
 """
 
@@ -12,20 +12,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.reports.options import RunOptions
 from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
 
 
-class SystemKind(ABC):
-    """One kind of system, bound to the spec that named it."""
+class SystemType(ABC):
+    """One system type, bound to the spec that named it."""
 
     schemes: ClassVar[tuple[str, ...]]     # the spec's part before ':' (or the whole spec)
-    forms: ClassVar[tuple[str, ...]]       # how a spec of this kind is written, for help and errors
-    case_type: ClassVar[type]              # what one case of this kind is
+    forms: ClassVar[tuple[str, ...]]       # how a spec of this type is written, for help and errors
+    case_type: ClassVar[type]              # what one case of this type is
     summary: ClassVar[str]                 # one line for `converge run --help` and docs
     startup: ClassVar[str] = ""            # what starting it costs, shown while it starts ("a MiniCluster, ~20-40 s")
 
@@ -35,7 +36,7 @@ class SystemKind(ABC):
 
     @abstractmethod
     def run_campaign(self, options: RunOptions) -> int:
-        """`converge run --system SPEC`: every selected property of this kind; the exit code."""
+        """`converge run --system SPEC`: every selected property of this type; the exit code."""
 
     @abstractmethod
     def replay_files(self, files: Sequence[Path]) -> int:
@@ -45,3 +46,7 @@ class SystemKind(ABC):
         """The system started, for commands that send it converge scenarios (`converge check --system`)."""
         raise UsageError(f"--system {self.spec}: this system runs {self.case_type.__name__} cases, not converge "
                          f"scenarios")
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

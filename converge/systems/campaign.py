@@ -19,8 +19,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import (
     EXIT_BAD_INPUT,
     NotCheckedError,
@@ -48,7 +49,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 from converge.systems.adapter.requests import note_stderr, requests_carrying
-from converge.systems.base import SystemKind
+from converge.systems.base import SystemType
 
 NOT_APPLICABLE, KNOWN, NOT_RUN = "not applicable", "known", "not run"
 
@@ -178,8 +179,8 @@ def not_run_after(prop: SystemProperty, system: System, failed: SystemRun) -> Sy
     return SystemRun(prop, result=PropertyResult(prop.family, prop.name, error=error))
 
 
-class ConvergeCaseKind(SystemKind):
-    """A kind of system that runs converge scenarios: this module's campaign and replay are its own."""
+class ScenarioSystemType(SystemType):
+    """A system type that runs converge scenarios: this module's campaign and replay are its own."""
 
     case_type: ClassVar[type] = Scenario
 
@@ -190,7 +191,7 @@ class ConvergeCaseKind(SystemKind):
         return replay_on_system_files(files, self)
 
 
-def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: CampaignProgress | None = None) -> int:
+def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: CampaignProgress | None = None) -> int:
     """Open the system, run every selected property on it, print the table and the closing note.
 
     While it runs, `watch` (default: stderr, reports/progress.py) shows the system starting and up, then each
@@ -204,11 +205,11 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
             raise UsageError(f"none of the properties asked for ({', '.join(options.only)}) is a system property")
     seeds = dict(options.seeds)
     watch = watch or CampaignProgress(unit=("batch", "batches"), quiet=options.quiet)
-    hint = f" ({kind.startup})" if kind.startup else ""
-    watch.note(f"starting {kind.spec}{hint}...")
+    hint = f" ({system_type.startup})" if system_type.startup else ""
+    watch.note(f"starting {system_type.spec}{hint}...")
     started = time.perf_counter()
-    with watch.waiting(f"still starting {kind.spec}"):
-        system = kind.open()
+    with watch.waiting(f"still starting {system_type.spec}"):
+        system = system_type.open()
     startup = time.perf_counter() - started
     watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
                f"{'property' if len(props) == 1 else 'properties'} to run")
@@ -225,8 +226,9 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
             if stop is not None:
                 runs.append(SystemRun(prop, not_run=stop))
                 continue
-            runs.append(run_one(prop, system, kind.spec, replace(options, seed=seeds.get(prop.key, options.seed)),
-                                known, reports, progress=watch))
+            runs.append(run_one(prop, system, system_type.spec,
+                                replace(options, seed=seeds.get(prop.key, options.seed)), known, reports,
+                                progress=watch))
             if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
                 failed = runs[-1]
     finally:
@@ -244,8 +246,8 @@ def run_system_campaign(options: RunOptions, kind: SystemKind, *, watch: Campaig
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:
-        written = write_junit(options.junit, f"converge run --system {kind.spec}", reports.problems,
-                              [junit_case(system, kind.spec, r) for r in runs])
+        written = write_junit(options.junit, f"converge run --system {system_type.spec}", reports.problems,
+                              [junit_case(system, system_type.spec, r) for r in runs])
         if written:
             print(f"junit: {options.junit}")
     closing_note(system, runs, startup)
@@ -340,11 +342,11 @@ def print_known(r: SystemRun) -> None:
                   f"converge replay --system {entry.system} FILE reruns it)")
 
 
-def replay_on_system_files(files: Sequence[Path], kind: SystemKind) -> int:
+def replay_on_system_files(files: Sequence[Path], system_type: SystemType) -> int:
     """`converge replay --system SPEC FILE...`: each scenario file's case on the system; the worst exit code."""
-    with kind.open() as system:
+    with system_type.open() as system:
         print(f"system: {system.title}")
-        outcomes = [replay_on_system(path, system, kind.spec) for path in dict.fromkeys(files)]
+        outcomes = [replay_on_system(path, system, system_type.spec) for path in dict.fromkeys(files)]
         return print_replay_outcomes(outcomes, lambda o: list(o.problems) + replay_stderr(system, o))
 
 
@@ -356,3 +358,7 @@ def replay_stderr(system: System, outcome: ReplayOutcome) -> list[str]:
     sent = outcome.divergences[0].scenario  # every check sends the file's case without its expectations
     return [f"stderr of the adapter during run request {r.number} (this file's case):\n  "
             + "\n  ".join(r.stderr_block()) for r in requests_carrying(system, sent) if r.stderr or r.dropped]
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

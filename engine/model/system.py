@@ -14,8 +14,9 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from converge import renamed
 from converge.engine.model.changelog import Change, sign
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import (
@@ -29,7 +30,7 @@ from converge.engine.model.scenario import (
     short_repr,
 )
 
-Family = Literal["regular", "interval", "multiway"]
+JoinCategory = Literal["regular", "interval", "multiway"]
 TimeDomain = Literal["event_time", "processing_time"]
 OutputForm = Literal["final", "changelog"]
 CaseStatus = Literal["ok", "unsupported", "error"]
@@ -62,7 +63,7 @@ def _vocabulary(value: Any, lit: Any, path: str) -> tuple[str, ...]:
 class Capabilities:
     """What a system can run and how it answers (the `capabilities` object of the adapter protocol's hello)."""
 
-    families: tuple[Family, ...]
+    families: tuple[JoinCategory, ...]  # the join categories it runs (the protocol's key keeps its name)
     join_types: tuple[JoinType, ...]
     changelog_modes: tuple[ChangelogMode, ...]
     column_types: tuple[ColumnType, ...]
@@ -78,7 +79,7 @@ class Capabilities:
     lacks: tuple[tuple[Setting, str], ...] = ()
 
     def __post_init__(self) -> None:
-        for key, lit in (("families", Family), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
+        for key, lit in (("families", JoinCategory), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
                          ("column_types", ColumnType), ("time_domains", TimeDomain), ("settings", Setting)):
             object.__setattr__(self, key, _vocabulary(getattr(self, key), lit, f"capabilities.{key}"))
         object.__setattr__(self, "lacks", _lacks(self.lacks, self.settings))
@@ -89,8 +90,8 @@ class Capabilities:
 
     @classmethod
     def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
-        """Every family, join type, mode, type and time domain; the changelog in a repeatable order."""
-        return cls(get_args(Family), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
+        """Every join category, join type, mode, type and time domain; the changelog in a repeatable order."""
+        return cls(get_args(JoinCategory), get_args(JoinType), get_args(ChangelogMode), get_args(ColumnType),
                    get_args(TimeDomain), True, "changelog", True, max_batch, get_args(Setting))
 
     @classmethod
@@ -148,8 +149,8 @@ def _lacks(value: Any, settings: tuple[Setting, ...]) -> tuple[tuple[Setting, st
     return tuple(out)
 
 
-def family_of(scenario: Scenario) -> Family:
-    """The join family a scenario belongs to: an interval join, a chain of three or more inputs, or a regular join."""
+def join_category_of(scenario: Scenario) -> JoinCategory:
+    """The join category a scenario belongs to: an interval join, a chain of three or more inputs, or a regular join."""
     if scenario.join.interval is not None:
         return "interval"
     return "multiway" if len(scenario.join.inputs) > 2 else "regular"
@@ -163,9 +164,9 @@ def _uses_processing_time(scenario: Scenario) -> bool:
 def applicability(scenario: Scenario, capabilities: Capabilities, system: str = "the system") -> str | None:
     """None when the system can run the scenario; otherwise the reason it cannot, naming what is missing."""
     caps = capabilities
-    family = family_of(scenario)
-    if family not in caps.families:
-        return f"{system} does not run {family} joins"
+    category = join_category_of(scenario)
+    if category not in caps.families:
+        return f"{system} does not run {category} joins"
     for jtype in scenario.join.types:
         if jtype not in caps.join_types:
             return f"{system} does not run {jtype.upper()} joins"
@@ -180,7 +181,7 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
             return f"{caps.why_ignored(setting, system)}: it would ignore the setting"
     if scenario.config.state_ttl_ms is not None and scenario.config.state_ttl_ms != {} and not caps.state_ttl:
         return f"{system} cannot drive state TTL (its TTL is not driven by the scenario's clock)"
-    if family == "interval":
+    if category == "interval":
         domain = "processing_time" if _uses_processing_time(scenario) else "event_time"
         if domain not in caps.time_domains:
             return f"{system} does not run {domain.replace('_', '-')} interval joins"
@@ -282,3 +283,7 @@ class System(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

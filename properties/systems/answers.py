@@ -19,9 +19,9 @@ from converge.engine.model.system import CaseResult, System
 from converge.engine.model.system_cases import engine_model_settings
 from converge.engine.reference_system import ReferenceSystem
 from converge.oracle import batch_interval_join
+from converge.oracle.shared import shared_oracle
 from converge.properties.divergence import fail, require
 from converge.properties.interval import model_of, why_not_exact, with_final, with_positions
-from converge.properties.regular import shared_oracle
 from converge.properties.systems.upsert import sink_key_positions, upsert_fold
 
 ORACLE, REFERENCE = "oracle", "reference engine"

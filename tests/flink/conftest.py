@@ -21,7 +21,7 @@ from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.flink import environment
-from converge.systems.flink.kind import FlinkKind
+from converge.systems.flink.system_type import FlinkSystemType
 from tests.flink.client import ProtocolClient
 from tests.shared_adapter import Borrowed, session_adapter, unavailable
 
@@ -54,10 +54,10 @@ def on_session_flink(flink_system: AdapterSystem, monkeypatch: pytest.MonkeyPatc
     it and its close() is left to the session, which checks the adapter's exit status."""
     specs: list[str] = []
 
-    def borrow(kind: FlinkKind, **_: object) -> System:
+    def borrow(kind: FlinkSystemType, **_: object) -> System:
         specs.append(kind.spec)
         return Borrowed(flink_system)
 
-    monkeypatch.setattr(FlinkKind, "open", borrow)
+    monkeypatch.setattr(FlinkSystemType, "open", borrow)
     yield flink_system
     assert specs == ["flink"], specs

@@ -70,10 +70,10 @@ def test_an_unknown_materializer_mode_is_refused_at_load() -> None:
 def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family: str, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     from converge.cli.main import main
-    from converge.systems.flink.kind import FlinkKind
+    from converge.systems.flink.system_type import FlinkSystemType
     from tests.shared_adapter import Borrowed
 
-    monkeypatch.setattr(FlinkKind, "open", lambda kind, **_: Borrowed(flink_system))
+    monkeypatch.setattr(FlinkSystemType, "open", lambda kind, **_: Borrowed(flink_system))
     code = main(["run", "--system", "flink", "--family", family, "--examples", "40", "--seed", "1",
                  "--reports-dir", str(tmp_path)])
     out = capsys.readouterr().out

@@ -25,7 +25,7 @@ from converge.cli import main as cli
 from converge.engine.model.errors import ConvergeError, exit_code, label
 from converge.reports.options import RunOptions
 from converge.systems.adapter.client import KILL_WAIT, Timeouts
-from converge.systems.adapter.kind import AdapterKind
+from converge.systems.adapter.system_type import AdapterSystemType
 from converge.systems.campaign import run_system_campaign
 from tests.loaded_machine import SLACK
 
@@ -40,7 +40,7 @@ NOT_CHECKED_FAULTS = ("unsupported", "ignore-shutdown")
 TIMED_OUT = ("hang", "deaf", "grandchild-hang", "endless")
 
 
-class QuickAdapterKind(AdapterKind):
+class QuickAdapterSystemType(AdapterSystemType):
     """`cmd:` with time limits a test can wait for (the command line's are 120 s and 30 s + 1 s per case)."""
 
     def open(self, *, timeouts: Timeouts = QUICK):  # type: ignore[override]
@@ -119,7 +119,7 @@ def run_fault(fault: str, at: int, *, surface: str = "run", examples: int = 6, s
             if surface == "run":
                 try:
                     code = run_system_campaign(RunOptions(examples=examples, seed=seed, system=f"cmd:{command}",
-                                                          batch=4), QuickAdapterKind(f"cmd:{command}"))
+                                                          batch=4), QuickAdapterSystemType(f"cmd:{command}"))
                 except ConvergeError as exc:  # as the command line prints it
                     print(f"converge: {label(exc)}: {exc}")
                     code = exit_code(exc)

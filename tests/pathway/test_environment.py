@@ -11,7 +11,7 @@ import pytest
 from converge.cli.main import main
 from converge.engine.model.errors import UsageError
 from converge.systems.pathway import environment
-from converge.systems.registry import TIMED, system_kind
+from converge.systems.registry import TIMED, system_type_of
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def systems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_no_installation_names_the_install_command(systems: Path) -> None:
     with pytest.raises(UsageError, match="Pathway is not installed .*converge systems install pathway`"):
         environment.adapter_command()
-    kind = system_kind("pathway:0.32.0", timeout=5)
+    kind = system_type_of("pathway:0.32.0", timeout=5)
     assert isinstance(kind, TIMED) and kind.timeout == 5
     with pytest.raises(UsageError, match="converge systems install pathway --version 0.32.0"):
         kind.open()

@@ -16,7 +16,7 @@ from converge.cli.main import main
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.systems.adapter.client import AdapterSystem
-from converge.systems.pathway.kind import PathwayKind
+from converge.systems.pathway.system_type import PathwaySystemType
 from tests.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]
 
 @pytest.fixture
 def on_session_pathway(pathway_system: AdapterSystem, monkeypatch: pytest.MonkeyPatch) -> AdapterSystem:
-    monkeypatch.setattr(PathwayKind, "open", lambda kind, **_: Borrowed(pathway_system))
+    monkeypatch.setattr(PathwaySystemType, "open", lambda kind, **_: Borrowed(pathway_system))
     return pathway_system
 
 

@@ -4,7 +4,7 @@ system records what the properties ask for."""
 
 from __future__ import annotations
 
-from converge.engine.model.native_case import NativeRun
+from converge.engine.model.native_join_case import NativeRun
 
 
 class _Recorder:
@@ -18,7 +18,7 @@ class _Recorder:
 
 def test_every_property_draws_the_cases_drawn_beforehand() -> None:
     from converge.properties.campaign import run_property
-    from converge.properties.spark_native.checks import NATIVE_PROPERTIES
+    from converge.properties.native_join.checks import NATIVE_PROPERTIES
     from converge.systems.spark.campaign import NativeTally, drawn_cases, native_spec
     from converge.systems.spark.runs import RunCache, case_key
 

@@ -1,4 +1,4 @@
-"""Many cases at once (SparkNativeSystem.run_many) give each case the run one query at a time gives.
+"""Many cases at once (NativeJoinSystem.run_many) give each case the run one query at a time gives.
 
 Each case is still its own streaming query, so what could go wrong is sharing: a sink, a session conf (the
 watermark policy), a work folder or Spark's progress reaching the wrong case. The default test runs four of the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.model.native_case import load_case
+from converge.engine.model.native_join_case import load_case
 from converge.properties.divergence import PropertyFailure
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/spark/test_spark_runtime.py
@@ -25,9 +25,9 @@ HAND_WORKED = ("outer_after_watermark", "max_policy", "left_anti_rejected", "sem
 
 @pytest.fixture(scope="module")
 def system(spark):
-    from converge.systems.spark.system import SparkNativeSystem
+    from converge.systems.spark.system import NativeJoinSystem
 
-    with SparkNativeSystem() as system:
+    with NativeJoinSystem() as system:
         yield system
 
 
@@ -36,7 +36,7 @@ def _epochs(run) -> list[tuple]:
 
 
 def _verdicts(case, run) -> dict[str, str]:
-    from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
+    from converge.properties.native_join.checks import NATIVE_PROPERTIES, check_run
 
     out = {}
     for prop in NATIVE_PROPERTIES:

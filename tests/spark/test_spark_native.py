@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.engine.model.native_case import load_case
+from converge.engine.model.native_join_case import load_case
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/spark/test_spark_runtime.py
 CASES = Path(__file__).resolve().parent / "native_cases"
@@ -23,9 +23,9 @@ CASES = Path(__file__).resolve().parent / "native_cases"
 @pytest.fixture(scope="module")
 def cache(spark):
     from converge.systems.spark.runs import RunCache
-    from converge.systems.spark.system import SparkNativeSystem
+    from converge.systems.spark.system import NativeJoinSystem
 
-    system = SparkNativeSystem()
+    system = NativeJoinSystem()
     yield RunCache(system)
     system.close()
 
@@ -115,9 +115,9 @@ def test_every_case_file_passes_every_property_and_its_expectations(cache, path:
 
 def test_a_short_campaign_passes(spark, tmp_path: Path, capsys) -> None:
     from converge.reports.options import RunOptions
-    from converge.systems.spark.campaign import run_spark_native_campaign
+    from converge.systems.spark.campaign import run_native_join_campaign
 
-    code = run_spark_native_campaign(RunOptions(examples=3, seed=7, system="spark", reports=tmp_path))
+    code = run_native_join_campaign(RunOptions(examples=3, seed=7, system="spark", reports=tmp_path))
     out = capsys.readouterr().out
     if code != 0:  # only the known FULL OUTER NULL-key divergence may fail it; its shrunk case says so
         assert code == 1, out
@@ -132,9 +132,9 @@ def test_a_short_campaign_passes(spark, tmp_path: Path, capsys) -> None:
 @pytest.mark.slow
 def test_a_longer_campaign_passes(spark, tmp_path: Path, capsys) -> None:
     from converge.reports.options import RunOptions
-    from converge.systems.spark.campaign import run_spark_native_campaign
+    from converge.systems.spark.campaign import run_native_join_campaign
 
-    code = run_spark_native_campaign(RunOptions(examples=30, seed=11, system="spark", reports=tmp_path))
+    code = run_native_join_campaign(RunOptions(examples=30, seed=11, system="spark", reports=tmp_path))
     assert code in (0, 1), capsys.readouterr().out
     for report in tmp_path.rglob("spark_native-*.json"):   # a failure may only be the known FULL OUTER NULL-key one
         case = load_case(report)

@@ -24,9 +24,9 @@ from converge.engine.model.scenario import (
 )
 from converge.engine.operators.interval_join import MAX_TIME
 from converge.engine.runtime.local import LocalRuntime
+from converge.oracle.shared import shared_oracle
 from converge.properties.campaign import run_property
 from converge.properties.registry import select
-from converge.properties.regular import shared_oracle
 from converge.reports.options import BenchConfig
 
 SAMPLE = 20_000

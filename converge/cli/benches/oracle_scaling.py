@@ -31,6 +31,7 @@ from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
+from converge.oracle.shared import shared_oracle
 from converge.properties import history_check, regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
@@ -123,7 +124,7 @@ def _bench_forms(config: BenchConfig) -> dict:
     def strategy():
         return regular_join_scenarios(min_ops=16, max_ops=30).map(lambda s: (s,))
     spec = PropertySpec("regular", "prefix_consistency", strategy, regular.prefix_consistency, config.examples)
-    regular.shared_oracle()
+    shared_oracle()
     out: dict = {}
     for form, limit in (("snapshots", 10**9), ("changes", -1)):
         saved = history_check.SNAPSHOT_MAX_EVENTS

@@ -13,6 +13,7 @@ from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
 from converge.engine.runtime.local import LocalRuntime
 from converge.generators.scenarios import regular_join_scenarios
+from converge.oracle.shared import shared_oracle
 from converge.properties import regular
 from converge.properties.campaign import run_property
 from converge.properties.registry import PropertySpec
@@ -90,7 +91,7 @@ def _prefix_property_speed(config: BenchConfig, encoding: str) -> dict:
             min_ops=16, max_ops=30, encoding=encoding).map(lambda s: (s,))  # type: ignore[arg-type]
     spec = PropertySpec("regular", "prefix_consistency", strategy, check, config.examples)
     ceiling = PropertySpec("regular", "generation_only", strategy, draw_only, config.examples)
-    regular.shared_oracle()  # connection set-up is not per example
+    shared_oracle()  # connection set-up is not per example
     run_property(spec, max_examples=5, seed=4321)  # nor are the first queries' and imports' costs (either run's)
     rounds, ceilings, ceiling_sizes = [], [], []
     for _ in range(max(1, config.rounds)):

@@ -22,7 +22,7 @@ from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_fil
 from converge.reports.progress import StepProgress
 from converge.reports.terminal import tally
 from converge.systems.adapter.log import adapter_log
-from converge.systems.registry import system_kind
+from converge.systems.registry import system_type_of
 
 
 def register(subparsers: Subparsers) -> None:
@@ -83,7 +83,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def replay_on_system(files: list[Path], spec: str, timeout: float | None = None) -> int:
     """`replay --system SPEC`: the one place the command hands scenario files to a system under test (`timeout`:
     `--system-timeout`)."""
-    return system_kind(spec, timeout=timeout).replay_files(files)
+    return system_type_of(spec, timeout=timeout).replay_files(files)
 
 
 def print_outcome(o: ReplayOutcome) -> None:

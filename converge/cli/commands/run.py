@@ -38,7 +38,7 @@ from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
 from converge.systems.adapter.log import adapter_log
-from converge.systems.registry import system_kind
+from converge.systems.registry import system_type_of
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
 # crash. A run with several outcomes exits with the most severe one, 3 > 2 > 1 > 0: a crash means the other
@@ -62,7 +62,7 @@ def register(subparsers: Subparsers) -> None:
     add_reports_options(run, "where failure reports and summaries go (default: $CONVERGE_REPORTS_DIR or "
                              "./converge-reports; off: none)", "write no report files (as --reports-dir off)")
     add_system(run, "check a system under test instead: reference, reference-spark, cmd:COMMAND, "
-                    "flink[:VERSION], pathway[:VERSION] (docs/systems.md) or spark (Spark's native joins, "
+                    "flink[:VERSION], pathway[:VERSION] (docs/systems.md) or spark (Spark's native join, "
                     "docs/spark.md); "
                     "--examples N is then N cases per property, sent in batches of --batch")
     run.add_argument("--known", metavar="FILE", action="append", default=None,
@@ -110,7 +110,7 @@ def campaign_names(args: argparse.Namespace) -> list[str]:
     system properties with --system, else the embedded ones (an unknown family or property is refused later,
     by the campaign itself)."""
     if args.system is not None:
-        from converge.systems.campaign import select_properties  # lazy: as run_on_system's kinds
+        from converge.systems.campaign import select_properties  # lazy: as run_on_system's system types
 
         return [p.key for p in select_properties(args.family, args.property)]
     return [f"{s.family}/{s.name}" for s in select(args.family, args.property)]
@@ -121,13 +121,14 @@ def run_on_system(options: RunOptions) -> int:
     if options.runtime != "local":
         raise UsageError("--runtime applies to the reference engine's own campaign; with --system, name "
                          "reference-spark to run the reference engine on Spark")
-    kind = system_kind(options.system, timeout=options.system_timeout)
-    if kind.case_type is not Scenario:
-        refuse_ci_options(options, f"--system {options.system} (its {kind.case_type.__name__} campaign)")
-    if (options.known or not options.builtin_known) and kind.case_type is not Scenario:
+    system_type = system_type_of(options.system, timeout=options.system_timeout)
+    if system_type.case_type is not Scenario:
+        refuse_ci_options(options, f"--system {options.system} (its {system_type.case_type.__name__} campaign)")
+    if (options.known or not options.builtin_known) and system_type.case_type is not Scenario:
         raise UsageError(f"--known and --no-known apply to systems that run converge scenarios; --system "
-                         f"{options.system} runs {kind.case_type.__name__} cases, which have no known divergences")
-    return kind.run_campaign(options)
+                         f"{options.system} runs {system_type.case_type.__name__} cases, which have no "
+                         f"known divergences")
+    return system_type.run_campaign(options)
 
 
 def refuse_ci_options(options: RunOptions, where: str) -> None:

@@ -1,1 +1,1 @@
-"""Pathway as a system under test: its environment, its `--system pathway` kind, and its adapter program."""
+"""Pathway as a system under test: its environment, its `--system pathway` system type, and its adapter program."""

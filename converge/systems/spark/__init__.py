@@ -1,1 +1,1 @@
-"""Spark's own stream-stream join as a system: the native-join query, its runs, its campaign and replay."""
+"""Spark's native join as a system: the native-join query, its runs, its campaign and replay."""

@@ -17,15 +17,17 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from converge import renamed
 from converge.engine.model.errors import UsageError, exit_code, label
 from converge.engine.model.files import write_text_whole
-from converge.engine.model.native_case import NativeJoinCase, dump_case
-from converge.generators.spark_native import native_join_cases
+from converge.engine.model.native_join_case import NativeJoinCase, dump_case
+from converge.generators.native_join import native_join_cases
 from converge.oracle.native_join_model import model_case
 from converge.properties import exercise
 from converge.properties.campaign import PropertyResult, run_property
-from converge.properties.spark_native.checks import NATIVE_PROPERTIES, NativeProperty, check_run
+from converge.properties.native_join.checks import NATIVE_PROPERTIES, NativeProperty, check_run
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
@@ -33,7 +35,7 @@ from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
 from converge.systems.spark.replay import replay_native
 from converge.systems.spark.runs import RunCache
-from converge.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem
+from converge.systems.spark.system import DEFAULT_CONCURRENCY, NativeJoinSystem
 
 FAMILY = "spark_native"
 DEFAULT_EXAMPLES = 20
@@ -94,7 +96,7 @@ def drawn_cases(examples: int, seed: int) -> list[NativeJoinCase]:
     return cases
 
 
-def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNativeSystem) -> None:
+def _write_failure(reports: RunReports, run: NativeRunOutcome, system: NativeJoinSystem) -> None:
     failure = run.result.failure
     folder = reports.directory() if failure is not None else None
     if failure is None or folder is None:
@@ -122,7 +124,7 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: SparkNati
                                 f"{exc.strerror or exc}")
 
 
-def run_spark_native_campaign(options: RunOptions, *, concurrency: int = DEFAULT_CONCURRENCY) -> int:
+def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_CONCURRENCY) -> int:
     """Start one session, run every selected native-join property, print the table and what it cost.
 
     With `concurrency` > 1 the cases the properties will draw are drawn first (no Spark) and run that many
@@ -137,7 +139,7 @@ def run_spark_native_campaign(options: RunOptions, *, concurrency: int = DEFAULT
     watch = CampaignProgress(unit=("example", "examples"))
     watch.note("starting spark (a local Spark session)...")
     started = time.perf_counter()
-    system = SparkNativeSystem()
+    system = NativeJoinSystem()
     startup = time.perf_counter() - started
     watch.note(f"{system.title} is up (started in {startup:.1f} s); {len(props)} "
                f"{'property' if len(props) == 1 else 'properties'} to run")
@@ -192,7 +194,7 @@ def run_spark_native_campaign(options: RunOptions, *, concurrency: int = DEFAULT
 
 def replay_native_files(files: list[Path]) -> int:
     """`converge replay --system spark FILE...`: each case file's properties and expectations on Spark."""
-    system = SparkNativeSystem()
+    system = NativeJoinSystem()
     cache = RunCache(system)
     try:
         print(f"system: {system.title}")
@@ -200,3 +202,7 @@ def replay_native_files(files: list[Path]) -> int:
     finally:
         system.close()
     return print_replay_outcomes(outcomes, lambda o: [text for _, text in o.problems])
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.native_case import SIDES, NativeJoinCase, Side
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side
 from converge.engine.model.scenario import (
     LONG_MAX,
     ChangeEvent,

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from converge.engine.model.native_case import SIDES, NativeJoinCase, Side, sentinel_row
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, sentinel_row
 
 
 @dataclass(frozen=True)

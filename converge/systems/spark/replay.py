@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from converge.engine.model.errors import BadInputError, DivergenceError, exit_code, label
-from converge.engine.model.native_case import NativeJoinCase, NativeRun, load_case
+from converge.engine.model.native_join_case import NativeJoinCase, NativeRun, load_case
 from converge.properties.divergence import PropertyFailure
-from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
+from converge.properties.native_join.checks import NATIVE_PROPERTIES, check_run
 from converge.systems.spark.runs import RunCache
 
 

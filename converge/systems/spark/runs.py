@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from converge.engine.model.errors import SystemUnderTestError
-from converge.engine.model.native_case import NativeJoinCase, NativeRun
-from converge.systems.spark.system import SparkNativeSystem
+from converge.engine.model.native_join_case import NativeJoinCase, NativeRun
+from converge.systems.spark.system import NativeJoinSystem
 
 CACHE_SIZE = 2000
 
@@ -32,7 +32,7 @@ def case_key(case: NativeJoinCase) -> str:
 class RunCache:
     """Runs of one system, by case; counts what they cost."""
 
-    system: SparkNativeSystem
+    system: NativeJoinSystem
     runs: OrderedDict = field(default_factory=OrderedDict)
     spark_runs: int = 0
     hits: int = 0

@@ -1,4 +1,4 @@
-"""Spark's own stream-stream join as a system under test (`--system spark`).
+"""Spark's native join as a system under test (`--system spark`).
 
 One SparkSession serves the whole campaign (a JVM takes seconds to start);
 each case gets `spark.newSession()` — its own SQL conf with no-data
@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from converge import renamed
 from converge.engine.model.errors import ApiMisuseError, SystemUnderTestError
-from converge.engine.model.native_case import Epoch, NativeJoinCase, NativeRun
+from converge.engine.model.native_join_case import Epoch, NativeJoinCase, NativeRun
 from converge.systems.spark.query import (
     SPARK_JOIN,
     build_inputs,
@@ -49,10 +50,10 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.strip().splitlines()[:1])[:400]
 
 
-class SparkNativeSystem:
+class NativeJoinSystem:
     """Spark Structured Streaming's stream-stream join on one local SparkSession.
 
-    It runs native-join cases (engine/model/native_case.py), never converge scenarios: Spark's watermark
+    It runs native-join cases (engine/model/native_join_case.py), never converge scenarios: Spark's watermark
     follows the rows of each micro-batch, so a converge scenario's watermark events have no counterpart.
     """
 
@@ -83,7 +84,7 @@ class SparkNativeSystem:
         """`spark VERSION`, as reports show it."""
         return f"{self.name} {self.version}"
 
-    def __enter__(self) -> SparkNativeSystem:
+    def __enter__(self) -> NativeJoinSystem:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -227,3 +228,7 @@ class _Pending:
                 self.query.stop()
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

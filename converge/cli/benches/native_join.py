@@ -22,7 +22,7 @@ SEED = 29
 
 def _judge(cases: list, runs: list) -> int:
     """Check the six properties on each run; returns how many (case, property) checks exercised something."""
-    from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run  # lazy: duckdb
+    from converge.properties.native_join.checks import NATIVE_PROPERTIES, check_run  # lazy: duckdb
 
     return sum(bool(check_run(prop, case, run)) for case, run in zip(cases, runs, strict=False) for prop in NATIVE_PROPERTIES)
 
@@ -34,19 +34,19 @@ def comparable(run) -> tuple:
                                e.input_rows) for e in run.epochs))
 
 
-def bench_spark_native_cases(config: BenchConfig) -> dict:
+def bench_native_join_cases(config: BenchConfig) -> dict:
     try:
         import pyspark  # noqa: F401  # lazy: pyspark is optional; only to know it is there
 
         from converge.systems.spark.campaign import drawn_cases  # lazy: pyspark is optional
-        from converge.systems.spark.system import DEFAULT_CONCURRENCY, SparkNativeSystem  # lazy: as above
+        from converge.systems.spark.system import DEFAULT_CONCURRENCY, NativeJoinSystem  # lazy: as above
     except ImportError as exc:
         return {"skipped": f"pyspark is not installed ({exc})"}
     cases = drawn_cases(min(config.examples, MAX_CASES), SEED)
     started = time.perf_counter()
-    system = SparkNativeSystem()
+    system = NativeJoinSystem()
     startup = time.perf_counter() - started
-    before = SparkNativeSystem(codegen=True)   # the same session (get_spark returns the active one)
+    before = NativeJoinSystem(codegen=True)   # the same session (get_spark returns the active one)
     try:
         system.run_many(cases[:1], concurrency=1)  # the first query pays for class loading: not measured
         result: dict = {}
@@ -71,4 +71,4 @@ def bench_spark_native_cases(config: BenchConfig) -> dict:
             "cpus": os.cpu_count(), "load_average_after": load_average()}
 
 
-BENCHES = {"spark_native_cases": bench_spark_native_cases}
+BENCHES = {"spark_native_cases": bench_native_join_cases}

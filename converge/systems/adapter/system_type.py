@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from converge.systems.campaign import ConvergeCaseKind
+from converge.systems.campaign import ScenarioSystemType
 
 
 def adapter_argv(command: str) -> list[str]:
@@ -25,13 +26,17 @@ def adapter_argv(command: str) -> list[str]:
     return argv
 
 
-class AdapterKind(ConvergeCaseKind):
+class AdapterSystemType(ScenarioSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("cmd",)
     forms: ClassVar[tuple[str, ...]] = ("cmd:COMMAND",)
     summary: ClassVar[str] = "an adapter command: a path, or a command line split like a shell would"
 
-    timeout: float | None = None  # `--system-timeout` (registry.system_kind); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
 
     def open(self, *, timeouts: Timeouts | None = None) -> System:
         timeouts = timeouts or Timeouts.configured(self.timeout)
         return AdapterSystem(adapter_argv(self.argument), label=self.argument, timeouts=timeouts)
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -1,4 +1,4 @@
-"""A case for Spark's native stream-stream join: two append-only inputs, explicit micro-batches, watermarks.
+"""A case for Spark's native join: two append-only inputs, explicit micro-batches, watermarks.
 
 Not an interval `Scenario`: a scenario's watermarks are explicit events per
 input, and Spark takes none. Spark derives one global watermark from each

@@ -1,4 +1,4 @@
-"""The properties of Spark's native stream-stream join, each checking one run of one case.
+"""The properties of Spark's native join, each checking one run of one case.
 
 What each one expects comes from Spark's documented semantics: the batch
 answer from DuckDB (oracle/native_join.py), the watermark of every epoch and
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from converge.engine.model.errors import SystemUnderTestError
-from converge.engine.model.native_case import SIDES, NativeJoinCase, NativeRun
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, NativeRun
 from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import CaseModel, ModelRow, model_case
 from converge.properties.divergence import Divergence, PropertyFailure

@@ -1,28 +1,32 @@
-"""How repeatable real Flink's changelog is, with the adapter's two arrivals: "free" (one source per input)
-and "paced" (one checkpoint-gated source in the scenario's order; converge/systems/flink/program/arrival.py).
+"""`converge bench --only flink_arrival`: how repeatable real Flink's changelog is, with the adapter's two
+arrivals, "free" (one source per input) and "paced" (one checkpoint-gated source in the scenario's order;
+converge/systems/flink/program/arrival.py).
 
-A measurement, not a test: `python -m converge.cli.flink_arrival [--runs 20] [--batch 100]`.
-For each arrival it starts one adapter (one MiniCluster; it answers changelogs), sends each of
-three interleaving-sensitive cases `--runs` times, one case per request, and counts the distinct changelogs
-(the emitted rows with their kinds, in order) and distinct final answers; then one request of `--batch`
-copies of each case (distinct ids, so one job), twice: how many distinct changelogs (and multisets of
-changelog rows) the copies emitted, and how many copies emitted the same changelog both times. Times are
-wall seconds per request (the batch: its first run). Prints one JSON object per line.
+A measurement of Flink's behaviour (docs/flink.md cites it), not a test. For each arrival it starts one adapter
+(one MiniCluster; it answers changelogs), sends each of three interleaving-sensitive cases `--rounds` times,
+one case per request, and counts the distinct changelogs (the emitted rows with their kinds, in order) and
+distinct final answers; then one request of `--examples` copies of each case (distinct ids, so one job),
+twice: how many distinct changelogs (and multisets of changelog rows) the copies emitted, and how many copies
+emitted the same changelog both times. Times are wall seconds per request (the batch: its first run).
+Skipped, with the reason, when the Flink environment is not installed (`converge systems install flink`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 from collections import Counter
 from typing import Any
 
-from converge.engine.model.errors import SystemUnderTestError
+from converge.cli.bench_machine import load_average
+from converge.engine.model.errors import SystemUnderTestError, UsageError
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 from converge.systems.flink import environment
+
+ARRIVALS = ("free", "paced")
 
 
 def _input(name: str, columns: list[str], mode: str = "retract", key: list[str] | None = None) -> dict:
@@ -108,10 +112,11 @@ def _fold(changelog: list[list[Any]]) -> str:
     return json.dumps(sorted((row, n) for row, n in bag.items() if n))
 
 
-def measure(arrival: str, runs: int, batch: int) -> None:
+def measure(arrival: str, runs: int, batch: int) -> dict:
+    """One adapter with `arrival`: each case `runs` times alone, then `batch` copies of it in one request, twice."""
     adapter = Adapter(arrival)
-    print(json.dumps({"arrival": arrival, "hello_s": round(adapter.hello_s, 1),
-                      "load": [round(x, 1) for x in os.getloadavg()]}), flush=True)
+    out: dict[str, Any] = {"hello_s": round(adapter.hello_s, 1), "load": load_average(),
+                           "cases": {}}
     try:
         for case in cases():
             seen: Counter[str] = Counter()
@@ -119,7 +124,8 @@ def measure(arrival: str, runs: int, batch: int) -> None:
             times = []
             for _ in range(runs):
                 (result,), seconds = adapter.run([case])
-                assert result["status"] == "ok", result
+                if result["status"] != "ok":
+                    raise SystemUnderTestError(f"case {case['id']} ({arrival} arrival): {result}")
                 seen[json.dumps(result["changelog"])] += 1
                 finals[_fold(result["changelog"])] += 1
                 times.append(seconds)
@@ -132,28 +138,39 @@ def measure(arrival: str, runs: int, batch: int) -> None:
             same_twice = sum(r["changelog"] == a["changelog"] for r, a in zip(results, again, strict=False))
             permutations = Counter(json.dumps(sorted(map(json.dumps, r["changelog"]))) for r in results)
             times.sort()
-            print(json.dumps({"arrival": arrival, "case": case["id"], "runs": runs,
-                              "distinct_changelogs": len(seen), "counts": sorted(seen.values(), reverse=True),
-                              "distinct_finals": len(finals), "median_s": round(times[len(times) // 2], 2),
-                              "max_s": round(times[-1], 2), "batch": batch, "batch_s": round(batch_s, 2),
-                              "batch_distinct_changelogs": len(in_batch),
-                              "batch_distinct_multisets": len(permutations),
-                              "batch_copies_same_twice": same_twice,
-                              "load": [round(x, 1) for x in os.getloadavg()]}), flush=True)
+            out["cases"][case["id"]] = {
+                "distinct_changelogs": len(seen), "counts": sorted(seen.values(), reverse=True),
+                "distinct_finals": len(finals), "median_s": round(times[len(times) // 2], 2),
+                "max_s": round(times[-1], 2), "batch_s": round(batch_s, 2),
+                "batch_distinct_changelogs": len(in_batch), "batch_distinct_multisets": len(permutations),
+                "batch_copies_same_twice": same_twice, "load": load_average()}
     finally:
         adapter.close()
+    return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--batch", type=int, default=100)
-    parser.add_argument("--arrival", choices=["free", "paced", "both"], default="both")
-    args = parser.parse_args(argv)
-    for arrival in (["free", "paced"] if args.arrival == "both" else [args.arrival]):
-        measure(arrival, args.runs, args.batch)
-    return 0
+def _bench_flink_arrival(config: BenchConfig) -> dict:
+    """Both arrivals, each case `--rounds` times alone and `--examples` copies in one request."""
+    try:
+        environment.adapter_command()
+    except UsageError as exc:
+        return {"skipped": str(exc)}
+    arrivals = {arrival: measure(arrival, config.rounds, config.examples) for arrival in ARRIVALS}
+    return {**{f"{arrival}_max_distinct_changelogs": max(c["distinct_changelogs"] for c in a["cases"].values())
+               for arrival, a in arrivals.items()},
+            "runs": config.rounds, "batch": config.examples, "arrivals": arrivals}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def format_rows(result: dict) -> str:
+    """One row per arrival and case; a skipped benchmark's reason."""
+    if "arrivals" not in result:
+        return f"  {json.dumps(result)}"
+    rows = [(arrival, name, f"{c['distinct_changelogs']} of {result['runs']}", c["distinct_finals"], c["median_s"],
+             f"{c['batch_distinct_changelogs']} of {result['batch']}", c["batch_distinct_multisets"],
+             f"{c['batch_copies_same_twice']} of {result['batch']}", c["batch_s"])
+            for arrival, a in result["arrivals"].items() for name, c in a["cases"].items()]
+    return format_table(("arrival", "case", "changelogs", "finals", "median s", "batch changelogs",
+                         "batch multisets", "same twice", "batch s"), rows)
+
+
+BENCHES = {"flink_arrival": _bench_flink_arrival}

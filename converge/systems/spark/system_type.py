@@ -1,23 +1,24 @@
-"""`--system spark`: Spark's own stream-stream join, on native-join cases (docs/spark.md)."""
+"""`--system spark`: Spark's native join, on native-join cases (docs/spark.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from converge import renamed
 from converge.engine.model.errors import UsageError
-from converge.engine.model.native_case import NativeJoinCase
+from converge.engine.model.native_join_case import NativeJoinCase
 from converge.reports.options import RunOptions
-from converge.systems.base import SystemKind
-from converge.systems.spark.campaign import replay_native_files, run_spark_native_campaign
+from converge.systems.base import SystemType
+from converge.systems.spark.campaign import replay_native_files, run_native_join_campaign
 
 
-class SparkKind(SystemKind):
+class SparkSystemType(SystemType):
     schemes: ClassVar[tuple[str, ...]] = ("spark",)
     forms: ClassVar[tuple[str, ...]] = ("spark",)
     case_type: ClassVar[type] = NativeJoinCase
-    summary: ClassVar[str] = "Spark's own stream-stream join (native-join cases, docs/spark.md)"
+    summary: ClassVar[str] = "Spark's native join (native-join cases, docs/spark.md)"
 
     def __init__(self, spec: str) -> None:
         super().__init__(spec)
@@ -25,7 +26,11 @@ class SparkKind(SystemKind):
             raise UsageError(f"--system {spec}: spark takes no argument (the installed pyspark is the version)")
 
     def run_campaign(self, options: RunOptions) -> int:
-        return run_spark_native_campaign(options)
+        return run_native_join_campaign(options)
 
     def replay_files(self, files: Sequence[Path]) -> int:
         return replay_native_files(list(files))
+
+
+if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning
+    __getattr__ = renamed(__name__)

@@ -1,24 +1,25 @@
-"""How often a model of the MapState order agrees with a system's emission order, per state backend.
+"""`converge bench --only flink_map_order`: how often a model of the MapState order agrees with real Flink's
+emission order, per state backend.
 
-A measurement, not a test: `python -m converge.cli.flink_map_order
-[--system flink] [--cases 100] [--seed 1] [--batch 20]`. It draws `--cases` scenarios per backend from
-generators/map_order.py (Hypothesis, seeded), sends them grouped by shape, at most `--batch` a request (one job each), and for each
-case with an event that emits two or more rows compares the order in which the system visits the stored rows with two models
-(properties/systems/map_order.py): "measured rule" (rocksdb: byte order; hashmap: java.util.HashMap order of
-BinaryRowData.hashCode) and "converge model" (`map_state_order` rocksdb / heap, converge's own). A case agrees
-when every such event visits its stored rows in the model's order; how many events also have the reference
-engine's exact output sequence (an outer row's retraction and padding interleaved the same way) is counted apart. Prints one JSON object per backend.
+A measurement of Flink's behaviour (docs/anomalies.md cites it), not a test. It draws `--examples` scenarios per
+backend from generators/map_order.py (Hypothesis, seed 1), sends them grouped by shape, at most 20 a request
+(one job each), and for each case with an event that emits two or more rows compares the order in which the
+system visits the stored rows with two models (properties/systems/map_order.py): "measured rule" (rocksdb: byte
+order; hashmap: java.util.HashMap order of BinaryRowData.hashCode) and "converge model" (`map_state_order`
+rocksdb / heap, converge's own). A case agrees when every such event visits its stored rows in the model's
+order; how many events also have the reference engine's exact output sequence (an outer row's retraction and
+padding interleaved the same way) is counted apart. Skipped, with the reason, when the Flink environment is not
+installed or its adapter gives no order to measure.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter
 
 from hypothesis import HealthCheck, given, seed, settings
 
+from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
@@ -30,8 +31,14 @@ from converge.properties.systems.map_order import (
     stored_visits,
     why_not_ordered,
 )
+from converge.reports.options import BenchConfig
+from converge.reports.terminal import format_table
 from converge.systems.adapter.client import Timeouts
 from converge.systems.registry import open_system
+
+SYSTEM = "flink"
+SEED = 1     # the same scenarios every time, as docs/anomalies.md measured them
+BATCH = 20   # cases a request (one job each)
 
 
 def draw_cases(backend: str, n: int, seed_value: int) -> list[Scenario]:
@@ -83,24 +90,33 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     return dict(counts)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m converge.cli.flink_map_order")
-    parser.add_argument("--system", default="flink")
-    parser.add_argument("--cases", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=20)
-    args = parser.parse_args(argv)
-    # a measurement on a loaded machine: a JVM's start and a job may take minutes
-    with open_system(args.system, timeouts=Timeouts(hello=600.0, run_base=300.0)) as system:
+def _bench_flink_map_order(config: BenchConfig) -> dict:
+    """`--examples` scenarios per backend, the same ones every time (seed SEED)."""
+    try:
+        # a measurement on a loaded machine: a JVM's start and a job may take minutes
+        system = open_system(SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
+    except UsageError as exc:
+        return {"skipped": str(exc)}
+    with system:
         reason = why_not_ordered(system.capabilities, system.name)
         if reason is not None:
-            print(f"no order to measure: {reason}", file=sys.stderr)
-            return 2
-        for backend in BACKENDS:
-            counts = measure(system, draw_cases(backend, args.cases, args.seed), args.batch)
-            print(json.dumps({"system": system.title, "backend": backend, "seed": args.seed, **counts}), flush=True)
-    return 0
+            return {"skipped": f"no order to measure: {reason}"}
+        backends = {backend: measure(system, draw_cases(backend, config.examples, SEED), BATCH)
+                    for backend in BACKENDS}
+        title = system.title
+    return {**{f"{backend}_agree_with_the_measured_rule": f"{c.get('agree with the measured rule', 0)} of "
+                                                          f"{c.get('ordered cases', 0)}"
+               for backend, c in backends.items()},
+            "system": title, "cases_per_backend": config.examples, "seed": SEED, "backends": backends}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def format_rows(result: dict) -> str:
+    """One row per backend: its counts; a skipped benchmark's reason."""
+    if "backends" not in result:
+        return f"  {json.dumps(result)}"
+    counts = result["backends"]
+    columns = list(dict.fromkeys(key for c in counts.values() for key in c))
+    return format_table(("backend", *columns), [(b, *(c.get(k, 0) for k in columns)) for b, c in counts.items()])
+
+
+BENCHES = {"flink_map_order": _bench_flink_map_order}

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from converge.engine.model.native_case import (
+from converge.engine.model.native_join_case import (
     SIDES,
     NativeInput,
     NativeJoinCase,

@@ -1,4 +1,4 @@
-"""Every Python example in README.md and docs/ runs as printed (the Spark one in tests/spark/)."""
+"""Every Python example in README.md and docs/ runs as printed (the Spark one in tests/systems/spark/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.doc_examples import code_blocks, run_block
+from tests.support.doc_examples import code_blocks, run_block
 
 BLOCKS = code_blocks()
 PLAIN = [b for b in BLOCKS if not b.needs_spark and not b.is_a_pytest_file]
@@ -17,7 +17,7 @@ PLAIN = [b for b in BLOCKS if not b.needs_spark and not b.is_a_pytest_file]
 
 def test_every_block_has_a_runner() -> None:
     assert any(b.is_a_pytest_file and b.page == "README.md" for b in BLOCKS)
-    assert any(b.needs_spark for b in BLOCKS)  # run by tests/spark/test_docs_spark.py
+    assert any(b.needs_spark for b in BLOCKS)  # run by tests/systems/spark/test_docs_spark.py
     assert PLAIN  # run below
 
 

@@ -12,7 +12,6 @@ snippets with each violation, so a checker that stopped looking fails here.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +25,8 @@ from converge.engine.model.errors import (
     exit_code,
     label,
 )
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
 
 # Words that only converge's own machinery uses: a BadInputError saying them is a bug report in disguise.

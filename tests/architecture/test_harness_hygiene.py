@@ -7,7 +7,7 @@ the layers that decide what is right — oracle/, generators/, properties/ —
 and fails when one imports an engine module other than the shared data model,
 unless the allow-list below names that import with the reason it cannot move
 an expectation (typically: it *runs* or *inspects* the system under test).
-Independent derivations live in properties/reference.py (tests/test_reference.py).
+Independent derivations live in properties/reference.py (tests/properties/test_reference.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 CHECKED = ("oracle", "generators", "properties")
 
 # The data model (engine/model/): what a scenario, a case, a change and an error are. Expectations are stated
@@ -31,7 +32,7 @@ DESCRIBES = ("describes converge's plan to the user (`check`'s plan and findings
              "from it")
 MODEL_OF_A_SYSTEM = ("converge's model is what a real system (the one under test) is held to, never judged "
                      "itself there; the key codec's bytes and hashes are checked against Flink's own values "
-                     "(tests/test_map_order.py)")
+                     "(tests/properties/systems/test_map_order.py)")
 # (importing module, imported engine module) -> why this import cannot move an expected answer
 ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.systems.map_order", "converge.engine.runtime.local"): MODEL_OF_A_SYSTEM,

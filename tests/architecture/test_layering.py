@@ -24,13 +24,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.layers import LAYERS
+from tests.support.paths import ROOT
+
 PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
-# (layer, the module prefix that makes it), bottom to top; a module belongs to the longest prefix it has
-LAYERS = (("model", "converge.engine.model"), ("engine", "converge.engine"), ("oracle", "converge.oracle"),
-          ("generators", "converge.generators"), ("properties", "converge.properties"),
-          ("reports", "converge.reports"), ("systems", "converge.systems"),
-          ("cli", "converge.cli"))
 LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
 # Function-level imports keep a heavy dependency off the import path; each carries a one-line reason.
 LAZY_REASON = "# lazy:"

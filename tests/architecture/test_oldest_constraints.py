@@ -4,12 +4,12 @@ stops short of today's releases of duckdb (docs/ci.md)."""
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # Pins of packages converge does not require itself, each for a reason written beside it in the file.
 INDIRECT = {"numpy"}

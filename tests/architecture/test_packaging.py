@@ -10,8 +10,8 @@ import zipfile
 from pathlib import Path
 
 from converge import __version__
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FOLDERS = ("engine", "oracle", "generators", "properties", "reports")
 

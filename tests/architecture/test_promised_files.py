@@ -26,10 +26,10 @@ from converge.reports.failure import write_failure_report
 from converge.reports.run_reports import RunReports
 from converge.reports.runs import LATEST_FILE, latest_run
 from tests.conftest import HYPOTHESIS_HOME
-from tests.test_check_verify import LEFT_JOIN, _capture
-from tests.test_reports import TLP
+from tests.support.captures import LEFT_JOIN, left_join_capture
+from tests.support.paths import ROOT
+from tests.support.small_scenarios import TLP
 
-ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "tests" / "scenarios" / "regular" / "acc_inner_no_match.json"
 
 
@@ -91,7 +91,7 @@ def test_check_keeps_hypothesis_constants_in_the_user_cache(place: tuple[Path, P
 def test_verify_leaves_nothing(place: tuple[Path, Path], tmp_path: Path) -> None:
     cwd, cache = place
     (tmp_path / "captures").mkdir()
-    orders, payments, out, _ = _capture(tmp_path / "captures")
+    orders, payments, out, _ = left_join_capture(tmp_path / "captures")
     done = converge(cwd, cache, "verify", str(LEFT_JOIN), "--source", f"orders={orders}", "--source",
                     f"payments={payments}", "--output", str(out))
     assert done.returncode == 0, done.stderr

@@ -5,15 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 import converge
 from converge import run_scenario, scenario_from_dict
 from converge.engine.model.scenario_json import load_scenario
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 FOR_PROPERTIES = {"fail": "converge.properties.divergence", "require": "converge.properties.divergence",
                   "Divergence": "converge.properties.divergence", "bag_diff": "converge.properties.divergence",
                   "PropertyFailure": "converge.properties.divergence",

@@ -10,9 +10,9 @@ import ast
 import re
 from pathlib import Path
 
-from tests.test_layering import LAYERS
+from tests.support.layers import LAYERS
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 # Each layer's folder, bottom to top, then the package's own __init__ (docs/architecture.md has the picture).
 FOLDERS = {"model": "engine/model/", "engine": "engine/", "oracle": "oracle/", "generators": "generators/",
            "properties": "properties/", "reports": "reports/", "systems": "converge/systems/",

@@ -1,7 +1,7 @@
 """`pytest -n auto` keeps each xdist_group on one worker (the Spark tests share one JVM per worker that runs them).
 
 A subprocess pytest run on three workers (plain `-n 3`, as `-n auto`), with
-the suite's tests/xdist_groups.py, of two test files whose tests share a group: each
+the suite's tests/support/xdist_groups.py, of two test files whose tests share a group: each
 test writes the worker it ran on, and all of them must name the same one.
 Without the plugin, on pytest 9.2 with xdist 3.8.0, they spread.
 """
@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.paths import ROOT
 
 TESTS = '''
 import os, pathlib, pytest
@@ -31,8 +33,8 @@ def test_grouped_tests_in_two_files_run_on_one_worker(tmp_path: Path) -> None:
     out.mkdir()
     for name in ("test_a.py", "test_b.py"):
         (root / name).write_text(TESTS)
-    (root / "conftest.py").write_text('pytest_plugins = ["tests.xdist_groups"]\n')  # as the suite's conftest
-    checkout = str(Path(__file__).resolve().parents[1])  # where `tests.xdist_groups` imports from
+    (root / "conftest.py").write_text('pytest_plugins = ["tests.support.xdist_groups"]\n')  # as the suite's conftest
+    checkout = str(ROOT)  # where `tests.support.xdist_groups` imports from
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "3",
                            "-q", "--rootdir", str(root), str(root)],
                           cwd=root, capture_output=True, text=True, timeout=300,

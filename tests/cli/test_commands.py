@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-from pathlib import Path
 
 import pytest
 
 from converge.cli.commands import COMMANDS
 from converge.cli.main import build_parser, main
+from tests.support.paths import ROOT
 
-COMMANDS_FOLDER = Path(__file__).resolve().parents[1] / "converge" / "cli" / "commands"
+COMMANDS_FOLDER = ROOT / "converge" / "cli" / "commands"
 MODULE_NAMES = sorted(p.stem for p in COMMANDS_FOLDER.glob("*.py") if p.stem != "__init__")
 # `converge --help` before the commands moved into their own modules, in its order.
 HELP_COMMANDS = ["run", "replay", "adapter", "bench", "mutants", "explain", "systems", "check", "verify"]

@@ -7,14 +7,13 @@ the write-up's text (times are milliseconds since midnight, 10:00:00 = 36000000)
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.runtime.local import LocalRuntime
+from tests.support import paths
 
-SCENARIOS = Path(__file__).parent / "scenarios" / "interval"
+SCENARIOS = paths.SCENARIOS / "interval"
 
 A, B = 0, 1
 T10_00, T10_01_02, T10_05, T10_12 = 36_000_000, 36_062_000, 36_300_000, 36_720_000

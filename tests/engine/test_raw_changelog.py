@@ -5,7 +5,6 @@ hand-derived outputs); the mid-stream generator and its properties (properties/r
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,9 @@ from converge.engine.state import MapState
 from converge.generators.mid_stream import mid_stream, raw_retractions, sent_before
 from converge.properties.divergence import PropertyFailure
 from converge.properties.raw_changelog import correct_refuses_first_raw_retraction, lost_state_equals_never_sent
+from tests.support.paths import SCENARIOS
 
-RAW = Path(__file__).parent / "scenarios" / "raw_retractions"
+RAW = SCENARIOS / "raw_retractions"
 
 # Each file's first raw retraction, as written by hand: (event index, what the refusal under correct must say).
 FIRST_RAW = {

@@ -14,10 +14,9 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.flinksql.allowed import ALLOWED, ALLOWED_VALUES
 from converge.engine.model.flinksql.dialect import Flink
-from tests.test_check_reading import QUERIES
-from tests.test_check_verify import PLAIN_LEFT_JOIN
+from tests.support.paths import EXAMPLES
+from tests.support.queries import PLAIN_LEFT_JOIN, QUERIES
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 ACCEPTED = [p.read_text() for p in sorted(EXAMPLES.glob("*.sql"))] + list(QUERIES.values()) + [PLAIN_LEFT_JOIN]
 
 

@@ -12,8 +12,7 @@ from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Config, InputSpec, WatermarkEvent
 from converge.engine.model.scenario_json import dump_scenario, load_scenario, parse_scenario_text, scenario_from_dict
 from converge.engine.runtime.local import run_scenario
-
-SCENARIOS = Path(__file__).parent / "scenarios"
+from tests.support.paths import SCENARIOS
 
 
 def base(**patch: object) -> dict:
@@ -194,7 +193,7 @@ def test_a_regressing_watermark_is_ignored_as_flink_ignores_it() -> None:
 @pytest.mark.parametrize("name", ['a"b', 'x"; COPY (SELECT 1) TO \'f.csv\'; --', "it's", " spaced ", '""', "a.b",
                                   "--", "/*", "", "a\x00b", "a\ud800"])
 def test_hostile_input_names_are_refused_by_the_model_itself(name: str) -> None:
-    """The first line of defence; tests/test_oracle_injection.py checks the oracle's own, behind it."""
+    """The first line of defence; tests/oracle/test_oracle_injection.py checks the oracle's own, behind it."""
     with pytest.raises(BadInputError, match=r"^name: "):
         InputSpec(name, (("k", "BIGINT"),))
 

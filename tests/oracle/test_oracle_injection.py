@@ -6,7 +6,7 @@ connection the caller passes in) and must end as BadInputError with nothing
 changed: no file in tmp_path, no table, view, macro, secret, variable,
 attached database or setting added or changed on the connection.
 
-The scenario model refuses most of these when it is built (tests/test_scenario_format.py);
+The scenario model refuses most of these when it is built (tests/model/test_scenario_format.py);
 here its checks are switched off, so that what is tested is the oracle standing on its own,
 as it must for a model built some other way.
 """
@@ -33,9 +33,9 @@ from converge.oracle import DuckDBOracle, connection
 from converge.oracle.guard import FUNCTIONS, safe_condition
 from converge.oracle.interval import interval_final_sql
 from converge.oracle.query import LOCKDOWN
-from tests.test_condition import ROW, duckdb_values, expr
-from tests.test_condition import A as COND_A
-from tests.test_condition import B as COND_B
+from tests.support.conditions import ROW, duckdb_values, expr
+from tests.support.conditions import A as COND_A
+from tests.support.conditions import B as COND_B
 
 Con = duckdb.DuckDBPyConnection | None
 

@@ -1,7 +1,7 @@
 """oracle.history_intervals: the interval form of the history agrees with the snapshot form.
 
 The snapshot form is itself held to the final answer of every prefix
-(tests/test_oracle.py); here the interval form is held to both, on the
+(tests/oracle/test_oracle.py); here the interval form is held to both, on the
 oracle's own random chains and on the project's generators (regular, upsert,
 multi-way).
 """
@@ -19,7 +19,7 @@ from converge.generators.scenarios import regular_join_scenarios
 from converge.oracle import DuckDBOracle
 from converge.oracle.history_intervals import IntervalOracle
 from tests.conftest import examples
-from tests.test_oracle import OPTIMIZED_CON, random_scenarios
+from tests.support.oracle_scenarios import OPTIMIZED_CON, random_scenarios
 
 SNAPSHOTS = DuckDBOracle()
 INTERVALS = IntervalOracle()

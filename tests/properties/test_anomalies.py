@@ -23,8 +23,9 @@ from converge.engine.state import KeyedStateBackend
 from converge.properties import anomalies
 from converge.properties.divergence import PropertyFailure
 from converge.properties.registry import select
+from tests.support.paths import SCENARIOS
 
-FILES = Path(__file__).parent / "scenarios" / "anomalies"
+FILES = SCENARIOS / "anomalies"
 
 
 def _load(name: str):

@@ -1,7 +1,7 @@
 """Hand-written interval scenarios, replayed without their expectations: every applicable property decides them.
 
 Their expectations (written by hand from Flink's algorithm) are replayed by
-tests/test_scenarios.py; here the same streams go through the step model, the
+tests/properties/test_scenarios.py; here the same streams go through the step model, the
 oracle properties and the invariants, which must agree with those hand-written
 answers, Flink's quirks included.
 """
@@ -15,8 +15,9 @@ import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.properties.interval import applicable
+from tests.support.paths import SCENARIOS
 
-FILES = sorted((Path(__file__).parent / "scenarios" / "interval").glob("*.json"))
+FILES = sorted((SCENARIOS / "interval").glob("*.json"))
 
 
 def _stripped(path: Path):

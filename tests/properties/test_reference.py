@@ -18,7 +18,7 @@ def _rocksdb(values: list, ctype: str) -> list:
 
 
 def test_longs_iterate_in_the_order_measured_on_rocksdb() -> None:
-    # Measured (tests/test_state.py's source): Spark's RocksDB MapState iterated UnsafeRow longs inserted as
+    # Measured (tests/engine/test_state.py's source): Spark's RocksDB MapState iterated UnsafeRow longs inserted as
     # 3, 1, 256, 2, -1, 1000, 65536, 0, -256 in the order 0, 65536, 256, -256, 1, 2, 3, 1000, -1.
     assert _rocksdb([3, 1, 256, 2, -1, 1000, 65536, 0, -256], "BIGINT") == [0, 65536, 256, -256, 1, 2, 3, 1000, -1]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from converge.properties.replay import replay_path
+from tests.support.paths import SCENARIOS
 
-SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = sorted(SCENARIOS.rglob("*.json"))
 
 

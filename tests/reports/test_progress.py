@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import io
 import json
-from collections import Counter
-from collections.abc import Sequence
 
 import pytest
 from hypothesis import strategies as st
 
 from converge.cli.main import main
-from converge.engine.model.system import CaseResult, System
-from converge.engine.reference_system import ReferenceSystem
 from converge.properties.campaign import run_property
 from converge.properties.progress import PropertyProgress
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.systems.campaign import run_system_campaign
-from converge.systems.reference import ReferenceKind
+from tests.support.fake_systems import DroppingKind
 
 
 class FakeClock:
@@ -133,29 +129,6 @@ def test_run_property_reports_its_shrinking() -> None:
                for line in lines)  # a list of numbers holds no scenario
     assert lines[-1].startswith(f"fake/slow_sum: done: {result.examples} examples")
     assert len(lines) <= clock.now / 10 + 3  # one per 10 s, and the three phase changes
-
-
-class Dropping(ReferenceSystem):
-    """A system that loses every row of every answer (the oracle's non-empty answers diverge)."""
-
-    def __init__(self, seen: list[str], stream: io.StringIO) -> None:
-        super().__init__()
-        self.name, self.version = "dropping", "0"
-        seen.append(stream.getvalue())  # what the user had been told when the system's start returned
-
-    def run_cases(self, cases: Sequence) -> list[CaseResult]:
-        return [CaseResult.ok(final=Counter()) for _ in cases]
-
-
-class DroppingKind(ReferenceKind):
-    startup = "a fake, ~0 s"
-
-    def __init__(self, stream: io.StringIO) -> None:
-        super().__init__("reference")
-        self.stream, self.seen = stream, []
-
-    def open(self, **kw) -> System:
-        return Dropping(self.seen, self.stream)
 
 
 def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a_stopped_shrink(

@@ -12,54 +12,18 @@ must say "not rerun", never "passed". (Under CI: test_pytest_reports_under_ci.py
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hypothesis._settings import _CI_VARS  # the variables Hypothesis reads to detect CI (no public list)
 
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict
 from converge.properties.replay import replay_file
+from tests.support.user_pytest import USER_TESTS, not_ci, printed_scenario, reports_for, user_pytest
 
 # one worker runs the module, so its module-scoped pytest run (the three failing user tests) runs once
 pytestmark = pytest.mark.xdist_group("pytest-reports")
-
-USER_TESTS = '''
-from hypothesis import given, settings, strategies as st
-from converge import BadInputError, Divergence, PropertyFailure
-from converge.generators import regular_join_scenarios
-
-@settings(settings.get_profile("converge"), max_examples=20, database=None)
-@given(regular_join_scenarios(min_ops=1))
-def test_plain_assert(scenario):
-    assert len(scenario.events) < 3, "too many events"
-
-@settings(settings.get_profile("converge"), max_examples=3, database=None)
-@given(regular_join_scenarios())
-def test_registered_property(scenario):
-    raise PropertyFailure(Divergence("final_convergence", scenario, "by design"))
-
-@settings(settings.get_profile("converge"), max_examples=5, database=None)
-@given(st.data())
-def test_bad_input(data):
-    scenario = data.draw(regular_join_scenarios())
-    raise BadInputError("this scenario is refused on purpose")
-'''
-
-
-def _not_ci() -> dict[str, str]:
-    """This environment without the variables that make Hypothesis load its derandomizing `ci` profile (CI
-    machines set them), so a run's seed is the one the command line gives."""
-    return {k: v for k, v in os.environ.items() if k not in _CI_VARS}
-
-
-def _user_pytest(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
-                          cwd=root, capture_output=True, text=True, timeout=600, env=env)
-
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
@@ -67,26 +31,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedP
     root = tmp_path_factory.mktemp("user")
     (root / "test_user.py").write_text(USER_TESTS)
     reports = root / "reports"
-    proc = _user_pytest(root, "--hypothesis-seed=4242", f"--converge-reports={reports}", "test_user.py",
-                        env=_not_ci())
+    proc = user_pytest(root, "--hypothesis-seed=4242", f"--converge-reports={reports}", "test_user.py",
+                        env=not_ci())
     return proc, reports
-
-
-def _reports(reports: Path, test: str) -> list[Path]:
-    (run_dir,) = [p for p in reports.iterdir() if p.is_dir() and not p.is_symlink()]
-    found = []
-    for path in sorted(run_dir.glob("*.json")):
-        meta = json.loads(path.read_text())["meta"]["converge_failure"]
-        if meta.get("test", "").endswith(f"::{test}"):
-            found.append(path)
-    return found
 
 
 def test_both_failures_leave_a_report_naming_the_test_and_the_seed(run) -> None:
     proc, reports = run
     assert "3 failed" in proc.stdout, proc.stdout[-3000:]
     for test in ("test_plain_assert", "test_bad_input"):
-        (path,) = _reports(reports, test)
+        (path,) = reports_for(reports, test)
         meta = json.loads(path.read_text())["meta"]["converge_failure"]
         assert meta["test"] == f"test_user.py::{test}" and meta["seed"] == 4242
         assert meta["reproduce"] == f"pytest --hypothesis-seed=4242 test_user.py::{test}"
@@ -94,15 +48,15 @@ def test_both_failures_leave_a_report_naming_the_test_and_the_seed(run) -> None:
         assert md.startswith(f"# test_user.py::{test} failed")
         assert "seed 4242" in md and "seed unknown" not in md and "?/" not in md
         assert f"`pytest --hypothesis-seed=4242 test_user.py::{test}`" in md
-    assert "too many events" in json.loads(_reports(reports, "test_plain_assert")[0].read_text()
+    assert "too many events" in json.loads(reports_for(reports, "test_plain_assert")[0].read_text()
                                            )["meta"]["converge_failure"]["message"]
-    assert "data.draw #1" in _reports(reports, "test_bad_input")[0].with_suffix(".md").read_text()
+    assert "data.draw #1" in reports_for(reports, "test_bad_input")[0].with_suffix(".md").read_text()
     assert proc.stdout.count("reproduce: pytest --hypothesis-seed=4242 test_user.py::") == 2
 
 
 def test_a_property_failure_names_the_test_and_reproduces_with_replay(run) -> None:
     proc, reports = run
-    (path,) = _reports(reports, "test_registered_property")
+    (path,) = reports_for(reports, "test_registered_property")
     md = path.with_suffix(".md").read_text()
     assert md.startswith("# test_user.py::test_registered_property failed (`final_convergence`)")
     assert "seed 4242" in md and "checks the file's expectations only" not in md
@@ -113,8 +67,8 @@ def test_the_report_holds_the_final_shrunk_example_hypothesis_printed_as_json(ru
     proc, reports = run
     assert "lambda packed" not in proc.stdout and "_byte_picker" not in proc.stdout
     # the heading: "Falsifying example:" in Hypothesis 6.155, "Failing test case:" in 6.170
-    shown = scenario_from_dict(json.loads(_printed_scenario(proc.stdout)))
-    (path,) = _reports(reports, "test_plain_assert")
+    shown = scenario_from_dict(json.loads(printed_scenario(proc.stdout)))
+    (path,) = reports_for(reports, "test_plain_assert")
     written = load_scenario(path)
     assert (written.inputs, written.join, written.config, written.events) == (
         shown.inputs, shown.join, shown.config, shown.events)
@@ -124,15 +78,8 @@ def test_the_report_holds_the_final_shrunk_example_hypothesis_printed_as_json(ru
 
 def test_replaying_a_custom_property_report_says_not_rerun_never_passed(run) -> None:
     _, reports = run
-    (path,) = _reports(reports, "test_plain_assert")
+    (path,) = reports_for(reports, "test_plain_assert")
     outcome = replay_file(path)
     assert outcome.label == "not checked" and outcome.exit_code == 2
     assert any("not rerun" in c for c in outcome.checked)
     assert "pytest --hypothesis-seed=4242 test_user.py::test_plain_assert" in outcome.problems[0]
-
-
-def _printed_scenario(stdout: str) -> str:
-    printed = re.search(r"(?:Falsifying example|Failing test case): test_plain_assert\(\nE?\s+scenario=(\{.*\}),\n",
-                        stdout)
-    assert printed is not None, stdout[-3000:]
-    return printed.group(1)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_pytest_reports_any_failure import USER_TESTS, _not_ci, _printed_scenario, _reports, _user_pytest
+from tests.support.user_pytest import USER_TESTS, not_ci, printed_scenario, reports_for, user_pytest
 
 
 def test_under_ci_the_report_says_derandomized_and_its_command_reproduces_the_failure(tmp_path: Path) -> None:
@@ -20,10 +20,10 @@ def test_under_ci_the_report_says_derandomized_and_its_command_reproduces_the_fa
     root.mkdir()
     (root / "test_user.py").write_text(USER_TESTS)
     reports = root / "reports"
-    proc = _user_pytest(root, f"--converge-reports={reports}", "test_user.py::test_plain_assert",
-                        env={**_not_ci(), "CI": "true"})
+    proc = user_pytest(root, f"--converge-reports={reports}", "test_user.py::test_plain_assert",
+                        env={**not_ci(), "CI": "true"})
     assert "1 failed" in proc.stdout, proc.stdout[-3000:]
-    (path,) = _reports(reports, "test_plain_assert")
+    (path,) = reports_for(reports, "test_plain_assert")
     meta = json.loads(path.read_text())["meta"]["converge_failure"]
     assert (meta["seed"], meta["seed_source"]) == (None, "derandomize")
     assert meta["reproduce"] == "CI=true pytest test_user.py::test_plain_assert"
@@ -32,6 +32,6 @@ def test_under_ci_the_report_says_derandomized_and_its_command_reproduces_the_fa
     # the command, run from a shell that is not CI, fails on the same shrunk example
     again = subprocess.run(["sh", "-c", meta["reproduce"].replace(
         "pytest", f"{sys.executable} -m pytest -p no:cacheprovider -p no:randomly", 1)],
-        cwd=root, capture_output=True, text=True, timeout=600, env=_not_ci())
+        cwd=root, capture_output=True, text=True, timeout=600, env=not_ci())
     assert "1 failed" in again.stdout, again.stdout[-3000:]
-    assert _printed_scenario(again.stdout) == _printed_scenario(proc.stdout)
+    assert printed_scenario(again.stdout) == printed_scenario(proc.stdout)

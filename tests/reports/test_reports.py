@@ -28,20 +28,12 @@ from converge.reports.counts import Counts
 from converge.reports.failure import failure_reporter, property_failures, write_failure_report
 from converge.reports.location import reports_folder
 from converge.reports.summary import write_summary
-
-_AB = [{"name": "a", "columns": [["k", "BIGINT"], ["x", "BIGINT"]], "changelog_mode": "insert_only"},
-       {"name": "b", "columns": [["k", "BIGINT"], ["y", "BIGINT"]], "changelog_mode": "insert_only"}]
-
-# INNER join, a.x NULL: `a.x > b.y` is NULL, so p and NOT p are both not TRUE and only `p IS NULL` holds.
-TLP = scenario_from_dict({
-    "name": "tlp with a NULL", "inputs": _AB,
-    "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"]},
-    "events": [{"input": "a", "kind": "+I", "row": [1, None]}, {"input": "b", "kind": "+I", "row": [1, 5]}],
-})
+from tests.support.paths import ROOT
+from tests.support.small_scenarios import AB, TLP
 
 # Arrival-ordered MapState: a's three rows must join b in the order they arrived, also across a restore.
 SNAPSHOT = scenario_from_dict({
-    "name": "arrival order across a restore", "inputs": _AB,
+    "name": "arrival order across a restore", "inputs": AB,
     "join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"]},
     "config": {"map_state_order": "arrival"},
     "events": [{"input": "a", "kind": "+I", "row": [0, 1]}, {"input": "a", "kind": "+I", "row": [0, 2]},
@@ -115,7 +107,7 @@ def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: P
         from converge.properties.regular import prefix_consistency
 
         null_keys = scenario_from_dict({
-            "name": "null keys", "inputs": _AB,
+            "name": "null keys", "inputs": AB,
             "join": {"inputs": ["a", "b"], "types": ["left"], "conditions": ["a.k = b.k"]},
             "config": {"map_state_order": "heap"},
             "events": [{"input": "a", "kind": "+I", "row": [None, 1]},
@@ -311,7 +303,7 @@ def test_a_run_gives_its_reports_the_oracle_final_answer(tmp_path: Path) -> None
 
 
 def test_the_report_writer_imports_neither_the_engine_runtime_nor_a_property_module() -> None:
-    source = Path(__file__).parents[1] / "reports" / "failure.py"
+    source = ROOT / "reports" / "failure.py"
     imported: set[str] = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from converge import load_scenario, run_scenario, scenario_from_dict
+from tests.support.paths import ROOT
 
 pytest.importorskip("matplotlib")
 
 from converge.reports.timeline import draw_timeline, time_domains, timeline_figure  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 RED = (0.8392156862745098, 0.15294117647058825, 0.1568627450980392, 1.0)  # #d62728
 
 

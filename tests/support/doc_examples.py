@@ -10,9 +10,9 @@ import io
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _STATED = re.compile(r"^\s*print\(.*\)\s+#\s(.+)$")
 

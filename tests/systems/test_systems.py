@@ -22,6 +22,7 @@ from converge.engine.model.system_cases import case_to_json, shape_key
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.systems.answers import agreement, oracle_decides, oracle_final
 from converge.systems.registry import open_system
+from tests.support.paths import ROOT
 
 FLINK_LIKE = dict(families=["regular", "interval", "multiway"], join_types=["inner", "left", "right", "full", "semi",
                   "anti"], changelog_modes=["insert_only", "retract", "upsert"],
@@ -253,7 +254,7 @@ def test_no_command_or_campaign_compares_a_spec_with_a_system_name() -> None:
 
     from converge.systems.registry import BY_SCHEME, KINDS
 
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     own = {Path(__import__("inspect").getfile(k)).resolve() for k in KINDS} | {root / "converge" / "systems" / "registry.py"}
     names = set(BY_SCHEME) | {f"{s}:" for s in BY_SCHEME}
     found = []

@@ -10,10 +10,7 @@ import sys
 import pytest
 
 from converge.cli.main import main
-from tests.doc_examples import code_blocks
-
-EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
-PADDING = 'keyword = "JOIN" if join["types"][0] == "inner" else "LEFT JOIN"'
+from tests.support.example_adapter import EXAMPLE, PADDING
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ from converge.systems.adapter.log import REQUEST_STDERR_LINES, Conversation, ada
 from converge.systems.adapter.requests import RequestHistory, RequestRecord, with_stderr
 from converge.systems.campaign import SystemRun, closing_note
 from converge.systems.reference import ReferenceSystem
-from tests.doc_examples import ROOT, code_blocks
+from tests.support.example_adapter import EXAMPLE
+from tests.support.paths import ROOT
 
-EXAMPLE = next(b.code for b in code_blocks() if b.page == "docs/adapter-protocol.md" and "CAPABILITIES" in b.code)
 READ = "        message = json.loads(line)\n"
 ANSWER = '            send({"type": "results", "request": message["request"], "results": results})\n'
 TALK = READ + ('        tag = message.get("request", message.get("type"))\n'

@@ -1,19 +1,19 @@
-"""The conformance kit against a correct DuckDB adapter and its mutants (tests/adapters/sql_join.py): the correct
-one passes with its answers compared, each mutant fails with a message naming the case and the rows."""
+"""The conformance kit against a correct DuckDB adapter and its mutants (tests/support/adapters/sql_join.py): the
+correct one passes with its answers compared, each mutant fails with a message naming the case and the rows."""
 
 from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 
 import pytest
 
 from converge.cli.main import main
+from tests.support.paths import FAKE_ADAPTERS, ROOT
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "adapter-protocol.md"
-ADAPTER = Path(__file__).resolve().parent / "adapters" / "sql_join.py"
-CONFORMANCE = Path(__file__).resolve().parents[1] / "converge" / "cli" / "conformance"
+DOCS = ROOT / "docs" / "adapter-protocol.md"
+ADAPTER = FAKE_ADAPTERS / "sql_join.py"
+CONFORMANCE = ROOT / "converge" / "cli" / "conformance"
 
 
 def kit(capsys: pytest.CaptureFixture, *switches: str, version: str | None = None) -> tuple[int, str]:

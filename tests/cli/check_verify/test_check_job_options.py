@@ -21,8 +21,9 @@ from converge.engine.model.scenario import Config
 from converge.engine.model.system import Capabilities
 from converge.engine.reference_system import ReferenceSystem
 from converge.properties.query_check import query_strategy
+from tests.support.paths import EXAMPLES
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "job_options.sql"
+EXAMPLE = EXAMPLES / "job_options.sql"
 TABLES = """CREATE TABLE a (k BIGINT, x BIGINT) WITH ('connector' = 'kafka', 'format' = 'json');
 CREATE TABLE b (k BIGINT, y BIGINT) WITH ('connector' = 'kafka', 'format' = 'json');
 """

@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,8 @@ from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.oracle.query import run_query
 from converge.properties.findings import Finding, late_story
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
 TABLES = ("CREATE TABLE a (k INT, v INT) WITH ('connector' = 'kafka', 'format' = 'json');\n"
           "CREATE TABLE b (k INT, w INT) WITH ('connector' = 'kafka', 'format' = 'json');\n")

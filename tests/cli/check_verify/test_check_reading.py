@@ -22,8 +22,9 @@ from converge.engine.model.scenario import ChangeEvent
 from converge.oracle.query_sql import QueryAsWritten
 from converge.properties.query_check import CheckOptions, query_strategy
 from converge.properties.query_reading import reading_answer, reading_equals_query
+from tests.support.paths import EXAMPLES
+from tests.support.queries import QUERIES, TYPES
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 ALL = ("left_join_residual", "interval_join_watermark", "three_way_common_key")
 MUTANTS = {m.name: m for m in READER_MUTANTS}
 # Which documented example shows each misreading: the interval bounds exist only in the interval example
@@ -71,15 +72,6 @@ def test_a_misread_shows_the_example_and_both_answers() -> None:
     assert "orders (order_id, customer_id, amount): 2 rows" in text and "(7, 2, 3.00, 'card')" in text
 
 
-TYPES = """CREATE TABLE a (k INT, n BIGINT, d DECIMAL(10, 2), x DOUBLE, ts TIMESTAMP(3), day DATE, s STRING)
-  WITH ('connector' = 'kafka', 'format' = 'json');
-CREATE TABLE b (k INT, m INT, d DECIMAL(5, 1), PRIMARY KEY (k) NOT ENFORCED)
-  WITH ('connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json');
-CREATE TABLE c (k INT, v STRING) WITH ('connector' = 'kafka', 'format' = 'debezium-json');
-CREATE TABLE e (w BIGINT) WITH ('connector' = 'kafka', 'format' = 'json');
-"""
-
-
 def test_the_second_path_takes_real_values_of_the_declared_types() -> None:
     written = QueryAsWritten(TYPES + "SELECT * FROM a JOIN b ON a.k = b.k;")
     assert written.real("a", (1, 2, 150, 1.5, 86_400_001, 2, "z")) == (
@@ -94,24 +86,6 @@ def test_the_second_path_divides_integers_as_flink_and_keeps_duplicates() -> Non
     b = [(1, 3, None), (2, -3, None), (3, -4, None)]
     # Flink: INT / INT is an INT truncated towards zero (7 / 2 = 3, -7 / 2 = -3), never a DOUBLE 3.5
     assert written.answer({"a": a, "b": b}) == Counter({(Decimal(7), Decimal(3)): 2, (Decimal(-7), Decimal(-3)): 1})
-
-
-QUERIES = {
-    "semi_anti_filter": TYPES + """SELECT a.k, a.d, a.s FROM a JOIN b ON a.k = b.k AND a.d >= b.d
-        WHERE a.x > 0.5 AND EXISTS (SELECT 1 FROM c WHERE c.k = a.k) AND a.s <> 'b'""",
-    "not_exists_in": TYPES + """SELECT a.* FROM a JOIN b ON a.k = b.k
-        WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.v = a.s) AND a.n IN (SELECT w FROM e)""",
-    "null_safe_full": TYPES + """SELECT a.k AS ak, c.k AS ck, c.v FROM a
-        FULL JOIN c ON a.k IS NOT DISTINCT FROM c.k AND a.s = c.v""",
-    "right_literals": TYPES + """SELECT b.k, a.ts, a.day FROM a RIGHT JOIN b ON a.k = b.k
-        AND a.ts > TIMESTAMP '1970-01-01 00:00:00.001' AND a.day >= DATE '1970-01-02' AND a.d BETWEEN 0.01 AND 0.02
-        AND a.n % 2 = 0 AND a.x <> a.d""",
-    "three_way_between": TYPES + """SELECT * FROM a LEFT JOIN b ON a.k = b.k
-        LEFT JOIN c ON c.k = b.k WHERE b.m BETWEEN 1 AND 2 OR b.m IS NULL""",
-    "arithmetic_parens": TYPES + """SELECT a.k, `b`.m AS bm, c.v FROM a INNER JOIN b ON a.k = b.k
-        AND (a.n = b.m OR a.k = -b.m) AND a.n - 1 < b.m * 2 AND a.k / 2 <= b.m AND a.s IS DISTINCT FROM 'a'
-        LEFT OUTER JOIN c ON c.k = a.k AND TRUE""",
-}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

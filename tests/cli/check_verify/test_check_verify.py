@@ -9,16 +9,13 @@ from pathlib import Path
 import pytest
 
 from converge.cli.main import main
-from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, DivergenceError
 from converge.engine.model.flinksql import load_query
 from converge.engine.model.flinksql.captures import read_capture
-from converge.engine.model.scenario import ChangeEvent
-from converge.engine.runtime.local import run_scenario
 from converge.properties.verify_capture import verify_capture
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
-LEFT_JOIN = EXAMPLES / "left_join_residual.sql"
+from tests.support.captures import LEFT_JOIN, left_join_capture, write_output
+from tests.support.paths import EXAMPLES
+from tests.support.queries import PLAIN_LEFT_JOIN
 
 
 @pytest.mark.parametrize("name", ["left_join_residual", "interval_join_watermark", "three_way_common_key"])
@@ -41,50 +38,8 @@ def test_check_runs_end_to_end_on_the_examples(name: str, capsys, tmp_path: Path
         assert "ChangelogNormalize" in out and "a TTL of 4 ms changes the answer" in out
 
 
-def _events() -> list[ChangeEvent]:
-    o = lambda k, i, c, a: ChangeEvent("o", k, (i, c, a))  # noqa: E731
-    p = lambda k, i, oid, paid, m: ChangeEvent("p", k, (i, oid, paid, m))  # noqa: E731
-    return [o("+I", 1, 10, 500), p("+I", 100, 1, 300, "card"), p("+I", 101, 1, 600, "cash"),
-            o("+U", 1, 10, 200), p("-U", 101, 1, 600, "cash"), p("+U", 101, 1, 100, "cash"),
-            p("-D", 100, 1, 300, "card"), o("+I", 2, 11, 100)]
-
-
-def _capture(tmp_path: Path) -> tuple[Path, Path, Path, list[tuple[int, str, tuple]]]:
-    """Sources and output of one run of converge's engine, as JSON lines with positions."""
-    query = load_query(LEFT_JOIN)
-    events = _events()
-    run = run_scenario(query.scenario(events))
-    cols = query.join_columns()
-    picks = [[(a, c) for a, c, _ in cols].index((o.alias, o.column)) for o in query.output]
-    outputs = [(i, c.kind, tuple(c.row[j] for j in picks)) for i, items in enumerate(run.per_event)
-               for c in items if isinstance(c, Change)]
-    assert len(outputs) >= 6  # the stream exercises padding, retraction and updates
-    files = {}
-    for alias, table in query.aliases:
-        names = [c for c, _ in query.table_of(alias).columns]
-        types = query.types_of(alias)
-        path = tmp_path / f"{table}.jsonl"
-        path.write_text("".join(json.dumps({"op": e.kind, "pos": i, **{n: _plain(t, v) for n, t, v in
-                                                                      zip(names, types, e.row, strict=False)}}) + "\n"
-                                for i, e in enumerate(events) if e.input == alias))
-        files[table] = path
-    out = tmp_path / "output.jsonl"
-    write_output(out, query, outputs)
-    return files["orders"], files["payments"], out, outputs
-
-
-def _plain(ftype, value):
-    return None if value is None else ftype.display(value) if ftype.kind == "decimal" else value
-
-
-def write_output(path: Path, query, outputs) -> None:
-    path.write_text("".join(json.dumps({"op": kind, "pos": i, **{o.name: _plain(o.type, v) for o, v in
-                                                                zip(query.output, row, strict=False)}}) + "\n"
-                            for i, kind, row in outputs))
-
-
 def test_verify_passes_on_the_engines_own_capture(tmp_path: Path, capsys) -> None:
-    orders, payments, out, _ = _capture(tmp_path)
+    orders, payments, out, _ = left_join_capture(tmp_path)
     code = main(["verify", str(LEFT_JOIN), "--source", f"orders={orders}", "--source", f"payments={payments}",
                  "--output", str(out)])
     assert code == 0
@@ -92,7 +47,7 @@ def test_verify_passes_on_the_engines_own_capture(tmp_path: Path, capsys) -> Non
 
 
 def test_verify_fails_at_the_position_of_a_removed_output_row(tmp_path: Path, capsys) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     query = load_query(LEFT_JOIN)
     at = next(k for k, (i, kind, row) in enumerate(outputs) if i == 2 and kind == "+I")
     write_output(out, query, outputs[:at] + outputs[at + 1:])
@@ -105,7 +60,7 @@ def test_verify_fails_at_the_position_of_a_removed_output_row(tmp_path: Path, ca
 
 
 def test_verify_reads_a_debezium_capture_and_checks_the_final_answer(tmp_path: Path) -> None:
-    orders, _, out, _ = _capture(tmp_path)
+    orders, _, out, _ = left_join_capture(tmp_path)
     payments = tmp_path / "payments-debezium.json"
     before_after = [
         {"op": "c", "after": {"payment_id": 100, "order_id": 1, "paid": "3.00", "method": "card"}},
@@ -151,24 +106,17 @@ def test_bad_capture_lines_name_file_line_and_column(tmp_path: Path, text: str, 
 
 
 def test_verify_refuses_a_row_kind_the_source_cannot_produce(tmp_path: Path) -> None:
-    orders, payments, out, _ = _capture(tmp_path)
+    orders, payments, out, _ = left_join_capture(tmp_path)
     orders.write_text('{"op": "-U", "order_id": 1, "customer_id": 1, "amount": 1}\n')
     with pytest.raises(BadInputError, match=r"orders.jsonl:1:1: row kind -U on 'orders'"):
         verify_capture(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out)
-
-
-PLAIN_LEFT_JOIN = """
-CREATE TABLE customers (id BIGINT, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json');
-CREATE TABLE visits (customer BIGINT, page STRING) WITH ('connector' = 'kafka', 'format' = 'json');
-SELECT c.id, c.tier, v.customer, v.page FROM customers AS c LEFT JOIN visits AS v ON c.id = v.customer;
-"""
 
 
 def test_check_judges_the_system_named_by_system(capsys, tmp_path: Path) -> None:
     """`check --system SPEC` sends the cases of the query's schema to that system: the documented example
     adapter passes, the same adapter with LEFT joins run as INNER joins fails system_final_answer (and only
     it: the other properties check converge's engine)."""
-    from tests.test_adapter_check import EXAMPLE, PADDING
+    from tests.support.example_adapter import EXAMPLE, PADDING
     query = tmp_path / "plain_left.sql"
     query.write_text(PLAIN_LEFT_JOIN)
     commands = {}
@@ -193,7 +141,7 @@ def test_check_judges_the_system_named_by_system(capsys, tmp_path: Path) -> None
 def test_check_reports_a_system_that_expresses_no_case_as_not_run(capsys, tmp_path: Path) -> None:
     """The example adapter takes no upsert input, so no case of the LEFT_JOIN example can go to it: the
     property is "not run" with the reason, never "passed"."""
-    from tests.test_adapter_check import EXAMPLE
+    from tests.support.example_adapter import EXAMPLE
     path = tmp_path / "example.py"
     path.write_text(EXAMPLE)
     code = main(["check", str(LEFT_JOIN), "--examples", "5", "--seed", "1", "--no-reports",

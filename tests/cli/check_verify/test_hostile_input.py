@@ -18,7 +18,8 @@ from converge.engine.model.scenario import InputSpec
 from converge.properties.query_guard import guard_query
 from converge.properties.verify_capture import verify_capture
 from tests.fuzz.outcomes import no_hang
-from tests.test_check_verify import LEFT_JOIN, _capture, write_output
+from tests.support.captures import LEFT_JOIN, left_join_capture, write_output
+from tests.support.paths import SCENARIOS
 
 BASE = LEFT_JOIN.read_text()
 ON = "ON o.order_id = p.order_id"
@@ -177,7 +178,7 @@ def test_a_capture_that_is_not_a_regular_file_is_named_as_what_it_is(tmp_path: P
         os.mkfifo(path)
     else:
         path = Path(os.devnull)
-    orders, _, out, _ = _capture(tmp_path)
+    orders, _, out, _ = left_join_capture(tmp_path)
     with no_hang(10):  # a FIFO is never opened (it would block until a writer came)
         with pytest.raises(BadInputError, match=f"^{re.escape(str(path))}: {what}"):
             read_capture(path, _cols())
@@ -187,7 +188,7 @@ def test_a_capture_that_is_not_a_regular_file_is_named_as_what_it_is(tmp_path: P
 
 
 def test_an_empty_csv_is_refused_not_read_as_zero_records(tmp_path: Path, capsys) -> None:
-    orders, _, out, _ = _capture(tmp_path)
+    orders, _, out, _ = left_join_capture(tmp_path)
     empty = tmp_path / "payments.csv"
     empty.write_text("")
     with pytest.raises(BadInputError, match=r":1:1: the CSV capture is empty"):
@@ -198,7 +199,7 @@ def test_an_empty_csv_is_refused_not_read_as_zero_records(tmp_path: Path, capsys
 
 @pytest.mark.parametrize("fmt", ["print", "csv"])
 def test_positioned_sources_with_an_unpositioned_output_check_the_final_answer(tmp_path: Path, fmt: str) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     query = load_query(LEFT_JOIN)
     shown = [[o.type.display(v) if v is not None else None for o, v in zip(query.output, row, strict=False)]
              for _, _, row in outputs]
@@ -216,7 +217,7 @@ def test_positioned_sources_with_an_unpositioned_output_check_the_final_answer(t
 
 
 def test_a_dropped_row_later_retracted_is_reported_where_the_output_first_differs(tmp_path: Path) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     query = load_query(LEFT_JOIN)
     k = next(k for k, (i, kind, row) in enumerate(outputs) if kind in ("+I", "+U")
              and any(later_row == row and later_kind in ("-U", "-D") for _, later_kind, later_row in outputs[k + 1:]))
@@ -228,7 +229,7 @@ def test_a_dropped_row_later_retracted_is_reported_where_the_output_first_differ
 
 
 def test_without_positions_a_dropped_row_and_its_kept_retraction_still_diverge(tmp_path: Path) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     query = load_query(LEFT_JOIN)
     k = next(k for k, (i, kind, row) in enumerate(outputs) if kind in ("+I", "+U")
              and any(later_row == row and later_kind in ("-U", "-D") for _, later_kind, later_row in outputs[k + 1:]))
@@ -250,7 +251,7 @@ def test_without_positions_a_dropped_row_and_its_kept_retraction_still_diverge(t
 ])
 def test_replay_of_a_report_with_damaged_args_is_bad_input_naming_the_key(tmp_path: Path, capsys, args,
                                                                          where: str) -> None:
-    seed = Path(__file__).parent / "scenarios" / "anomalies" / "flink_40681_duplicate_insert_correct.json"
+    seed = SCENARIOS / "anomalies" / "flink_40681_duplicate_insert_correct.json"
     doc = {k: v for k, v in json.loads(seed.read_text()).items() if k not in ("expect_final", "expect_changelog")}
     doc["meta"] = {**(doc.get("meta") or {}),
                    "converge_failure": {"property": "prefix_consistency", "family": "regular", "args": args}}
@@ -263,7 +264,7 @@ def test_replay_of_a_report_with_damaged_args_is_bad_input_naming_the_key(tmp_pa
 
 
 def test_a_final_answer_that_agrees_only_by_a_dropped_row_and_a_kept_retraction_still_diverges(tmp_path: Path) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     query = load_query(LEFT_JOIN)
     k = next(k for k, (i, kind, row) in enumerate(outputs) if kind in ("+I", "+U")
              and any(later_row == row and later_kind in ("-U", "-D") for _, later_kind, later_row in outputs[k + 1:]))

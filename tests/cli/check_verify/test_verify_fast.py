@@ -14,7 +14,7 @@ from converge.engine.model.flinksql import load_query
 from converge.properties import verify_capture as strict_module
 from converge.properties import verify_fast
 from converge.properties.verify_capture import verify_capture
-from tests.test_check_verify import LEFT_JOIN, _capture
+from tests.support.captures import LEFT_JOIN, left_join_capture
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +62,10 @@ def test_a_passing_fast_verify_never_walks_the_output(long_capture, monkeypatch)
 
 
 def test_the_small_left_join_capture_is_taken_and_equal(tmp_path: Path, monkeypatch) -> None:
-    orders, payments, out, outputs = _capture(tmp_path)
+    orders, payments, out, outputs = left_join_capture(tmp_path)
     fast, strict, taken = _both(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out, monkeypatch)
     assert taken and fast == strict and fast.output_records == len(outputs)
-    # positions where the answer or the output changes, by hand from tests/test_check_verify.py::_events (the
+    # positions where the answer or the output changes, by hand from tests/support/captures.py::left_join_events (the
     # residual condition is paid >= amount): 0 (order 1, padded), 2 (payment 101 joins), 3 (the update to 2.00
     # joins payment 100 too), 4 (101 retracted), 6 (100 deleted: padded again), 7 (order 2, padded, the last);
     # not 1 (3.00 < 5.00) nor 5 (1.00 < 2.00)
@@ -179,7 +179,7 @@ _FORMS = [
 @pytest.mark.parametrize("old, new, passes", _FORMS)
 def test_records_outside_the_common_form_get_the_strict_result(tmp_path: Path, monkeypatch, old: str, new: str,
                                                                passes: bool) -> None:
-    orders, payments, out, _ = _capture(tmp_path)
+    orders, payments, out, _ = left_join_capture(tmp_path)
     text = out.read_text(encoding="utf-8")
     assert old in text
     out.write_text(text.replace(old, new, 1), encoding="utf-8", newline="")
@@ -190,7 +190,7 @@ def test_records_outside_the_common_form_get_the_strict_result(tmp_path: Path, m
 
 @pytest.mark.parametrize("bad", [b"\xff", b"\xed\xa0\x80", b"\xc0\x80"])  # a stray byte, a surrogate, overlong
 def test_a_non_utf8_byte_is_refused_by_the_strict_reader(tmp_path: Path, monkeypatch, bad: bytes) -> None:
-    orders, payments, out, _ = _capture(tmp_path)
+    orders, payments, out, _ = left_join_capture(tmp_path)
     data = out.read_bytes().replace(b'"cash"', b'"ca' + bad + b'sh"', 1)
     out.write_bytes(data)
     fast, strict, taken = _both(load_query(LEFT_JOIN), {"orders": orders, "payments": payments}, out, monkeypatch)
@@ -200,7 +200,7 @@ def test_a_non_utf8_byte_is_refused_by_the_strict_reader(tmp_path: Path, monkeyp
 
 
 def test_compact_json_and_non_ascii_strings_are_taken(tmp_path: Path, monkeypatch) -> None:
-    orders, payments, out, _ = _capture(tmp_path)
+    orders, payments, out, _ = left_join_capture(tmp_path)
     for path in (payments, out):
         text = path.read_text(encoding="utf-8").replace('"cash"', '"caśh€"')
         path.write_text(text.replace('": ', '":').replace(', "', ',"'), encoding="utf-8")
@@ -212,8 +212,8 @@ def test_compact_json_and_non_ascii_strings_are_taken(tmp_path: Path, monkeypatc
 def test_the_oracles_changes_wrapped_and_unordered_are_the_same_rows(tmp_path: Path) -> None:
     """The fast path's form of the oracle query (a CREATE in front, no ORDER BY) holds the same changes."""
     from converge.oracle.history_intervals import IntervalOracle, bulk_connection, intervals_sql
-    from tests.test_check_verify import _events
-    scenario = load_query(LEFT_JOIN).scenario(_events())
+    from tests.support.captures import left_join_events
+    scenario = load_query(LEFT_JOIN).scenario(left_join_events())
     ordered = [(p, d, *row) for p, d, row in IntervalOracle(bulk_connection()).changes(scenario)]
     assert [p for p, *_ in ordered] == sorted(p for p, *_ in ordered) and len(ordered) >= 8
     wrapped = intervals_sql(scenario, "changes", prefix="SELECT * FROM (", suffix=") AS q", ordered=False)

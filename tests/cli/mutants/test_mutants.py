@@ -14,6 +14,7 @@ from converge.engine.model.scenario_json import load_scenario, scenario_from_dic
 from converge.engine.runtime.local import run_scenario
 from converge.properties.registry import select
 from converge.properties.replay import replay_path
+from tests.support.paths import SCENARIOS
 
 # A NULL key under '=' never matches (Flink's filterNulls): this inner join emits nothing.
 NULL_KEYS = scenario_from_dict({
@@ -127,7 +128,7 @@ def test_full_campaign_kills_every_available_mutant() -> None:
     assert sum(o.status == "killed" for o in outcomes) >= 12
 
 
-REGRESSIONS = sorted((Path(__file__).parent / "scenarios" / "regressions").glob("*.json"))
+REGRESSIONS = sorted((SCENARIOS / "regressions").glob("*.json"))
 
 
 def test_there_are_promoted_regression_fixtures() -> None:

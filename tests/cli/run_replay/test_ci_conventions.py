@@ -22,7 +22,8 @@ from converge.engine.model.system import CaseResult
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.spec import PropertySpec
 from converge.reports import failure
-from tests.test_reports import TLP
+from tests.support.paths import EXAMPLES, SCENARIOS
+from tests.support.small_scenarios import TLP
 
 
 def holds(n: int) -> None:
@@ -189,7 +190,7 @@ def test_a_system_campaign_takes_k_maxfail_and_writes_junit_per_system_property(
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
     from converge.systems.campaign import run_system_campaign
-    from tests.test_progress import Dropping, DroppingKind
+    from tests.support.fake_systems import Dropping, DroppingKind
 
     class Inventing(Dropping):  # every answer holds a row no join produces: every case diverges
         def run_cases(self, cases):
@@ -222,7 +223,7 @@ def test_check_shows_each_phase_and_property_in_a_log(monkeypatch, capsys) -> No
     monkeypatch.setattr(query_check, "check_properties", lambda query, options, final: FAKE[:1])
     monkeypatch.setattr(query_check, "skipped_properties", lambda query, options: [])
     monkeypatch.setattr(findings, "all_findings", lambda query, options, run: [])
-    query = Path(__file__).resolve().parents[1] / "docs" / "examples" / "left_join_residual.sql"
+    query = EXAMPLES / "left_join_residual.sql"
     assert main(["check", str(query), "--examples", "2", "--seed", "1", "--no-reports"]) == 0
     lines = [re.sub(r"\b\d+ s\b", "N s", line) for line in capsys.readouterr().err.splitlines()]  # any speed
     assert lines == [f"check: reading {query} (N s)", "check: planning (N s)",
@@ -234,7 +235,7 @@ def test_check_shows_each_phase_and_property_in_a_log(monkeypatch, capsys) -> No
 
 
 def test_replay_shows_each_file_as_it_starts(capsys) -> None:
-    folder = Path(__file__).resolve().parent / "scenarios" / "regressions"
+    folder = SCENARIOS / "regressions"
     files = sorted(folder.glob("*.json"))[:2]
     assert main(["replay", *map(str, files)]) == 0
     lines = [re.sub(r"\(\d+ s\)$", "(N s)", line) for line in capsys.readouterr().err.splitlines()]
@@ -296,7 +297,7 @@ def test_a_slow_system_start_shows_that_it_is_still_starting(tmp_path: Path, cap
     from converge.reports.options import RunOptions
     from converge.reports.progress import CampaignProgress
     from converge.systems.campaign import run_system_campaign
-    from tests.test_progress import Dropping, DroppingKind
+    from tests.support.fake_systems import Dropping, DroppingKind
 
     told = threading.Event()
 

@@ -10,8 +10,9 @@ import pytest
 
 from converge.cli.main import main
 from converge.engine.model.errors import UsageError
+from tests.support import paths
 
-SCENARIOS = Path(__file__).parent / "scenarios" / "regular"
+SCENARIOS = paths.SCENARIOS / "regular"
 
 
 def test_replay_ok_and_exit_code(capsys) -> None:

@@ -32,12 +32,12 @@ from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
 from converge.systems.base import SystemKind
 from converge.systems.campaign import SystemRun, closing_note, run_one, run_system_campaign, table
+from tests.support.paths import ROOT, SCENARIOS
 
 # A campaign seed whose draws hold LEFT-join batches in both final_equals_oracle and upsert_equals_oracle (40
 # cases: two batches of 20), and in final_equals_oracle's 60 cases an INNER, a LEFT and then a FULL batch, so the
 # fake's known defect is met (the tests assert it was): a change of the generators may need another seed.
 SEED = "38"
-SCENARIOS = Path(__file__).parent / "scenarios"
 LEFT_ENTRY = {"id": "fake-left-padding", "system": "fake", "versions": [">=1.0,<2"], "matcher": "(?m)^LEFT JOIN",
               "reason": "drops the padded rows of LEFT joins, on purpose", "link": "https://example.org/1"}
 
@@ -394,7 +394,7 @@ def test_load_known_reads_case_paths_beside_the_file(tmp_path: Path) -> None:
 
 
 def test_the_documented_entry_loads_and_means_what_docs_systems_md_says(tmp_path: Path) -> None:
-    page = (Path(__file__).parents[1] / "docs" / "systems.md").read_text()
+    page = (ROOT / "docs" / "systems.md").read_text()
     section = page[page.index("## Known divergences"):]
     block = section[section.index("```json\n") + len("```json\n"):]
     block = block[:block.index("```")]

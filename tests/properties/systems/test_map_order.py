@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,8 +22,9 @@ from converge.properties.campaign import run_property
 from converge.properties.systems import map_order
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
 from converge.systems.flink.environment import program_module
+from tests.support import paths
 
-SCENARIOS = Path(__file__).parent / "scenarios" / "systems"
+SCENARIOS = paths.SCENARIOS / "systems"
 
 
 @pytest.mark.parametrize(("values", "types", "java"), [
@@ -100,7 +100,7 @@ def test_the_rocksdb_model_puts_the_later_payment_first_as_flink_did() -> None:
 def test_the_hashmap_rule_predicts_flinks_heap_order_where_converges_heap_model_does_not() -> None:
     # orders JOIN items, items 2, 256, 1 arrive; the order's update re-emits them. Flink 2.3.0 on hashmap emitted
     # 256, 2, 1 (buckets 0, 1, 2 of the stored keys (case id 0, order 1, item)); on rocksdb 256, 1, 2.
-    base = json.loads((Path(__file__).parent / "scenarios" / "anomalies" / "mapstate_order_rocksdb.json").read_text())
+    base = json.loads((paths.SCENARIOS / "anomalies" / "mapstate_order_rocksdb.json").read_text())
     base["config"] = {"state_backend": "hashmap"}
     for event in base["events"]:
         event.pop("expect", None)

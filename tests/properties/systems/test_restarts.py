@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -25,8 +24,9 @@ from converge.properties.divergence import PropertyFailure
 from converge.properties.systems.restarts import first_difference, restart_changes_nothing, without_restart
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.systems.reference import ReferenceSystem
+from tests.support.paths import SCENARIOS
 
-BASE = load_scenario(Path(__file__).parent / "scenarios" / "regular" / "acc_inner_no_match.json")
+BASE = load_scenario(SCENARIOS / "regular" / "acc_inner_no_match.json")
 RESTART = next(p for p in SYSTEM_PROPERTIES if p.key == "restart/restart_changes_nothing")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.model.scenario_json import load_scenario
@@ -15,8 +14,9 @@ from converge.properties.systems import checks
 from converge.properties.systems.answers import oracle_final
 from converge.properties.systems.reduce import Reducer
 from converge.systems.reference import ReferenceSystem
+from tests.support.paths import SCENARIOS
 
-BASE = load_scenario(Path(__file__).parent / "scenarios" / "regular" / "acc_inner_no_match.json")
+BASE = load_scenario(SCENARIOS / "regular" / "acc_inner_no_match.json")
 
 
 class LosesKeyThree(System):

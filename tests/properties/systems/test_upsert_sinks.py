@@ -19,7 +19,7 @@ from converge.properties.systems.answers import oracle_final
 from converge.properties.systems.known import Recogniser, builtin_known
 from converge.properties.systems.sinks import duplicate_keys, output_columns, upsert_fold, upsert_sink_equals_oracle
 from converge.systems.flink.environment import program_module
-from tests.flink.client import bigint_input, case
+from tests.support.flink_client import bigint_input, case
 
 
 def _scenario(jtype: str, condition: str, uk_b: tuple[str, ...] | None) -> Scenario:

@@ -1,7 +1,7 @@
 """An evaluator of the protocol's expression trees, written from docs/adapter-protocol.md ("Expression trees").
 
-Standard library only: the v2 stub adapter (tests/adapters/v2.py) runs it in its own process, and
-tests/test_condition_tree.py compares it with DuckDB. It shares nothing with converge's condition compiler.
+Standard library only: the v2 stub adapter (tests/support/adapters/v2.py) runs it in its own process, and
+tests/engine/test_condition_tree.py compares it with DuckDB. It shares nothing with converge's condition compiler.
 """
 
 from __future__ import annotations

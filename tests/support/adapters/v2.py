@@ -1,9 +1,10 @@
-"""A stub adapter for protocol version 2 (tests/test_adapter_protocol_v2.py): `python v2.py MODE [DUMP]`.
+"""A stub adapter for protocol version 2 (tests/systems/adapters/test_adapter_protocol_v2.py):
+`python v2.py MODE [DUMP]`.
 
 It answers the version MODE names (`v2`: 2, `v1`: 1, `v3`: 3, which converge never offers; `v2-only`: an error
 unless 2 is offered; `v2-nullmatch`: 2, with every key matched null-safely, a wrong answer), writes every CASE it receives to the file DUMP (one JSON line each) when given, and in
 version 2 computes the final answer from the plan alone: each input's change events folded into a table, then
-the steps joined by their keys and residual tree (tests/adapters/tree_eval.py). It declares no setting, and
+the steps joined by their keys and residual tree (tests/support/adapters/tree_eval.py). It declares no setting, and
 a `lacks` sentence for mini_batch only.
 """
 
@@ -12,8 +13,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.adapters.tree_eval import evaluate  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from tests.support.adapters.tree_eval import evaluate  # noqa: E402
 
 MODE = sys.argv[1]
 DUMP = sys.argv[2] if len(sys.argv) > 2 else None

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from converge.engine.model.errors import SystemUnderTestError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.systems.adapter.client import KILL_WAIT, AdapterSystem, Timeouts
-from tests.loaded_machine import SLACK
+from tests.support.loaded_machine import SLACK
+from tests.support.paths import FAKE_ADAPTERS
+from tests.support.processes import gone
 
-FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
+FAKE = str(FAKE_ADAPTERS / "fake.py")
 QUICK = Timeouts(hello=20, run_base=2, run_per_case=0, run_per_event=0, shutdown=5)
 
 
@@ -29,14 +29,6 @@ def case(n: int = 0) -> Scenario:
                     events=(ChangeEvent("a", "+I", (n, "x")),))
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
 def test_a_good_adapter_is_greeted_batched_by_its_max_batch_and_shut_down() -> None:
     with fake() as system:
         assert (system.name, system.version, system.capabilities.max_batch) == ("fake", "0", 2)
@@ -45,7 +37,7 @@ def test_a_good_adapter_is_greeted_batched_by_its_max_batch_and_shut_down() -> N
         assert system.requests == 3  # 2 + 2 + 1 cases
         pid = system.process.proc.pid
     assert system.process.proc.returncode == 0
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_line_that_is_not_json_names_the_line() -> None:
@@ -71,7 +63,7 @@ def test_a_hanging_adapter_times_out_and_its_process_group_is_killed() -> None:
     text = str(info.value)
     assert "run request 1 (its 1 cases not checked): no answer within 2 s (timed out)" in text
     assert "request 1: 1 cases" in text  # stderr's tail
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_an_adapter_that_dies_reports_its_exit_status_and_stderr() -> None:
@@ -101,7 +93,7 @@ def test_a_command_that_does_not_exist_is_a_system_error() -> None:
 def test_an_adapter_that_stops_reading_its_input_times_out_while_converge_sends() -> None:
     """A request larger than the pipe's buffer to an adapter that reads no more: the send itself keeps the
     request's time limit, where it used to block for ever."""
-    hostile = str(Path(__file__).parent / "adapters" / "hostile.py")
+    hostile = str(FAKE_ADAPTERS / "hostile.py")
     system = AdapterSystem([sys.executable, hostile, "deaf", "0", "deaf-send"], label="deaf", timeouts=QUICK)
     big = case()
     big = Scenario(big.name, big.inputs, big.join, events=tuple(ChangeEvent("a", "+I", (i, "x" * 40))
@@ -112,7 +104,7 @@ def test_an_adapter_that_stops_reading_its_input_times_out_while_converge_sends(
     assert time.perf_counter() - started < QUICK.run(1) + KILL_WAIT + SLACK  # stated: 2 s, checked below
     text = str(info.value)
     assert "run request 1 (its 1 cases not checked): it did not read its input within 2 s (timed out)" in text
-    assert _gone(system.process.proc.pid)
+    assert gone(system.process.proc.pid)
 
 
 def test_an_offending_line_is_shown_cut_with_its_length() -> None:

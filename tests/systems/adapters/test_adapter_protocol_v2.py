@@ -1,6 +1,6 @@
 """Protocol version 2 on converge's side: the negotiation, the v2 CASE, and a campaign through a v2 stub adapter.
 
-The stub (tests/adapters/v2.py) answers from the plan alone, with its own tree evaluator: a campaign that passes
+The stub (tests/support/adapters/v2.py) answers from the plan alone, with its own tree evaluator: a campaign that passes
 through it shows the plan is enough to answer right, and one whose stub misreads NULL keys shows it is checked.
 """
 
@@ -24,9 +24,9 @@ from converge.properties.systems import checks
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.systems.adapter import protocol
 from converge.systems.adapter.client import AdapterSystem, Timeouts
-from tests.doc_examples import ROOT
+from tests.support.paths import FAKE_ADAPTERS, ROOT
 
-STUB = str(Path(__file__).parent / "adapters" / "v2.py")
+STUB = str(FAKE_ADAPTERS / "v2.py")
 QUICK = Timeouts(hello=20, run_base=20, run_per_case=0, run_per_event=0, shutdown=5)
 
 

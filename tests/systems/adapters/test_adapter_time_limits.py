@@ -14,9 +14,10 @@ from converge.engine.model.errors import SystemUnderTestError, UsageError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.systems.adapter.client import AdapterSystem, Timeouts, timeout_seconds
 from converge.systems.registry import open_system, system_kind
-from tests.test_adapter_client import _gone
+from tests.support.paths import FAKE_ADAPTERS
+from tests.support.processes import gone
 
-FAKE = str(Path(__file__).parent / "adapters" / "fake.py")
+FAKE = str(FAKE_ADAPTERS / "fake.py")
 QUICK = Timeouts(hello=20, run_base=1.5, run_per_case=0, run_per_event=0, shutdown=5)
 
 
@@ -46,7 +47,7 @@ def test_a_first_request_that_times_out_is_resent_once_to_a_restarted_adapter(tm
         assert system.restarts == 1
         assert first_pid is None  # the mark is written by the first request, not by the hello
         slow_pid = int(mark.read_text())
-        assert slow_pid != system.process.proc.pid and _gone(slow_pid)
+        assert slow_pid != system.process.proc.pid and gone(slow_pid)
         assert [r.status for r in system.run_cases([case(1), case(2)])] == ["ok", "ok"]
         assert system.restarts == 1
     assert capsys.readouterr().err.splitlines() == [
@@ -65,7 +66,7 @@ def test_a_first_request_that_times_out_twice_is_a_system_error_naming_both_atte
                            "1.5 s for 1 cases of 3 events; give the system more time with --system-timeout SECONDS "
                            "or CONVERGE_SYSTEM_TIMEOUT=SECONDS"), text
     assert "request 1: 1 cases" in text  # the restarted adapter's stderr
-    assert system.restarts == 1 and _gone(system.process.proc.pid)
+    assert system.restarts == 1 and gone(system.process.proc.pid)
     with pytest.raises(SystemUnderTestError, match="failed earlier and was stopped"):
         system.run_cases([case()])
 

@@ -1,7 +1,7 @@
 """The Flink environment and one adapter process (one MiniCluster) shared by every Flink test.
 
 The session's adapter is converge's own client (`AdapterSystem`, as `converge run --system flink`
-opens it); the protocol-level tests speak raw lines to the same process (tests/flink/client.py), and
+opens it); the protocol-level tests speak raw lines to the same process (tests/support/flink_client.py), and
 the campaign tests borrow the same system. Only the conformance kit starts adapters of its own (it
 checks the handshake, the shutdown and version negotiation of fresh processes).
 
@@ -22,8 +22,8 @@ from converge.engine.model.system import System
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.flink import environment
 from converge.systems.flink.kind import FlinkKind
-from tests.flink.client import ProtocolClient
-from tests.shared_adapter import Borrowed, session_adapter, unavailable
+from tests.support.flink_client import ProtocolClient
+from tests.support.shared_adapter import Borrowed, session_adapter, unavailable
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from converge.systems.flink.environment import program_module
-from tests.flink.client import bigint_input, case
+from tests.support.flink_client import bigint_input, case
 
 arrival = program_module("arrival")
 plan = program_module("case_plan").plan

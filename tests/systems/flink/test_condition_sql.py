@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from converge.systems.flink.environment import program_module
-from tests.flink.client import bigint_input, case
+from tests.support.flink_client import bigint_input, case
 
 CaseError, plan = program_module("case_plan").CaseError, program_module("case_plan").plan
 Column, Untranslatable, translate = (getattr(program_module("condition_sql"), n)

@@ -71,7 +71,7 @@ def test_a_missing_java_is_a_usage_error_that_says_so(monkeypatch: pytest.Monkey
 
 def test_without_java_the_flink_tests_skip_with_the_reason_and_ci_fails_them(monkeypatch: pytest.MonkeyPatch,
                                                                              tmp_path: Path) -> None:
-    from tests.shared_adapter import unavailable
+    from tests.support.shared_adapter import unavailable
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)

@@ -7,21 +7,20 @@ command."""
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from tests.flink.test_versions_live import _installed
+from tests.support.flink_versions import installed
+from tests.support.paths import EXAMPLES
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
-EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"
 SCRIPT = EXAMPLES / "flink_multiway_or_null.py"
 RIGHT = "[((1, None, None, 'a', None, 1, 3, 0, 'a'), 1)]"  # worked by hand in docs/flink-findings.md, finding 6
 PADDED = "[((1, None, None, 'a', None, None, None, None, None), 1)]"
 
 
 def _output(version: str, *args: str) -> str:
-    python = _installed(version).interpreter
+    python = installed(version).interpreter
     done = subprocess.run([str(python), *args], capture_output=True, text=True, timeout=300, check=False)
     line = next((x for x in done.stdout.splitlines() if x.startswith(("multi-join", "classcast", "duplicate"))),
                 None)

@@ -10,15 +10,11 @@ from __future__ import annotations
 import pytest
 
 from converge.systems.adapter.client import AdapterProcess, AdapterSystem
-from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
+from tests.support.flink_cases import A_ROWS, AB, B_ROWS, N
+from tests.support.flink_client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
-A_ROWS = [["+I", 1, 5], ["+I", 2, 7], ["+I", 3, 1], ["-U", 1, 5], ["+U", 1, 15], ["-D", 2, 7], ["+I", 4, 9]]
-B_ROWS = [["+I", 1, 10], ["+I", 2, 3], ["+I", 3, 0], ["-U", 3, 0], ["+U", 3, 2], ["-D", 1, 10], ["+I", 1, 1],
-          ["+I", 5, 5]]
-AB = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "y"])]
-N = None
 
 
 def test_hello_declares_what_flink_can_do(flink_system: AdapterSystem) -> None:

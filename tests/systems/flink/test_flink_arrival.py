@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system_cases import case_to_json
 from converge.systems.adapter.client import AdapterProcess
-from tests.flink.client import ProtocolClient, bigint_input, case
+from tests.support.flink_client import ProtocolClient, bigint_input, case
+from tests.support.paths import SCENARIOS
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
 RUNS = 5
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 @pytest.fixture(scope="module")

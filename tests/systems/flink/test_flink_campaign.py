@@ -7,7 +7,6 @@ The campaigns borrow the session's adapter (one MiniCluster for every Flink test
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
@@ -16,11 +15,13 @@ import pytest
 
 from converge.cli.main import main
 from converge.systems.adapter.client import AdapterSystem
-from tests.shared_adapter import Borrowed
+from tests.support.flink_campaign import run_campaign, summary_rows
+from tests.support.paths import ROOT
+from tests.support.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = ROOT
 PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", "regular upsert_equals_oracle",
               "minibatch final_equals_oracle", "multiway final_equals_oracle", "multiway multiway_equals_binary_chain",
               "interval no_late_equals_oracle", "reference system_equals_reference", "regular changelog_rowkinds",
@@ -28,7 +29,7 @@ PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", 
               "restart restart_changes_nothing", "time final_equals_oracle", "time multiway_equals_binary_chain",
               "sinks upsert_sink_equals_oracle", "parallel final_equals_oracle")
 # Compares only the cases with an event that meets two or more stored rows (the others are counted as skipped):
-# tests/flink/test_flink_map_order.py
+# tests/systems/flink/test_flink_map_order.py
 ORDER = "regular emission_order_matches_backend"
 
 
@@ -47,29 +48,12 @@ def test_the_flink_adapter_passes_the_conformance_kit(flink_command: list[str], 
     assert "FAIL" not in out and "SKIP  case" not in out, out
 
 
-def _campaign(args: list[str], tmp_path: Path, capsys) -> tuple[int, str, dict]:
-    code = main(["run", "--system", "flink", "--reports-dir", str(tmp_path), *args])
-    out = capsys.readouterr().out
-    summary = json.loads((tmp_path / "latest" / "summary.json").read_text())
-    return code, out, summary
-
-
-def _rows(out: str) -> dict[str, list[str]]:
-    """The summary table's rows by "family property", cells split on runs of spaces."""
-    rows = {}
-    for line in out.splitlines():
-        cells = line.split()
-        if len(cells) > 4 and cells[:2] == ["flink", "2.3.0"]:
-            rows[f"{cells[2]} {cells[3]}"] = cells
-    return rows
-
-
 def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_session_flink, tmp_path: Path,
                                                                         capsys) -> None:
-    code, out, summary = _campaign(["--examples", "4", "--batch", "2", "--seed", "1"], tmp_path, capsys)
+    code, out, summary = run_campaign(["--examples", "4", "--batch", "2", "--seed", "1"], tmp_path, capsys)
     assert code == 0, out
     assert out.splitlines()[0].split()[:4] == ["system", "family", "property", "outcome"]
-    rows = _rows(out)
+    rows = summary_rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out
     # seed 1 draws a FLINK-34380 template for the mini-batch row kinds (docs/flink-findings.md #7): its built-in entry
     # counts it as known (the upsert-sink case of #11 is drawn at this size by other seeds, not this one)
@@ -95,9 +79,9 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
 def test_a_fuller_flink_campaign(on_session_flink, tmp_path: Path, capsys) -> None:
     # Flink's confirmed divergences (docs/flink-findings.md) turn up at this size: the built-in list, applied by
     # default, reports them as known, and anything else still fails the campaign
-    code, out, _ = _campaign(["--examples", "100", "--seed", "7"], tmp_path, capsys)
+    code, out, _ = run_campaign(["--examples", "100", "--seed", "7"], tmp_path, capsys)
     assert code == 0, out
-    rows = _rows(out)
+    rows = summary_rows(out)
     assert sorted(rows) == sorted(PROPERTIES), out
     interval = rows["interval no_late_equals_oracle"]
     assert int(interval[9]) * 10 < int(interval[8]), f"most interval cases should run, not be unsupported: {out}"
@@ -122,9 +106,9 @@ def _replay_known(flink_system: AdapterSystem, entry_id: str, family: str, prop:
 def test_the_exists_finding_reproduces_on_flink_and_is_known(flink_system: AdapterSystem, entry: str) -> None:
     """docs/flink-findings.md #1: Flink 2.3.0 loses (SEMI) or keeps (ANTI) an outer row whose correlated non-key
     column is NULL. The case's expect_final is the hand-checked SQL answer, which converge's engine gives
-    (tests/test_known_divergences.py); on Flink it diverges, and the built-in entry recognises it. When a Flink
-    release fixes the decorrelation this test fails: then move the finding to 'fixed in' and narrow the entry's
-    versions."""
+    (tests/properties/systems/test_known_divergences.py); on Flink it diverges, and the built-in entry recognises
+    it. When a Flink release fixes the decorrelation this test fails: then move the finding to 'fixed in' and narrow
+    the entry's versions."""
     _replay_known(flink_system, entry, "regular", "semi_anti_equals_oracle")
 
 

@@ -17,11 +17,11 @@ import pytest
 from converge.cli.commands import check
 from converge.cli.main import main
 from converge.systems.adapter.client import AdapterSystem
-from tests.shared_adapter import Borrowed
+from tests.support.paths import EXAMPLES
+from tests.support.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SHIPMENTS = ("CREATE TABLE shipments (shipment_id BIGINT, order_id BIGINT, carrier STRING)\n"
              "  WITH ('connector' = 'kafka', 'topic' = 'shipments', 'format' = 'json');\n")
 

@@ -3,14 +3,14 @@ dedupe that removes it, the heap backend's HashMap order, and the order property
 
 Every expected changelog here is worked out by hand from the backend's rule (docs/anomalies.md, "On real
 Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the heap
-backend a java.util.HashMap (buckets of BinaryRowData.hashCode, the Java values in tests/test_map_order.py).
-The order needs the adapter's changelog output with paced arrival, which the session's adapter answers.
+backend a java.util.HashMap (buckets of BinaryRowData.hashCode, the Java values in
+tests/properties/systems/test_map_order.py). The order needs the adapter's changelog output with paced arrival,
+which the session's adapter answers.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +20,10 @@ from converge.engine.model.scenario_json import scenario_from_dict
 from converge.properties.campaign import run_property
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
 from converge.systems.adapter.client import AdapterSystem
+from tests.support.paths import SCENARIOS
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 @pytest.fixture(scope="module")

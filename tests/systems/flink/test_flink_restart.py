@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from converge.systems.adapter.client import AdapterSystem
-from tests.flink.client import ProtocolClient, bag, case, folded
-from tests.flink.test_flink_adapter import A_ROWS, AB, B_ROWS, N  # the adapter tests' two inputs
+from tests.support.flink_cases import A_ROWS, AB, B_ROWS, N  # the adapter tests' two inputs
+from tests.support.flink_client import ProtocolClient, bag, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 

@@ -19,8 +19,8 @@ from converge.properties.systems import checks
 from converge.properties.systems.known import Recogniser, builtin_known
 from converge.properties.systems.replay import replay_on_system
 from converge.systems.adapter.client import AdapterSystem
-from tests.flink.test_flink_campaign import _campaign, _rows
-from tests.shared_adapter import Borrowed
+from tests.support.flink_campaign import run_campaign, summary_rows
+from tests.support.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
@@ -57,9 +57,9 @@ def test_the_same_updates_record_by_record_are_well_formed_and_the_models(flink_
 @pytest.mark.slow
 def test_a_mini_batch_campaign_finds_flink_34380_by_itself(on_session_flink, tmp_path: Path, capsys) -> None:
     args = ["--family", "minibatch", "--property", "changelog_rowkinds", "--examples", "200", "--seed", "1"]
-    code, out, _ = _campaign(args + ["--no-known"], tmp_path / "no-known", capsys)
+    code, out, _ = run_campaign(args + ["--no-known"], tmp_path / "no-known", capsys)
     assert code == 1 and "DIVERGED minibatch/changelog_rowkinds on flink 2.3.0" in out, out
     assert "+U[" in out and "(row kinds compared)" in out, out
-    code, out, _ = _campaign(args, tmp_path / "known", capsys)
-    assert code == 0 and _rows(out)["minibatch changelog_rowkinds"][4] == "known", out
+    code, out, _ = run_campaign(args, tmp_path / "known", capsys)
+    assert code == 0 and summary_rows(out)["minibatch changelog_rowkinds"][4] == "known", out
     assert f"known {ENTRY} (" in out, out

@@ -12,9 +12,10 @@ import pytest
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.properties.systems.sinks import sink_table, upsert_sink_equals_oracle
 from converge.systems.adapter.client import AdapterSystem
+from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = ROOT
 
 
 def _left_join(config: dict, items: list) -> dict:
@@ -71,7 +72,7 @@ def test_a_flink_campaign_of_the_job_options(flink_system: AdapterSystem, family
                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     from converge.cli.main import main
     from converge.systems.flink.kind import FlinkKind
-    from tests.shared_adapter import Borrowed
+    from tests.support.shared_adapter import Borrowed
 
     monkeypatch.setattr(FlinkKind, "open", lambda kind, **_: Borrowed(flink_system))
     code = main(["run", "--system", "flink", "--family", family, "--examples", "40", "--seed", "1",

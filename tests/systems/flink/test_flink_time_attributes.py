@@ -8,18 +8,17 @@ lost or misplaced time attribute would show as a longer row. Answers below are w
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.flink.environment import program_module
-from tests.flink.client import ProtocolClient, bag, bigint_input, case, folded
+from tests.support import paths
+from tests.support.flink_client import ProtocolClient, bag, bigint_input, case, folded
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
 
 N = None
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "systems"
+SCENARIOS = paths.SCENARIOS / "systems"
 # a(k, x, t) and b(k, y, t): t is each row's event time in ms (a rowtime with a watermark in Flink)
 A = [["+I", 1, 5, 100], ["+I", 2, 7, 90], ["-U", 1, 5, 100], ["+U", 1, 15, 130], ["+I", 3, 1, 80]]
 B = [["+I", 1, 10, 120], ["+I", 2, 3, 60], ["-D", 2, 3, 60], ["+I", 4, 4, 200]]
@@ -108,10 +107,10 @@ def test_check_on_flink_sends_the_files_job_options_or_says_which_it_cannot(
     check/system_final_answer not applicable, naming it, instead of running Flink's defaults."""
     from converge.cli.commands import check
     from converge.cli.main import main
-    from tests.shared_adapter import Borrowed
+    from tests.support.shared_adapter import Borrowed
 
     monkeypatch.setattr(check, "open_system_under_test", lambda spec, timeout=None: Borrowed(flink_system))
-    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "job_options.sql"
+    example = paths.EXAMPLES / "job_options.sql"
     main(["check", str(example), "--system", "flink", "--examples", "4", "--seed", "1", "--no-reports"])
     out = capsys.readouterr().out
     assert "job options sent to flink with every case: state_backend=rocksdb, parallelism=2, sink=upsert, " \

@@ -14,10 +14,10 @@ import pytest
 
 from converge.engine.model.scenario_json import load_scenario
 from converge.engine.model.system_cases import case_to_json
-from tests.flink.client import ProtocolClient
+from tests.support.flink_client import ProtocolClient
+from tests.support.paths import SCENARIOS
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted((SCENARIOS / "raw_retractions").glob("*.json")) + [
     SCENARIOS / "regular" / "full_padding_interleaved_per_match.json"]
 

@@ -18,11 +18,10 @@ from converge.cli.main import main
 from converge.engine.model.system import Capabilities, System
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
 from converge.systems.flink import environment
+from tests.support.flink_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED
+from tests.support.paths import FAKE_ADAPTERS
 
-ADAPTER = environment.program_module("adapter")
-FAKE = str(Path(__file__).resolve().parents[1] / "adapters" / "fake.py")
-NO_MULTI_JOIN = "has no multi-way join operator (FLIP-516, from 2.1)"
-SUPPORTED = ("1.19.0", "1.20.3", "2.0.1", "2.1.0", "2.2.0", "2.3.0")
+FAKE = str(FAKE_ADAPTERS / "fake.py")
 OPERATORS = "org/apache/flink/table/runtime/operators/join/stream/"
 
 

@@ -2,7 +2,7 @@
 does, then the smoke campaign `converge run --system flink:V --examples 10 --seed 1`.
 
 A version that is not installed is a visible skip that names the command installing it (CI installs only the
-default version, which CONVERGE_REQUIRE_FLINK=1 requires; tests/flink/conftest.py).
+default version, which CONVERGE_REQUIRE_FLINK=1 requires; tests/systems/flink/conftest.py).
 """
 
 from __future__ import annotations
@@ -10,31 +10,16 @@ from __future__ import annotations
 import pytest
 
 from converge.cli.main import main
-from converge.engine.model.errors import UsageError
 from converge.systems.flink import environment
-from tests.flink.test_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED
-from tests.shared_adapter import unavailable
+from tests.support.flink_versions import ADAPTER, NO_MULTI_JOIN, SUPPORTED, installed
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.xdist_group("flink")]
 PROPERTIES = 10
 
 
-def _installed(version: str) -> environment.InstalledSystem:
-    try:
-        environment.java_version()
-    except UsageError as exc:
-        unavailable("Flink", str(exc))
-    try:
-        return environment.find(version)
-    except UsageError:
-        if version == environment.DEFAULT_VERSION:
-            unavailable("Flink", f"Flink {version} is not installed")
-        pytest.skip(f"Flink {version} is not installed: run `converge systems install flink --version {version}`")
-
-
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_each_version_answers_a_handshake_and_passes_the_smoke_campaign(version: str, capsys) -> None:
-    system = _installed(version)
+    system = installed(version)
     check = environment.smoke_check(system.command(), version, with_case=False)
     assert check["ok"], check
     lacks = ADAPTER.lacked_settings(version)

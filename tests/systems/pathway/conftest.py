@@ -13,7 +13,7 @@ import pytest
 
 from converge.engine.model.errors import UsageError
 from converge.systems.pathway import environment
-from tests.shared_adapter import session_adapter, unavailable
+from tests.support.shared_adapter import session_adapter, unavailable
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,8 @@ from converge.engine.condition import compile_expression3
 from converge.engine.condition_tree import expression_tree
 from converge.engine.model.errors import BadInputError
 from converge.systems.pathway.environment import program_module
-from tests.test_condition import expr
-from tests.test_condition_tree import GENERATOR_RESIDUALS, HARD, ROWS, TC, A, B, agree, answer, duckdb_value, rows
+from tests.support.condition_trees import GENERATOR_RESIDUALS, HARD, ROWS, TC, A, B, agree, answer, duckdb_value, rows
+from tests.support.conditions import expr
 
 expression = program_module("expression")
 SUPPRESS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]

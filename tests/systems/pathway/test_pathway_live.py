@@ -17,7 +17,7 @@ from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.systems.adapter.client import AdapterSystem
 from converge.systems.pathway.kind import PathwayKind
-from tests.shared_adapter import Borrowed
+from tests.support.shared_adapter import Borrowed
 
 pytestmark = [pytest.mark.pathway, pytest.mark.xdist_group("pathway")]
 

@@ -11,22 +11,21 @@ loaded machine (docs/spark.md, "Spark on a loaded machine") hold here too.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = str(Path(__file__).resolve().parents[2])
+from tests.support.paths import ROOT
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):
     from converge.engine.runtime.spark.session import get_spark
 
-    # Processors defined by the tests (tests/spark/map_order_probe.py) are pickled by reference:
+    # Processors defined by the tests (tests/systems/spark/map_order_probe.py) are pickled by reference:
     # the Python workers must import them from the checkout, as converge itself from its install.
     # The JVM and its workers keep the environment they start with; this process gets its own back.
     before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT, *(before.split(os.pathsep) if before else [])])
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *(before.split(os.pathsep) if before else [])])
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     local_dir = tmp_path_factory.mktemp(f"spark-local-{worker}")
     try:

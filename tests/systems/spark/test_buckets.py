@@ -1,6 +1,6 @@
 """Many keys per Spark group: keys hashed into buckets, one state blob per bucket, one Spark timer per bucket.
 
-Without a JVM (tests/spark/in_memory.py stands in for Spark's grouping,
+Without a JVM (tests/systems/spark/in_memory.py stands in for Spark's grouping,
 ValueState and timers), so Hypothesis can put every key of a node into one
 or a few groups and compare every event with the local runtime; the layout
 check that refuses a checkpoint grouped differently; the bucket hash being
@@ -21,11 +21,16 @@ from hypothesis import strategies as st
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import ApiMisuseError
-from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.runtime.local import run_scenario
 from tests.conftest import examples
-from tests.spark.in_memory import run_all_in_memory, run_in_memory
-from tests.spark.test_stage_processor import MINIBATCH, SCENARIOS, _difference, _local
+from tests.support.spark_runs import (
+    MINIBATCH,
+    SCENARIOS,
+    first_difference,
+    local_outcome,
+    two_keys_padded_by_timers_only,
+)
+from tests.systems.spark.in_memory import run_all_in_memory, run_in_memory
 
 pytest.importorskip("pyspark")
 
@@ -43,30 +48,8 @@ def test_keys_sharing_a_bucket_reproduce_the_local_runtime_event_by_event(scenar
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed, fresh_workers=fresh_workers,
                             buckets=buckets)
     for scenario, outcome in zip(scenarios, got, strict=False):
-        difference = _difference(outcome, _local(scenario))
+        difference = first_difference(outcome, local_outcome(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches, {buckets} buckets): {difference}"
-
-
-def _two_keys_padded_by_timers_only():
-    """A full outer interval join: keys 1 and 2 each get one row in the first micro-batch and nothing
-    after; watermarks in the second and third micro-batch make their cleanup timers pad them."""
-    cols = [["k", "BIGINT"], ["t", "BIGINT"], ["s", "VARCHAR"]]
-
-    def row(k, t, s):
-        return {"input": "a", "kind": "+I", "row": [k, t, s]}
-
-    def both(w):
-        return [{"input": "a", "watermark": w}, {"input": "b", "watermark": w}]
-
-    return scenario_from_dict({
-        "name": "two keys' timers in one bucket",
-        "inputs": [{"name": n, "columns": cols, "changelog_mode": "insert_only", "time_column": "t"} for n in "ab"],
-        "join": {"inputs": ["a", "b"], "types": ["full"], "conditions": ["a.k = b.k"],
-                 "interval": {"left_time": "a.t", "right_time": "b.t", "lower_ms": -5, "upper_ms": 5,
-                              "time": "event"}},
-        "config": {"semantics": "correct", "min_cleanup_interval_ms": 0},
-        "events": [row(1, 10, "x"), row(2, 30, "y"), *both(0), *both(20), *both(50)],
-    })
 
 
 @pytest.mark.parametrize("shuffle_seed", [0, 1, 2])
@@ -74,7 +57,7 @@ def test_one_bucket_fires_the_timers_of_its_keys_in_the_batches_they_are_due(shu
     """Both keys in the one bucket; no change reaches them after the first micro-batch, so only the
     bucket's Spark timer can wake them: first for key 1 (due in micro-batch 2), then, re-registered,
     for key 2 (due in micro-batch 3). Each padding is placed at the watermark event that fires it."""
-    scenario = _two_keys_padded_by_timers_only()
+    scenario = two_keys_padded_by_timers_only()
     want = run_scenario(scenario).per_event
     assert Change("+I", (1, 10, "x", None, None, None)) in want[5]     # the local runtime's answer, by hand
     assert Change("+I", (2, 30, "y", None, None, None)) in want[7]
@@ -85,7 +68,7 @@ def test_one_bucket_fires_the_timers_of_its_keys_in_the_batches_they_are_due(shu
 
 
 def test_a_checkpoint_grouped_differently_is_refused_before_spark_starts(tmp_path: Path) -> None:
-    scenario = _two_keys_padded_by_timers_only()
+    scenario = two_keys_padded_by_timers_only()
     first = SparkJoinJob([scenario], work_dir=tmp_path, buckets=4)
     check_layout(first.checkpoint_dir, first.buckets)                 # what run() records on a new checkpoint
     assert json.loads((first.checkpoint_dir / LAYOUT_FILE).read_text())["buckets"] == 4
@@ -103,7 +86,7 @@ def test_a_checkpoint_grouped_differently_is_refused_before_spark_starts(tmp_pat
 @pytest.mark.parametrize("buckets", [0, -3, True, 2.0, "16"])
 def test_a_bucket_count_that_is_not_a_positive_whole_number_is_refused(buckets) -> None:
     with pytest.raises(ApiMisuseError, match="buckets"):
-        SparkJoinJob([_two_keys_padded_by_timers_only()], buckets=buckets)
+        SparkJoinJob([two_keys_padded_by_timers_only()], buckets=buckets)
 
 
 KEYS = [(1,), (2,), (-7,), ("a",), ("é",), (None,), (True, "x"), (12345678901234, "k", None)]

@@ -3,7 +3,7 @@
 The default suite runs every Spark test with the default bucket count, where
 small scenarios rarely put two keys in one group; here every node has one or
 two buckets, so Spark's ValueState blobs and timers are shared by many keys.
-(tests/spark/test_buckets.py checks the same without a JVM, on many more
+(tests/systems/spark/test_buckets.py checks the same without a JVM, on many more
 scenarios.) Slow: four query starts.
 """
 
@@ -17,8 +17,7 @@ from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent
 from converge.engine.runtime.local import run_scenario
 from tests.conftest import examples
-from tests.spark.test_buckets import _two_keys_padded_by_timers_only
-from tests.spark.test_spark_runtime import committed, generated
+from tests.support.spark_runs import committed, generated, two_keys_padded_by_timers_only
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"), pytest.mark.slow]
 
@@ -49,7 +48,7 @@ def test_shared_buckets_restart_from_the_checkpoint_event_by_event(spark, tmp_pa
 def test_one_bucket_wakes_its_keys_by_spark_timers_across_a_restart(spark, tmp_path: Path) -> None:
     from converge.engine.runtime.spark.job import SparkJoinJob
 
-    scenario = _two_keys_padded_by_timers_only()
+    scenario = two_keys_padded_by_timers_only()
     job = SparkJoinJob([scenario], spark=spark, work_dir=tmp_path / "job", bounds=[4, 6], buckets=1)
     job.write_batches(2)
     job.run()                                                   # key 1 padded; key 2's timer still pending

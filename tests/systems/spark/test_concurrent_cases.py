@@ -2,22 +2,21 @@
 
 Each case is still its own streaming query, so what could go wrong is sharing: a sink, a session conf (the
 watermark policy), a work folder or Spark's progress reaching the wrong case. The default test runs four of the
-hand-worked cases (tests/spark/native_cases, outputs per epoch worked out by hand) both ways; the slow one a
+hand-worked cases (tests/systems/spark/native_cases, outputs per epoch worked out by hand) both ways; the slow one a
 seeded draw of the campaign's cases. Both compare every epoch's output, watermark, state rows and input rows,
 and the six properties' verdicts.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from converge.engine.model.native_case import load_case
 from converge.properties.divergence import PropertyFailure
+from tests.support.paths import NATIVE_CASES
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/spark/test_spark_runtime.py
-CASES = Path(__file__).resolve().parent / "native_cases"
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/systems/spark/test_spark_runtime.py
+CASES = NATIVE_CASES
 # different joins and policies, so a conf or a sink reaching the wrong query would show
 # (and one Spark rejects when it starts, between them: its answer must stay in its place)
 HAND_WORKED = ("outer_after_watermark", "max_policy", "left_anti_rejected", "semi_once")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.doc_examples import code_blocks, run_block
+from tests.support.doc_examples import code_blocks, run_block
 
 SPARK_BLOCKS = [b for b in code_blocks() if b.needs_spark]
 

@@ -1,6 +1,6 @@
 """Spark's own stream-stream join on the hand-worked cases of docs/spark.md ("Spark vs Flink for the same query").
 
-Each case file under tests/spark/native_cases holds its hand-worked
+Each case file under tests/systems/spark/native_cases holds its hand-worked
 output (`meta.expect_output`, `meta.expect_epochs`); the tests here assert
 the same by hand, plus the watermarks Spark reports, and that every
 native-join property holds on each. One short campaign runs in the default
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from converge.engine.model.native_case import load_case
+from tests.support.paths import NATIVE_CASES
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/spark/test_spark_runtime.py
-CASES = Path(__file__).resolve().parent / "native_cases"
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/systems/spark/test_spark_runtime.py
+CASES = NATIVE_CASES
 
 
 @pytest.fixture(scope="module")

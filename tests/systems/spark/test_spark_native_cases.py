@@ -17,8 +17,9 @@ from converge.oracle.native_join import batch_answer
 from converge.oracle.native_join_model import model_case
 from converge.properties.divergence import PropertyFailure
 from converge.properties.spark_native.checks import NATIVE_PROPERTIES, check_run
+from tests.support.paths import NATIVE_CASES
 
-CASES = Path(__file__).parent / "spark" / "native_cases"
+CASES = NATIVE_CASES
 PROPS = {p.name: p for p in NATIVE_PROPERTIES}
 
 

@@ -16,8 +16,9 @@ from converge.engine.model.native_case import NativeJoinCase, load_case
 from converge.engine.model.scenario import LONG_MAX, WatermarkEvent
 from converge.engine.runtime.local import run_scenario
 from converge.systems.spark.flink_form import END, flink_form
+from tests.support.paths import NATIVE_CASES
 
-CASES = Path(__file__).parent / "spark" / "native_cases"
+CASES = NATIVE_CASES
 CASE_FILES = sorted(CASES.glob("*.json"))
 WITH_FORM = [p for p in CASE_FILES if "flink_form" not in load_case(p).meta]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from converge.cli.spark_campaign import check_on_spark, check_results, draw_scenarios, family_strategies
+from converge.cli.spark_campaign import check_on_spark, check_results
 from converge.engine.keycodec import order_key_fn
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, Scenario
@@ -24,8 +24,10 @@ from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark, 
 from converge.engine.runtime.spark.source import batch_bounds
 from converge.properties.expectations import check_expectations
 from tests.conftest import examples
+from tests.support.paths import SCENARIOS
+from tests.support.spark_runs import committed, generated
 
-SCENARIO_DIR = Path(__file__).parents[1] / "scenarios"
+SCENARIO_DIR = SCENARIOS
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -43,17 +45,6 @@ def hand_written() -> list[Scenario]:
     interval joins)."""
     loaded = [load_scenario(p) for p in sorted(SCENARIO_DIR.rglob("*.json"))]
     return [s for s in loaded if runnable_on_spark(s)]
-
-
-def generated(n: int, seed: int | None = None, families: tuple[str, ...] | None = None) -> list[Scenario]:
-    """n scenarios from each named family of the Spark campaign (default: all of them)."""
-    strategies = family_strategies()
-    return [s for name in families or sorted(strategies) for s in draw_scenarios(strategies[name](), n, seed)]
-
-
-def committed(job: SparkJoinJob) -> list[int]:
-    """The batch ids Spark has committed in the job's checkpoint."""
-    return sorted(int(p.name) for p in (job.checkpoint_dir / "commits").iterdir() if p.name.isdigit())
 
 
 def assert_checks_pass(checks) -> None:
@@ -135,7 +126,7 @@ def test_spark_mapstate_iterates_in_serialized_key_order(spark, tmp_path: Path) 
     """Measured: Spark's RocksDB MapState (UnsafeRow keys) iterates neither in insertion nor in value
     order. Longs sort by little-endian bytes, the order converge's `rocksdb` mode models; strings sort
     by length first, unlike Flink's binary rows (docs/spark.md)."""
-    from tests.spark.map_order_probe import INPUT_SCHEMA, OUTPUT_SCHEMA, MapOrderProbe
+    from tests.systems.spark.map_order_probe import INPUT_SCHEMA, OUTPUT_SCHEMA, MapOrderProbe
 
     longs = [3, 1, 256, 2, -1, 1000, 65536, 0, -256]
     strings = ["b", "aa", "c", "a", "ab", "ba", "zzz", "", "B", "é"]

@@ -1,6 +1,6 @@
 """The Spark stage processor without a JVM: per-key state slices, in-band time, ordering, errors.
 
-tests/spark/in_memory.py stands in for Spark between processors (grouping,
+tests/systems/spark/in_memory.py stands in for Spark between processors (grouping,
 one ValueState per group, shuffled group and row order), so Hypothesis can
 check hundreds of scenarios a second against the local runtime: the same
 output at every event, whatever the micro-batch cut and the order Spark
@@ -8,9 +8,6 @@ hands groups and rows over in.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,71 +20,24 @@ from converge.engine.model.scenario_json import load_scenario
 from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark.job import SparkJoinJob, UnsupportedOnSpark
 from converge.engine.state import KeyedStateBackend
-from converge.generators.anomalies import dedupe_scenarios
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.minibatch import minibatch_variants
-from converge.generators.multiway import multiway_scenarios
 from converge.generators.scenarios import regular_join_scenarios
 from tests.conftest import examples
-from tests.spark.in_memory import run_all_in_memory, run_in_memory
+from tests.support import paths
+from tests.support.spark_runs import MINIBATCH, SCENARIOS, first_difference, local_outcome
+from tests.systems.spark.in_memory import run_all_in_memory, run_in_memory
 
 pytest.importorskip("pyspark")
 
-HAND_WRITTEN = Path(__file__).parents[1] / "scenarios" / "regular"
-
-SCENARIOS = st.one_of(
-    regular_join_scenarios(),
-    regular_join_scenarios(ttl="short", modes=("insert_only", "retract")),
-    regular_join_scenarios(ttl="long"),
-    multiway_scenarios(multi_join="on"),
-    multiway_scenarios(multi_join="off", join_types=("inner", "left", "right", "full", "semi", "anti")),
-    dedupe_scenarios(),
-    interval_join_scenarios(),
-    interval_join_scenarios(late_share=(10, 40), min_steps=4),
-    interval_join_scenarios(time="processing", late_share=(0, 30)),
-    minibatch_variants(purpose="any"),
-    minibatch_variants(semantics="flink", purpose="any"),
-)
-
-
-def _with_bundles(base: st.SearchStrategy[Scenario]) -> st.SearchStrategy[Scenario]:
-    """Any scenario made a mini-batch one: bundle size, and a latency trigger sometimes."""
-    return st.tuples(base, st.integers(1, 6), st.one_of(st.none(), st.integers(1, 4))).map(
-        lambda d: replace(d[0], config=replace(d[0].config, mini_batch_size=d[1], mini_batch_latency_ms=d[2])))
-
-
-# mini-batch nodes in chains (normalize -> join, join -> join) and with the latency trigger
-MINIBATCH = st.one_of(
-    _with_bundles(regular_join_scenarios(ttl="short")),
-    _with_bundles(regular_join_scenarios(ttl="long", semantics="flink")),
-    _with_bundles(multiway_scenarios(multi_join="off")),
-    _with_bundles(multiway_scenarios(multi_join="on")),
-)
-
-
-def _local(scenario: Scenario):
-    try:
-        return run_scenario(scenario)
-    except BadInputError as exc:
-        return exc
-
-
-def _difference(got, want) -> str | None:
-    """None when both runtimes did the same; else where they first part ways."""
-    if isinstance(want, BadInputError) or isinstance(got, BadInputError):
-        return None if str(got) == str(want) else f"Spark: {got!r}\nlocal: {want!r}"
-    for i, (a, b) in enumerate(zip(got.per_event, want.per_event, strict=True)):
-        if a != b:
-            return f"event {i}: Spark emitted {a}\n         local emitted {b}"
-    return None
-
+HAND_WRITTEN = paths.SCENARIOS / "regular"
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(SCENARIOS, min_size=1, max_size=3), st.integers(1, 5), st.integers(0, 2**16))
 def test_stage_processors_reproduce_the_local_runtime_event_by_event(scenarios, batches, shuffle_seed) -> None:
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed)
     for scenario, outcome in zip(scenarios, got, strict=False):
-        difference = _difference(outcome, _local(scenario))
+        difference = first_difference(outcome, local_outcome(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches): {difference}"
 
 
@@ -100,7 +50,7 @@ def test_minibatch_nodes_restart_from_their_saved_bundle_and_state_event_by_even
     back from the ValueState. The output equals the local runtime's at every event."""
     got = run_all_in_memory(scenarios, batches=batches, shuffle_seed=shuffle_seed, fresh_workers=True)
     for scenario, outcome in zip(scenarios, got, strict=False):
-        difference = _difference(outcome, _local(scenario))
+        difference = first_difference(outcome, local_outcome(scenario))
         assert difference is None, f"{scenario.name} ({batches} micro-batches): {difference}"
 
 
@@ -145,7 +95,7 @@ def test_a_bad_retraction_is_reported_at_its_event_as_locally(scenario, batches,
     ghost = ChangeEvent("a", "-D", tuple("never inserted" if t == "VARCHAR" else 7  # in a's own column order
                                          for t in scenario.input("a").column_types))
     bad = scenario.with_events(scenario.events[:at] + (ghost,) + scenario.events[at:])
-    want = _local(bad)
+    want = local_outcome(bad)
     assert isinstance(want, BadInputError) and want.event_index == at
     (got,) = run_in_memory(SparkJoinJob([bad], batches=batches), shuffle_seed=at)
     assert isinstance(got, BadInputError) and str(got) == str(want)
@@ -212,7 +162,7 @@ def _chain_with_a_residual_that_divides_by_zero() -> Scenario:
 def test_an_event_rejected_by_the_second_join_ends_both_runtimes_at_that_event(batches) -> None:
     """The first join took the row, the second rejects it: both runtimes report event 2 with the same message."""
     scenario = _chain_with_a_residual_that_divides_by_zero()
-    want = _local(scenario)
+    want = local_outcome(scenario)
     assert isinstance(want, BadInputError) and want.event_index == 2 and "division by zero" in str(want)
     (got,) = run_in_memory(SparkJoinJob([scenario], batches=batches), shuffle_seed=batches)
     assert isinstance(got, BadInputError) and str(got) == str(want)

@@ -17,7 +17,7 @@ from tests.support.paths import ROOT
 FOLDERS = {"model": "engine/model/", "engine": "engine/", "oracle": "oracle/", "generators": "generators/",
            "properties": "properties/", "reports": "reports/", "systems": "converge/systems/",
            "cli": "converge/cli/"}
-NOT_PACKAGES = ("tests/             the pytest suite: unit tests, hand-written scenarios, property runs, fuzz suites",
+NOT_PACKAGES = ("tests/             the pytest suite, grouped by layer and command; the map is in tests/README.md",
                 "docs/              semantics notes, where Flink differs from the source documents, architecture.md")
 WIDTH = 19
 

@@ -7,7 +7,7 @@ DuckDB would reject (or what we cannot match exactly), and each expression becom
 Python function whose source is generated text, so the hot loop pays for no interpretation.
 
 Semantics follow DuckDB (1.5, the version the project pins, and 2.0; both AST formats are
-read, see engine/model/duckdb_ast.py; checked against the installed DuckDB in tests/test_condition.py):
+read, see engine/model/duckdb_ast.py; checked against the installed DuckDB in tests/engine/test_condition.py):
 three-valued logic; NaN equals NaN and sorts above +inf; BIGINT vs DOUBLE compares as
 DOUBLE; `/` is always DOUBLE division (x/0 -> +-inf or NaN); `//` truncates for integers
 and is plain division for DOUBLE; integer `%` truncates; `//` by zero, integer `%` by zero

@@ -13,7 +13,7 @@ Registered when `converge.generators` is imported; use it for one test with
   anomaly-reproduction properties (converge.properties.anomalies) search for
   a witness with `hypothesis.find` inside the property on purpose. Measured
   on every registered property: no converge strategy trips any other health
-  check (tests/test_generators.py keeps that true).
+  check (tests/generators/test_generators.py keeps that true).
 """
 
 from __future__ import annotations

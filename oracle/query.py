@@ -48,7 +48,7 @@ def _new_connection() -> duckdb.DuckDBPyConnection:
       more time optimizing than executing (about a third of the query).
       Every ON clause of the history query has an equality on the position,
       so joins stay hash joins without the optimizer, and results do not
-      depend on it (tests/test_oracle.py compares against an optimized
+      depend on it (tests/oracle/test_oracle.py compares against an optimized
       connection).
     * ``error_on_division_by_zero = false`` where DuckDB has it (2.x): a
       zero divisor of ``//`` and ``%`` gives NULL on every version, as on

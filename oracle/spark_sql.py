@@ -55,7 +55,7 @@ def _session() -> Any:
     """The active SparkSession, else a small local one of the oracle's own.
 
     Not the Spark runtime's session helper: the oracle does not import the
-    code it checks (tests/test_harness_hygiene.py)."""
+    code it checks (tests/architecture/test_harness_hygiene.py)."""
     from pyspark.sql import SparkSession  # lazy: pyspark only when the Spark SQL oracle is used
 
     active = SparkSession.getActiveSession()

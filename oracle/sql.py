@@ -16,7 +16,7 @@ strings double-quoted with backslash escapes for ``\\`` and ``"`` (DuckDB's
 list-literal syntax; a bare NULL is NULL, a quoted "NULL" is the string).
 A string column holding a NUL character is written element by element with
 ``chr(0)`` instead, since DuckDB 1.x's parser ends a string constant at NUL.
-tests/test_oracle.py round-trips arbitrary text through it, so a DuckDB
+tests/oracle/test_oracle.py round-trips arbitrary text through it, so a DuckDB
 release that changes the list-literal rules fails there, not silently.
 """
 
@@ -49,7 +49,7 @@ JOIN_KEYWORDS: dict[str, str] = {
     "full": "FULL JOIN",
     # DuckDB's SEMI/ANTI JOIN have EXISTS / NOT EXISTS semantics: an ANTI
     # left row whose key is NULL is emitted, and a NULL on the right never
-    # blocks a left row (checked in tests/test_oracle.py).
+    # blocks a left row (checked in tests/oracle/test_oracle.py).
     "semi": "SEMI JOIN",
     "anti": "ANTI JOIN",
 }

@@ -240,7 +240,7 @@ def try_search(strategy: st.SearchStrategy, shows: Callable[[Any], bool], *, see
     """The (shrunk) example of `strategy` for which `shows` holds, or None within `budget`.
 
     Hypothesis `find` driven by `Random(seed)` and no example database, outside any running test: the
-    same seed gives the same example in any process (tests/test_existential.py runs it in two)."""
+    same seed gives the same example in any process (tests/properties/test_existential.py runs it in two)."""
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
     try:
         with process_independent_generation():

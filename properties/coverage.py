@@ -30,7 +30,7 @@ engine module:
 `run_property` records them per example with Hypothesis's `event()` (shown by
 pytest's `--hypothesis-show-statistics`) and counts them; `target()` steers
 generation towards examples that hold more of them. `converge run --stats`
-prints the table per family; tests/test_coverage.py fails when a family never
+prints the table per family; tests/properties/test_coverage.py fails when a family never
 draws one of the cases `REQUIRED` lists for it.
 """
 
@@ -60,7 +60,7 @@ _PLANNER = frozenset(CASES[12:19])
 _VIEW_CASE = {"InputSideHasNoUniqueKey": "uk_none", "JoinKeyContainsUniqueKey": "uk_join_key",
               "InputSideHasUniqueKey": "uk_own"}
 
-# What each family must draw (tests/test_coverage.py), and why a case is left out where it is.
+# What each family must draw (tests/properties/test_coverage.py), and why a case is left out where it is.
 _APPEND_ONLY = {"uk_join_key", "uk_own", "mode_retract", "mode_upsert", "mode_all", "key_emptied"}
 _BASIC = frozenset(CASES[:12])
 REQUIRED: dict[str, frozenset[str]] = {

@@ -6,7 +6,7 @@ local module loaded so far, so one seed drew different examples in a fresh
 process that had run other properties first. A failure's seed must find it
 again anywhere, and a seeded search must find the same witness anywhere, so
 runs and searches leave that pool out (Hypothesis's global constants stay).
-tests/test_existential.py runs one search in several processes.
+tests/properties/test_existential.py runs one search in several processes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def process_independent_generation() -> Iterator[None]:
     try:
         from hypothesis.internal.conjecture import providers  # lazy: Hypothesis's internal API, kept off import
         empty, get, cache = providers.Constants(), providers._get_local_constants, providers.CONSTANTS_CACHE
-    except (ImportError, AttributeError):  # another Hypothesis: tests/test_existential.py says if it matters
+    except (ImportError, AttributeError):  # another Hypothesis: tests/properties/test_existential.py says if it matters
         yield
         return
     cache.cache.clear()

@@ -5,7 +5,7 @@ test (key codec, condition compiler, state views, pipeline options) would
 move with a bug in that module and never see it. Everything an expectation
 needs from those areas is derived here again, from the documented or
 measured fact, and tested against the facts themselves
-(tests/test_reference.py), never against the engine's module:
+(tests/properties/test_reference.py), never against the engine's module:
 
 * `binary_row_key`: the bytes of Flink's BinaryRowDataSerializer for a map
   key, whose unsigned byte order is RocksDB's iteration order (measured:

@@ -3,7 +3,7 @@
 Each module in `properties/families/` defines `PROPERTIES`, a list of
 PropertySpec, and is listed here; pytest and `converge run` both read the
 union, so a property added there is covered by the suite and the campaign
-alike (tests/test_layering.py fails on a family module missing from FAMILIES).
+alike (tests/architecture/test_layering.py fails on a family module missing from FAMILIES).
 """
 
 from __future__ import annotations

@@ -356,7 +356,7 @@ _QUERY = "converge.engine.model.flinksql.query"
 
 # Misreadings of a user's Flink SQL (engine/model/flinksql). The engine and the oracle both consume the reading,
 # so no engine property can see them: `converge check` kills them with check/reading_equals_query, which runs
-# the query as written in DuckDB (tests/test_check_reading.py runs each on the documented examples).
+# the query as written in DuckDB (tests/cli/check_verify/test_check_reading.py runs each on the documented examples).
 READER_MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "left_read_as_inner",

@@ -29,7 +29,7 @@ any other exception       3     a crash
 run says so) but prints its own label, `unsupported`: the input is fine and a
 later converge may run it, so it must not read as the user's mistake nor as a
 crash. `NotCheckedError` exits 2 for the same reason: nothing was compared, so
-nothing passed. tests/test_error_meanings.py checks every raise site against this table.
+nothing passed. tests/architecture/test_error_meanings.py checks every raise site against this table.
 """
 
 from __future__ import annotations

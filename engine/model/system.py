@@ -248,7 +248,7 @@ class CaseResult:
         if self.changelog is None:
             raise BadInputError(f"a {self.status} result has no answer ({self.message})")
         # counted here rather than with engine.materialize: the properties fold outputs with that helper on
-        # the promise that no engine module uses it (tests/test_harness_hygiene.py)
+        # the promise that no engine module uses it (tests/architecture/test_harness_hygiene.py)
         bag: Counter = Counter()
         for change in self.changelog:
             bag[change.row] += sign(change.kind)

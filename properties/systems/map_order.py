@@ -49,7 +49,7 @@ _WORDS = struct.Struct("<I")
 def java_row_hash(values: Sequence[object], types: Sequence[str]) -> int:
     """BinaryRowData.hashCode of a row (a Java int): Murmur3_32, seed 42, over the binary row's little-endian
     4-byte words, finished with the byte length (checked against Flink 2.3.0's own hashCode in
-    tests/test_map_order.py)."""
+    tests/properties/systems/test_map_order.py)."""
     body = encode_binary_row(values, types)[4:]  # the binary row without the serializer's length prefix
     h = 42
     for (k,) in _WORDS.iter_unpack(body):

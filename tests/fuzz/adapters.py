@@ -1,4 +1,4 @@
-"""What converge does with one hostile adapter (tests/adapters/hostile.py), as one outcome, with its evidence.
+"""What converge does with one hostile adapter (tests/support/adapters/hostile.py), as one outcome, with its evidence.
 
 `run_fault` runs a whole `converge run --system cmd:...` campaign (in this process, with short time limits)
 or a whole `converge check --system cmd:...` (through the command line's own `main`) against an adapter
@@ -27,9 +27,10 @@ from converge.reports.options import RunOptions
 from converge.systems.adapter.client import KILL_WAIT, Timeouts
 from converge.systems.adapter.system_type import AdapterSystemType
 from converge.systems.campaign import run_system_campaign
-from tests.loaded_machine import SLACK
+from tests.support.loaded_machine import SLACK
+from tests.support.paths import FAKE_ADAPTERS
 
-HOSTILE = Path(__file__).resolve().parent.parent / "adapters" / "hostile.py"
+HOSTILE = FAKE_ADAPTERS / "hostile.py"
 QUICK = Timeouts(hello=2, run_base=1, run_per_case=0, run_per_event=0, shutdown=1)
 QUERY = ("CREATE TABLE a (k BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json');\n"
          "CREATE TABLE b (k BIGINT, t STRING) WITH ('connector' = 'kafka', 'topic' = 'b', 'format' = 'json');\n"

@@ -1,7 +1,7 @@
 """Hostile adapters: every fault of a system is one "system error" (exit 3) that names the adapter, the request,
 the offending line and stderr's tail, within the stated time limit, and leaves no process of the adapter alive.
 
-Each fault of tests/adapters/hostile.py is committed at a run request (or at the handshake) of a whole
+Each fault of tests/support/adapters/hostile.py is committed at a run request (or at the handshake) of a whole
 campaign (`converge run --system cmd:...`) or check (`converge check --system cmd:...`); tests/fuzz/adapters.py
 runs it and collects the outcome. Never Hypothesis's "Inconsistent results from replaying a test case!": the
 first fault stops the property (no shrinking, no replay on a dead adapter), and the campaign's later
@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.systems.adapter.client import KILL_WAIT, AdapterSystem
-from tests.adapters import hostile
 from tests.conftest import examples
 from tests.fuzz.adapters import (
     FAULT_DRAWS,
@@ -40,7 +39,8 @@ from tests.fuzz.adapters import (
     run_fault,
     survivors,
 )
-from tests.loaded_machine import SLACK
+from tests.support.adapters import hostile
+from tests.support.loaded_machine import SLACK
 
 
 @pytest.mark.parametrize("fault", QUICK_FAULTS)

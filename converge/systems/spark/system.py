@@ -118,7 +118,7 @@ class NativeJoinSystem:
         """Run each case as its own streaming query, up to `concurrency` of them at once in this session.
 
         Each query keeps its own session conf, inputs, watermark, state store and sink, so each case's run is the
-        one `concurrency=1` gives (tests/spark/test_concurrent_cases.py compares them); what overlaps is the
+        one `concurrency=1` gives (tests/systems/spark/test_concurrent_cases.py compares them); what overlaps is the
         latency of their micro-batches (planning, state commits, checkpoint files), which leaves a core idle
         while one query runs alone. Results come back in the order of `cases`.
         """

@@ -43,8 +43,9 @@ class RequestError(Exception):
 
 
 # The settings converge sends that a Flink version may lack: (setting, the feature, where it came from, the first
-# release with it). The jars agree (tests/flink/test_versions.py): MiniBatchStreamingJoinOperator is in 1.19.0 and
-# later, StreamingMultiJoinOperator in 2.1.0 and later. Before its release Flink ignores the setting's options.
+# release with it). The jars agree (tests/systems/flink/test_versions.py): MiniBatchStreamingJoinOperator is in
+# 1.19.0 and later, StreamingMultiJoinOperator in 2.1.0 and later. Before its release Flink ignores the setting's
+# options.
 FEATURES = (("mini_batch", "mini-batch regular join", "FLIP-415", (1, 19)),
             ("multi_join", "multi-way join operator", "FLIP-516", (2, 1)),
             ("state_backend", "state backend per job checked by this adapter", "state.backend.type", (1, 19)),

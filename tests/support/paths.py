@@ -1,0 +1,11 @@
+"""Where the suite's files are, named once: a test that moves to another folder keeps its paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout
+SCENARIOS = ROOT / "tests" / "scenarios"  # the hand-written scenario files (docs/scenario-format.md)
+EXAMPLES = ROOT / "docs" / "examples"  # the documented example queries and programs
+FAKE_ADAPTERS = ROOT / "tests" / "support" / "adapters"  # adapters that tests start as processes
+NATIVE_CASES = ROOT / "tests" / "systems" / "spark" / "native_cases"  # Spark native-join cases, worked by hand

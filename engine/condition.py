@@ -69,7 +69,7 @@ def _build(sql: str, layout: Sequence[Sequence[InputSpec]], predicate: bool) -> 
     source = f"def _condition({params}):\n    return {body}\n"
     exec(compile(source, f"<condition {sql!r}>", "exec"), comp.ns)  # noqa: S102 - generated code
     fn = comp.ns["_condition"]
-    fn.source = source  # type: ignore[attr-defined]  # for debugging and tests
+    fn.source = source  # for debugging and tests
     _CACHE[key] = fn
     return fn
 

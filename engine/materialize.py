@@ -28,7 +28,7 @@ def clean(bag: Counter) -> Counter:
     return Counter({row: n for row, n in bag.items() if n != 0})
 
 
-def fold_history(per_event: Sequence[Sequence[object]]) -> list[Counter]:
+def fold_history(per_event: Iterable[Sequence[object]]) -> list[Counter]:
     """The materialized output after every event."""
     bag: Counter = Counter()
     out: list[Counter] = []

@@ -71,7 +71,7 @@ class JoinRecordStateView:
 class OuterJoinRecordStateView(JoinRecordStateView):
     """Outer-side view: records with their number of associations."""
 
-    def add_record(self, row: tuple, num_assoc: int = 0) -> None:  # type: ignore[override]
+    def add_record(self, row: tuple, num_assoc: int = 0) -> None:
         raise NotImplementedError
 
     def update_num_of_associations(self, row: tuple, num_assoc: int) -> None:

@@ -15,7 +15,7 @@ sources emitted it (per-key order kept; the batch answer is defined over it),
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from hypothesis import strategies as st
@@ -31,7 +31,7 @@ def join_key_columns(scenario: Scenario) -> dict[str, tuple[str, ...]]:
     return {spec.name: equality_columns(scenario.join.conditions, spec.name) for spec in scenario.chain}
 
 
-def swap_candidates(events: Sequence[Event], key_columns: dict[str, Sequence[str]],
+def swap_candidates(events: Sequence[Event], key_columns: Mapping[str, Sequence[str]],
                     specs: dict) -> list[tuple[int, int]]:
     """Pairs (i, j), i < j, of different changes on one input with one join key and no change of
     that input and key between them: the pairs a different upstream keyBy can swap."""

@@ -81,7 +81,8 @@ class _Clocks:
 
     def watermark(self, side: int, wm: int) -> bool:
         """Set an input's watermark; False when it would not rise (no event then)."""
-        if self.wms[side] is not None and wm <= self.wms[side]:  # type: ignore[operator]
+        current = self.wms[side]
+        if current is not None and wm <= current:
             return False
         self.wms[side] = wm
         self.idle[side] = False
@@ -93,10 +94,11 @@ class _Clocks:
         self._combine()
 
     def _combine(self) -> None:
-        active = [w for w, i in zip(self.wms, self.idle, strict=False) if not i]
-        if not active or any(w is None for w in active):
+        watermarks = [w for w, i in zip(self.wms, self.idle, strict=False) if not i]
+        active = [w for w in watermarks if w is not None]
+        if not active or len(active) < len(watermarks):  # none active, or one without a watermark yet
             return
-        combined = min(active)  # type: ignore[type-var]
+        combined = min(active)
         if self.combined is None or combined > self.combined:
             self.combined = combined
 
@@ -328,7 +330,7 @@ def interval_join_scenarios(
             events = build_processing_time_events(steps, late_pct=pct)
         interval = IntervalSpec("a.t" if event_time else None, "b.t" if event_time else None, lower, upper,
                                 time, draw(lateness))
-        config = Config(map_state_order=draw(orders), semantics=draw(modes),  # type: ignore[arg-type]
+        config = Config(map_state_order=draw(orders), semantics=draw(modes),
                         min_cleanup_interval_ms=draw(cleanup))
         return Scenario(
             name=f"generated {time}-time {jtype} interval join",

@@ -57,6 +57,6 @@ def map_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Seque
                               domains=[_domains(s) for s in specs])
         return Scenario(name=f"map order {jtype} join, {backend}", inputs=tuple(specs),
                         join=JoinSpec(("a", "b"), (jtype,), (CONDITION,)),
-                        config=Config(state_backend=backend), events=tuple(events))  # type: ignore[arg-type]
+                        config=Config(state_backend=backend), events=tuple(events))
 
     return scenarios()

@@ -238,7 +238,7 @@ def multiway_scenarios(
         if ttl == "long":
             span = max([getattr(e, "processing_time", 0) for e in events], default=0)
             ttl_value = span + 1 + draw(long_extra)
-        config = Config(state_ttl_ms=ttl_value, map_state_order=draw(order_st),  # type: ignore[arg-type]
+        config = Config(state_ttl_ms=ttl_value, map_state_order=draw(order_st),
                         multi_join=multi_join, **draw(extra_st))  # type: ignore[arg-type]
         meta = {"generated_chain": {"shape": shape, "key_columns": list(key_cols), "break_at": break_at,
                           "links": [link.to_json() for link in links]}}

@@ -29,7 +29,7 @@ from typing import Any
 
 from converge.engine.model.duckdb_ast import cast_target, function_arguments, function_name, literal
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.scenario import InputSpec, Scenario
+from converge.engine.model.scenario import InputSpec, JoinSpec, Scenario
 from converge.oracle.query import run_query
 
 __all__ = [
@@ -150,6 +150,7 @@ def safe_conditions(scenario: Scenario) -> list[str]:
     Step i sees its right input and the inputs before it, except those joined
     by SEMI/ANTI (their columns are not part of the join's output).
     """
+    key: tuple[tuple[InputSpec, ...], JoinSpec] | None  # None: not cached
     key = (scenario.inputs, scenario.join)
     try:
         cached = _CHECKED_JOINS.get(key)

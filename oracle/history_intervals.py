@@ -67,7 +67,7 @@ class _Names:
             self.raw[base] = name
             return quote_ident(name)
 
-        self.raw = {}
+        self.raw: dict[str, str] = {}  # each helper name's base -> the name it got
         self.start, self.end, self.id = fresh("__s"), fresh("__e"), fresh("__id")
         self.left, self.right, self.seg = fresh("__l"), fresh("__x"), fresh("__g")
         self.pos, self.delta = fresh("__p"), fresh("__d")

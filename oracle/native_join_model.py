@@ -27,6 +27,7 @@ docs/spark.md ("Spark's native joins as a system"):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, sentinel_row
 
@@ -100,16 +101,18 @@ def model_case(case: NativeJoinCase, *, with_sentinel: bool = True) -> CaseModel
         for side in SIDES:
             ti = case.input(side).time_index
             for row in batch[side]:
-                t = row[ti]
+                t = cast(int, row[ti])  # never NULL: NativeJoinCase refuses a NULL event time
                 filtered = null_filtered(case, side, row)
                 rows.append(ModelRow(side, ids[side], j, t, threshold is not None and t <= threshold,
                                      with_sentinel and j == len(batches) - 1, filtered))
                 ids[side] += 1
                 if not filtered:
-                    maxima[side] = t if maxima[side] is None else max(maxima[side], t)
+                    top = maxima[side]
+                    maxima[side] = t if top is None else max(top, t)
         for side in SIDES:  # an input's own watermark: 0 until it has a row, never lower than before
-            if maxima[side] is not None:
-                input_wm[side] = max(input_wm[side], maxima[side] - delays[side])
+            top = maxima[side]
+            if top is not None:
+                input_wm[side] = max(input_wm[side], top - delays[side])
         chosen = min(input_wm.values()) if case.policy == "min" else max(input_wm.values())
         watermarks.append(max(watermarks[-1], chosen))
     return CaseModel(tuple(watermarks), tuple(rows), case.lower_ms, case.upper_ms)

@@ -72,7 +72,7 @@ def _declared(name: str, node: exp.DataType) -> DeclaredColumn:
         precision = int(params[0]) if params else 10   # Flink's DECIMAL is DECIMAL(10, 0)
         scale = int(params[1]) if len(params) > 1 else 0
         return DeclaredColumn(name, written, f"DECIMAL({precision}, {scale})",
-                              lambda v, s=scale: decimal.Decimal(v).scaleb(-s))
+                              lambda v: decimal.Decimal(v).scaleb(-scale))
     if node.this in (_T.TIMESTAMP, _T.TIMESTAMPLTZ, _T.DATETIME):
         return DeclaredColumn(name, written, "TIMESTAMP", lambda v: _EPOCH + dt.timedelta(milliseconds=v))
     if node.this == _T.DATE:
@@ -126,7 +126,7 @@ class QueryAsWritten:
         if len(selects) != 1:
             raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
         select = selects[0]
-        schema = {t: {c.name: c.duckdb_type for c in cols} for t, cols in self.tables.items()}
+        schema: dict[str, object] = {t: {c.name: c.duckdb_type for c in cols} for t, cols in self.tables.items()}
         annotate_types(select, schema=schema, dialect=_FlinkTyped)  # typed division needs the operand types
         self.sql = select.sql(dialect="duckdb")
         self._con = duckdb.connect()

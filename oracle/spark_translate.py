@@ -102,7 +102,7 @@ class _Translator:
     def __init__(self, types: ColumnTypes) -> None:
         self.types = {(a.lower(), c): t for (a, c), t in types.items()}
 
-    def emit(self, node: exp.Expression) -> tuple[str, str]:
+    def emit(self, node: exp.Expr) -> tuple[str, str]:
         """(Spark SQL, DuckDB type) of one expression."""
         if isinstance(node, exp.Paren):
             text, t = self.emit(node.this)
@@ -228,12 +228,12 @@ class _Translator:
             raise _refuse(f"{what} with a DECIMAL literal (DuckDB's and Spark's decimal precision rules differ); "
                           "write it as a DOUBLE or an integer")
 
-    def compare(self, node: exp.Expression, op: str) -> tuple[str, str]:
+    def compare(self, node: exp.Binary, op: str) -> tuple[str, str]:
         (lt, ltype), (rt, rtype) = self.emit(node.left), self.emit(node.right)
         _same_type_group(f"the comparison {op}", ltype, rtype)
         return f"({lt} {op} {rt})", "BOOLEAN"
 
-    def arithmetic(self, node: exp.Expression, op: str) -> tuple[str, str]:
+    def arithmetic(self, node: exp.Binary, op: str) -> tuple[str, str]:
         (lt, ltype), (rt, rtype) = self.emit(node.left), self.emit(node.right)
         self.numeric(op, ltype, rtype)
         return f"({lt} {op} {rt})", _wider(ltype, rtype)
@@ -251,7 +251,7 @@ class _Translator:
             return f"(CASE WHEN {text} = {_MIN[t]} THEN raise_error({spark_string(OVERFLOW)}) ELSE (-{text}) END)", t
         return f"(-{text})", t
 
-    def division(self, node: exp.Expression) -> tuple[str, str]:
+    def division(self, node: exp.Binary) -> tuple[str, str]:
         (lt, ltype), (rt, rtype) = self.emit(node.left), self.emit(node.right)
         op = {exp.Div: "/", exp.IntDiv: "//", exp.Mod: "%"}[type(node)]
         self.numeric(op, ltype, rtype)
@@ -358,7 +358,7 @@ def translate_query(duckdb_sql: str, types: ColumnTypes) -> str:
         raise OracleError("the Spark SQL oracle translates only SELECT ... FROM ... JOIN ... ON ... queries")
     translator = _Translator(types)
 
-    def table(item: exp.Expression) -> str:
+    def table(item: exp.Expr) -> str:
         if not isinstance(item, exp.Table) or not item.alias:
             raise OracleError(f"the Spark SQL oracle needs views as FROM items, got {item.sql('duckdb')[:80]!r}")
         return f"{spark_ident(item.name)} AS {spark_ident(item.alias)}"
@@ -377,7 +377,7 @@ def translate_query(duckdb_sql: str, types: ColumnTypes) -> str:
     return "\n".join(lines)
 
 
-def translate_condition_tree(translator: _Translator, tree: exp.Expression) -> str:
+def translate_condition_tree(translator: _Translator, tree: exp.Expr) -> str:
     text, t = translator.emit(tree)
     if t not in ("BOOLEAN", "NULL"):
         raise _refuse(f"a condition of type {t} (DuckDB casts it to BOOLEAN)")

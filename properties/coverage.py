@@ -134,8 +134,8 @@ def _or_equality(condition: str) -> bool:
     """Whether some OR of `condition` holds an equality between columns of two inputs (parsed by sqlglot)."""
     for node in _parsed(condition).find_all(exp.Or):
         for eq in node.find_all(exp.EQ, exp.NullSafeEQ):
-            sides = (eq.left, eq.right)
-            if all(isinstance(c, exp.Column) for c in sides) and sides[0].table != sides[1].table:
+            left, right = eq.left, eq.right
+            if isinstance(left, exp.Column) and isinstance(right, exp.Column) and left.table != right.table:
                 return True
     return False
 
@@ -170,7 +170,7 @@ def _condition_columns(scenario: Scenario, name: str) -> set[str]:
 
 
 @lru_cache(maxsize=512)
-def _parsed(condition: str) -> exp.Expression:
+def _parsed(condition: str) -> exp.Expr:
     """The condition's syntax tree; one sqlglot cannot read classifies as no shape (the check reports it)."""
     try:
         return sqlglot.parse_one(condition)

@@ -18,7 +18,7 @@ every case was known compared nothing and still ends as not checked.
 from __future__ import annotations
 
 from collections import Counter
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -115,11 +115,12 @@ class Recording:
 
     def __init__(self) -> None:
         self.exercised = Exercised()
-        self._token = None
+        self._token: Token[Exercised | None] | None = None  # set by __enter__
 
     def __enter__(self) -> Recording:
         self._token = _current.set(self.exercised)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _current.reset(self._token)
+        if self._token is not None:
+            _current.reset(self._token)

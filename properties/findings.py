@@ -154,7 +154,9 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
         return Finding(topic, f"a TTL of {options.ttl_ms} ms changed no answer in the streams tried")
     with_ttl = runner(found).per_event
     without = runner(replace(found, config=replace(found.config, state_ttl_ms=None))).per_event
-    first, now, a, b = None, 0, Counter(), Counter()
+    first, now = None, 0
+    a: Counter = Counter()
+    b: Counter = Counter()
     for i, (x, y) in enumerate(zip(with_ttl, without, strict=False)):
         e = found.events[i]
         if isinstance(e, ProcessingTimeEvent):

@@ -146,7 +146,8 @@ class IntervalJoinModel:
                 return
             side = self.names.index(event.input)
             self.idle[side] = False
-            if self.wms[side] is None or event.watermark > self.wms[side]:  # type: ignore[operator]
+            current = self.wms[side]
+            if current is None or event.watermark > current:
                 self.wms[side] = event.watermark
             self._combine(out)
         elif isinstance(event, IdleEvent):
@@ -159,10 +160,11 @@ class IntervalJoinModel:
                 self._fire(self.now, out)
 
     def _combine(self, out: Counter) -> None:
-        active = [w for w, idle in zip(self.wms, self.idle, strict=False) if not idle]
-        if not active or any(w is None for w in active):
+        watermarks = [w for w, idle in zip(self.wms, self.idle, strict=False) if not idle]
+        active = [w for w in watermarks if w is not None]
+        if not active or len(active) < len(watermarks):  # none active, or one without a watermark yet
             return
-        combined = min(active)  # type: ignore[type-var]
+        combined = min(active)
         if self.wm is not None and combined <= self.wm:
             return
         self.wm = combined

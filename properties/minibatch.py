@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from converge.engine.model.changelog import Change, sign
-from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, require_scenario
+from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, Semantics, require_scenario
 from converge.engine.runtime.local import LocalRuntime
 from converge.oracle.shared import shared_oracle
 from converge.properties.divergence import fail, require
@@ -106,7 +106,7 @@ def _checkable(prop: str, scenario: Scenario) -> None:
             "needs no raw upsert input: a raw +U replaces the key's earlier version without a -U, so a bundle "
             "that cancels it against a later -D leaves that version in the state (docs/minibatch.md)")
     span = max([e.processing_time for e in scenario.events if isinstance(e, ProcessingTimeEvent)], default=0)
-    require(all(cfg.ttl_for(s.name) is None or cfg.ttl_for(s.name) > span for s in scenario.inputs), prop,
+    require(all(ttl is None or ttl > span for ttl in (cfg.ttl_for(s.name) for s in scenario.inputs)), prop,
             "needs no state that expires during the stream: the fold cancels a retraction against an accumulate "
             "without looking at the state, so a retraction of an expired row is not the no-op it is record by "
             "record (docs/minibatch.md)")
@@ -175,7 +175,8 @@ def flink_34380(scenario: Scenario, joined: tuple) -> None:
     prop = "minibatch_flink_34380"
     require_scenario(scenario, prop)
     require(scenario.join.types == ("inner",), prop, "an INNER join forwards the input's row kind")
-    for semantics, kind in (("flink", "+U"), ("correct", "+I")):
+    emitted_as: tuple[tuple[Semantics, str], ...] = (("flink", "+U"), ("correct", "+I"))
+    for semantics, kind in emitted_as:
         s = replace(scenario, config=replace(scenario.config, semantics=semantics))
         out = _kinds(LocalRuntime(s).run().per_event)
         if out != [(kind, joined)]:

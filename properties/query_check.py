@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -43,8 +44,7 @@ def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl
                    max_ops: int = 16) -> st.SearchStrategy[Scenario]:
     """Scenarios of the query's join over streams of its own schema (generators.schema)."""
     not_null = {a: {c for c, t in query.table_of(a).columns if not t.nullable} for a, _ in query.aliases}
-    delays = {a: query.table_of(a).watermark_delay_ms for a, _ in query.aliases
-              if query.table_of(a).watermark_delay_ms is not None}
+    delays = {a: delay for a, _ in query.aliases if (delay := query.table_of(a).watermark_delay_ms) is not None}
     return schema_scenarios(query.inputs, query.join, config=query.with_job(config), not_null=not_null,
                             watermark_delays=delays,
                             late=late, ttl=ttl, max_ops=max_ops, name=f"check {query.path}")
@@ -82,7 +82,8 @@ def system_final(system: System, spec: str) -> FinalAnswer:
             exercise.unsupported(result.message or f"{system.name} gave no reason")
             reject()
         want = oracle_final(scenario)
-        got = answer_of("system_final_answer", system, scenario, result, want, spec)
+        # answer_of gives None only for an unsupported result, rejected above
+        got = cast(Counter, answer_of("system_final_answer", system, scenario, result, want, spec))
         if got != want:  # the system's divergence, with the oracle's and the reference engine's answers beside it
             system_diverged("system_final_answer", system, scenario,
                             f"{system.name}'s final answer differs from the batch answer", got, want, oracle=want,

@@ -29,6 +29,7 @@ from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
 from converge.properties.replay_files import Skipped, find_scenario_files
+from converge.properties.spec import PropertySpec
 
 
 @dataclass
@@ -118,10 +119,9 @@ def failure_info(scenario: Scenario) -> dict | None:
     return info if isinstance(info, dict) and isinstance(info.get("property"), str) else None
 
 
-def _find_spec(family: str | None, name: str):
-
-    found = select(family, name) if family else []
-    return (found or select(None, name) or [None])[0]
+def _find_spec(family: str | None, name: str) -> PropertySpec | None:
+    found = (select(family, name) if family else []) or select(None, name)
+    return found[0] if found else None
 
 
 def _decode_args(encoded: Any, base: Scenario, check: Callable) -> tuple | None:

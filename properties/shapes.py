@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from converge.engine.materialize import clean, fold
+from converge.engine.model.changelog import Change
 from converge.engine.model.scenario import ChangeEvent, Event, InputSpec, Scenario
 from converge.engine.runtime.local import run_scenario
 from converge.properties.divergence import fail, require
@@ -152,7 +153,7 @@ def _folded_at(scenario: Scenario, ends: list[int]) -> list[Counter]:
     out = []
     wanted = set(ends)
     for i, items in enumerate(per_event):
-        fold([c for c in items if hasattr(c, "kind")], bag)
+        fold([c for c in items if isinstance(c, Change)], bag)
         if i in wanted:
             out.append(clean(bag))
     return out

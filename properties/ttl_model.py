@@ -64,7 +64,8 @@ class TtlJoinModel:
         return table
 
     def _write(self, side: int, key: tuple, ident, row: tuple, copies: int, assoc: int) -> None:
-        expires = self.now + self.ttl[side] if self.ttl[side] is not None else float("inf")
+        ttl = self.ttl[side]
+        expires = self.now + ttl if ttl is not None else float("inf")
         self.tables[side][key][ident] = {"row": row, "copies": copies, "assoc": assoc, "expires": expires}
 
     def _visible_records(self, side: int, key: tuple) -> list[dict]:

@@ -60,6 +60,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 
@@ -217,10 +218,10 @@ def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[
     picked = ", ".join(f"o.c{i}" for i in range(k))
     con.execute(f"CREATE OR REPLACE TEMP TABLE __vf_out AS SELECT o.n, o.d, s.idx AS cp, {picked} "
                 f"FROM __vf_out AS o ASOF LEFT JOIN __vf_src AS s ON o.p >= s.pos")
-    unplaced, backwards, unheld = con.execute(
+    unplaced, backwards, unheld = _one_row(con.execute(
         f"SELECT count(*) FILTER (cp IS NULL), count(*) FILTER (cp < prev), count(*) FILTER (held < 0) FROM ("
         f"SELECT cp, lag(cp) OVER (ORDER BY n) AS prev, sum(d) OVER (PARTITION BY {row} ORDER BY n "
-        f"ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held FROM __vf_out)").fetchone()
+        f"ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held FROM __vf_out)"))
     if unplaced or backwards or unheld:
         return None
     differs = con.execute(
@@ -229,10 +230,15 @@ def _in_duckdb(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[
     if differs is not None:
         return None
     last = len(events) - 1
-    touched, has_last = con.execute(
+    touched, has_last = _one_row(con.execute(
         f"SELECT count(DISTINCT cp), bool_or(cp = {last}) FROM "
-        f"(SELECT cp FROM __vf_out UNION ALL SELECT cp FROM __vf_oracle)").fetchone()
+        f"(SELECT cp FROM __vf_out UNION ALL SELECT cp FROM __vf_oracle)"))
     return records, touched + (0 if has_last else 1)
+
+
+def _one_row(cursor: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """The row of an aggregate query without GROUP BY: it always has exactly one (never None)."""
+    return cast(tuple[Any, ...], cursor.fetchone())
 
 
 def _load_oracle(con: duckdb.DuckDBPyConnection, query: MappedQuery, events: list[Event],
@@ -278,9 +284,9 @@ def _load_output(con: duckdb.DuckDBPyConnection, output: Path, columns: list[tup
         f"    SELECT generate_subscripts(l, 1) AS n, unnest(l) AS t FROM (\n"
         f"      SELECT string_split(content, chr(10)) AS l FROM read_text($3))))",
         [pattern, groups, str(output)])
-    total, misses, bads, last_miss = con.execute(
+    total, misses, bads, last_miss = _one_row(con.execute(
         "SELECT count(*), count(*) FILTER (miss), count(*) FILTER (bad), "
-        "bool_or(miss AND n = (SELECT max(n) FROM __vf_out)) FROM __vf_out").fetchone()
+        "bool_or(miss AND n = (SELECT max(n) FROM __vf_out)) FROM __vf_out"))
     # a final \n leaves one empty element after it (and only that one may miss)
     with output.open("rb") as fh:
         fh.seek(-1, 2)

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from converge.engine.model.changelog import ACCUMULATE_KINDS
+from converge.engine.model.changelog import ACCUMULATE_KINDS, Change
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.engine.runtime.local import run_scenario
 from converge.properties.divergence import fail, require
@@ -74,7 +74,7 @@ def changelog_wellformed(scenario: Scenario) -> None:
     held: Counter = Counter()
     emitted = run_scenario(scenario).per_event  # the evidence of a failure, as well as what is checked
     for i, (event, items) in enumerate(zip(scenario.events, emitted, strict=False)):
-        changes = [c for c in items if hasattr(c, "kind")]
+        changes = [c for c in items if isinstance(c, Change)]
         for change in changes:
             kind, row = change.kind, change.row
             if kind in ACCUMULATE_KINDS:

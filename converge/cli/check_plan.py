@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from converge.cli.check_json import document, dumps, plan_document
@@ -104,7 +105,7 @@ def describe_query(query: MappedQuery) -> list[str]:
     return lines
 
 
-def read_query(query_file: str) -> MappedQuery:
+def read_query(query_file: str | Path) -> MappedQuery:
     """The query read and put through the oracle's guard: every refusal at file:line:col."""
     query = load_query(query_file)
     guard_query(query)  # what the oracle would refuse later, refused now at file:line:col

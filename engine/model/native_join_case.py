@@ -215,7 +215,7 @@ class NativeJoinCase:
 
 
 def _batches(value: Any) -> tuple[dict[str, tuple[tuple[int | None, ...], ...]], ...]:
-    out = []
+    out: list[dict[str, tuple[tuple[int | None, ...], ...]]] = []
     for j, batch in enumerate(_list(value, "batches")):
         b = _object(batch, f"batches[{j}]", SIDES, ())
         out.append({side: tuple(tuple(_list(row, f"batches[{j}].{side}[{i}]"))

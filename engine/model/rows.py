@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TypeGuard
 
 from converge.engine.model.changelog import ROW_KINDS
 from converge.engine.model.errors import BadInputError
@@ -81,7 +82,7 @@ _FAST_TEST = {
 
 
 @functools.lru_cache(maxsize=256)
-def _fast_check(types: tuple[str, ...]) -> Callable[[tuple], bool]:
+def _fast_check(types: tuple[str, ...]) -> Callable[[object], TypeGuard[tuple]]:
     """Generated code for the common case (a well-typed tuple); anything else takes the slow path."""
     names = [f"v{i}" for i in range(len(types))]
     tests = " and ".join(_FAST_TEST[t].format(v=n) for n, t in zip(names, types, strict=False))
@@ -104,7 +105,7 @@ class RowValidator:
 
     def validate(self, row: tuple | list) -> tuple:
         if self._fast(row):
-            return row  # type: ignore[return-value]
+            return row
         return self._validate_slow(row)
 
     def _validate_slow(self, row: tuple | list) -> tuple:

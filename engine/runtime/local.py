@@ -355,14 +355,16 @@ class LocalRuntime:
             rt.idle[idx] = True
         else:
             rt.idle[idx] = False
-            if wm is not None and (rt.input_wms[idx] is None or wm > rt.input_wms[idx]):
+            current = rt.input_wms[idx]
+            if wm is not None and (current is None or wm > current):
                 rt.input_wms[idx] = wm
-        active = [w for w, i in zip(rt.input_wms, rt.idle, strict=False) if not i]
-        if not active:
+        watermarks = [w for w, i in zip(rt.input_wms, rt.idle, strict=False) if not i]
+        if not watermarks:
             if node.parent is not None and all(rt.idle):
                 self._set_input_watermark(node.parent, node.parent_index, None, True, out)
             return
-        if any(w is None for w in active):
+        active = [w for w in watermarks if w is not None]
+        if len(active) < len(watermarks):  # an active input without a watermark yet
             return
         combined = min(active)  # a multi-input operator's watermark is the MIN of its inputs
         if rt.wm is not None and combined <= rt.wm:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypedDict
+
 from hypothesis import strategies as st
 
 from converge.generators.multiway import ALL_TYPES, MULTIWAY_TYPES, RESIDUALS, multiway_scenarios
@@ -11,7 +14,7 @@ from converge.properties.spec import PropertySpec
 MULTIWAY = "multiway"
 
 # The planner's options as scenarios set them (Config fields); {} is Flink's default.
-PLANNER_OPTIONS = (
+PLANNER_OPTIONS: tuple[dict[str, int | bool], ...] = (
     {},
     {},
     {"multi_join_max_tables": 3},
@@ -22,10 +25,29 @@ PLANNER_OPTIONS = (
 )
 
 
+class _Dense(TypedDict):
+    """_DENSE's keyword arguments of multiway_scenarios (a TypedDict, so each is checked against them)."""
+    composite: Sequence[bool]
+    residual_rate: Sequence[bool]
+    min_ops: int
+    max_ops: int
+    first_input_weight: int
+
+
+class _PlannerDraws(TypedDict):
+    """The keyword arguments of multiway_scenarios that both kinds of planner case share."""
+    num_inputs: Sequence[int]
+    breaks: Sequence[bool]
+    extra_configs: Sequence[dict]
+    null_safe_rate: Sequence[bool]
+    residuals: Sequence[str]
+    max_ops: int
+
+
 # Tuned so that a LEFT input often meets, loses and regains partners within one example:
 # LEFT-heavy, rarely composite or filtered by a residual, several changes (each can still shrink away).
-_DENSE = dict(composite=(False, False, True), residual_rate=(False, False, True), min_ops=6, max_ops=30,
-              first_input_weight=2)
+_DENSE = _Dense(composite=(False, False, True), residual_rate=(False, False, True), min_ops=6, max_ops=30,
+                first_input_weight=2)
 
 
 def _chains(**kw) -> st.SearchStrategy:
@@ -52,9 +74,9 @@ def _single(strategy: st.SearchStrategy) -> st.SearchStrategy[tuple]:
 def _planner_cases() -> st.SearchStrategy[tuple]:
     """Chains of up to six inputs with breaks and null-safe links; one event each (only the plan matters)."""
     options = [o for o in PLANNER_OPTIONS if not o.get("multi_join_rewrite_right")]
-    common = dict(num_inputs=(3, 4, 5, 6), breaks=(False, True), extra_configs=options,
-                  null_safe_rate=(False, True), residuals=tuple(r for r in RESIDUALS if "DISTINCT" not in r),
-                  max_ops=1)
+    common = _PlannerDraws(num_inputs=(3, 4, 5, 6), breaks=(False, True), extra_configs=options,
+                           null_safe_rate=(False, True),
+                           residuals=tuple(r for r in RESIDUALS if "DISTINCT" not in r), max_ops=1)
     return _single(st.one_of(multiway_scenarios(join_types=MULTIWAY_TYPES, **common),
                              multiway_scenarios(join_types=ALL_TYPES, **common)))
 

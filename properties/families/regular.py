@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
 from converge.generators.changelog import interleave, per_key_tokens
-from converge.generators.scenarios import RESIDUALS, regular_join_scenarios, without_unique_keys
+from converge.generators.scenarios import RESIDUALS, TtlMode, regular_join_scenarios, without_unique_keys
 from converge.generators.schema import any_schema_join_scenarios
 from converge.properties import regular, shapes, wellformed
 from converge.properties.spec import PropertySpec
@@ -19,7 +21,7 @@ def _interleaved(draw: st.DrawFn) -> tuple:
     cond = scenario.join.conditions[0]
     if "a.id = b.id" in cond:
         key_cols = {"a": ["k", "id"], "b": ["k", "id"]}
-    key_idx = {n: [specs[n].index_of(c) for c in key_cols[n]] for n in specs}
+    key_idx: dict[str, Sequence[int]] = {n: [specs[n].index_of(c) for c in key_cols[n]] for n in specs}
     tokens = [per_key_tokens(e, specs, key_idx) for e in scenario.events]
     choices = draw(st.lists(st.integers(0, 7), min_size=1, max_size=len(scenario.events) + 1))
     reordered = scenario.with_events(interleave(scenario.events, tokens, choices))
@@ -44,7 +46,7 @@ def _tlp(draw: st.DrawFn) -> tuple:
 
 @st.composite
 def _snapshot(draw: st.DrawFn) -> tuple:
-    ttl = draw(st.sampled_from(("none", "short")))
+    ttl: TtlMode = draw(st.sampled_from(("none", "short")))
     modes = ("insert_only", "retract", "upsert") if ttl == "none" else ("insert_only", "retract")
     scenario = draw(regular_join_scenarios(ttl=ttl, modes=modes))
     cut = draw(st.integers(0, len(scenario.events)))

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.runtime.local import run_scenario
@@ -74,7 +75,7 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
             continue
         groups: dict[tuple, list[tuple]] = {}
         for item in items:
-            if not hasattr(item, "kind"):
+            if not isinstance(item, Change):
                 continue
             if semi:
                 own, record = (), item.row
@@ -85,9 +86,9 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
                     continue  # the probing record's own padding
             groups.setdefault((item.kind, own), []).append(record)
         for (kind, _own), records in groups.items():
-            keys = [encode(r) for r in records]
-            if keys != sorted(keys):
-                want = [list(r) for _, r in sorted(zip(keys, records, strict=False), key=lambda p: p[0])]
+            encoded = [encode(r) for r in records]
+            if encoded != sorted(encoded):
+                want = [list(r) for _, r in sorted(zip(encoded, records, strict=False), key=lambda p: p[0])]
                 raise PropertyFailure(Divergence(
                     prop, scenario,
                     f"{kind} rows for the matched {scenario.chain[other].name} records came out as "

@@ -44,7 +44,7 @@ from converge.properties.reference import equality_keys, has_residual
 
 # The systems converge's engine has a model of: their changelogs are compared with it under these semantics; any
 # other system (converge's own reference engine) with the engine's default, semantics=correct.
-MODELLED = {"flink": "flink"}
+MODELLED: dict[str, Semantics] = {"flink": "flink"}
 
 
 @dataclass(frozen=True)

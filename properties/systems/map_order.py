@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from converge.engine.keycodec import encode_binary_row
 from converge.engine.model.changelog import Change
-from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, MapStateOrder, Scenario, StateBackend
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.runtime.local import run_scenario
 from converge.generators.map_order import map_order_scenarios
@@ -39,9 +39,9 @@ from converge.properties.systems.answers import require_applicable, system_diver
 from converge.properties.systems.checks import Judged, Known
 
 # The reference engine's model of each backend's order ("arrival" + the HashMap rule for hashmap).
-ENGINE_ORDER = {"rocksdb": "rocksdb", "hashmap": "arrival"}
+ENGINE_ORDER: dict[StateBackend, MapStateOrder] = {"rocksdb": "rocksdb", "hashmap": "arrival"}
 # converge's own `map_state_order` for each backend, whose agreement with Flink docs/anomalies.md reports.
-CONVERGE_MODEL = {"rocksdb": "rocksdb", "hashmap": "heap"}
+CONVERGE_MODEL: dict[StateBackend, MapStateOrder] = {"rocksdb": "rocksdb", "hashmap": "heap"}
 _M32 = 0xFFFFFFFF
 _WORDS = struct.Struct("<I")
 

@@ -98,6 +98,6 @@ def first_difference(mine: Sequence, theirs: Sequence) -> tuple[int, str, str] |
     return None
 
 
-def _show(change: object) -> str:
-    kind, row = change  # type: ignore[misc]
+def _show(change: tuple[str, tuple]) -> str:
+    kind, row = change
     return f"{kind}{list(row)}"

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from hypothesis import strategies as st
 
 from converge.engine.model.errors import ApiMisuseError
-from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario import Scenario, StateBackend
 from converge.engine.model.system import Capabilities, Setting, System
 from converge.generators.interval import interval_join_scenarios
 from converge.generators.job_options import upsert_sink_scenarios, with_parallelism
@@ -35,9 +36,16 @@ from converge.properties.systems.restarts import restart_changes_nothing
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 
 OUTER = ("inner", "left", "right", "full")
+
+
+class _ModelDefaults(TypedDict):
+    """The generators' keyword arguments MODEL_DEFAULTS sets (a TypedDict, so each is checked against them)."""
+    map_state_orders: tuple[str, ...]
+
+
 # The engine-model options (engine.systems.cases.ENGINE_MODEL_OPTIONS) stay at their defaults in every case drawn:
 # the system is not told about them, so the reference engine must not model them either.
-MODEL_DEFAULTS = {"map_state_orders": ("rocksdb",)}
+MODEL_DEFAULTS: _ModelDefaults = {"map_state_orders": ("rocksdb",)}
 PLAIN_MODES = ("insert_only", "retract")
 DEFAULT_BATCH = 20
 # The generators' column types: regular and multi-way inputs have BIGINT and VARCHAR columns, interval inputs BIGINT.
@@ -210,7 +218,7 @@ def _restarts(caps: Capabilities, name: str):
     drawn = [make(caps, name) for make in (_regular, _semi_anti, _upsert, _minibatch, _multiway)]
     usable = [strategy for strategy, reason in drawn if reason is None]
     reason = _ignored(caps, name, "restart") or (None if usable else "; ".join(r for _, r in drawn if r))
-    backends = ("hashmap", "rocksdb") if caps.honours("state_backend") else (None,)
+    backends: tuple[StateBackend | None, ...] = ("hashmap", "rocksdb") if caps.honours("state_backend") else (None,)
     return (lambda: restarted(st.one_of(*(s() for s in usable)), backends=backends)), reason
 
 

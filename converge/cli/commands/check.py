@@ -100,11 +100,11 @@ def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None
             under_test.close()
 
 
-def _run_check(query: MappedQuery, options: CheckOptions, reports: Path | None, spec: str | None,
+def _run_check(query: MappedQuery, options: CheckOptions, reports: Path | None, system: str | None,
                under_test: System | None, echo, record: dict | None, steps: StepProgress) -> int:
     from converge.properties.findings import all_findings  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
-    final = system_final(under_test, spec or "") if under_test is not None else None
+    final = system_final(under_test, system or "") if under_test is not None else None
     if under_test is not None:
         echo(f"system under test: {under_test.title} (system_final_answer); the other properties and the "
              f"findings check converge's model of Flink")

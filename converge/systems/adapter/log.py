@@ -170,11 +170,11 @@ class StderrTail(collections.deque):
         super().__init__(maxlen=maxlen)
         self.conversation = conversation
 
-    def append(self, text: str) -> None:  # type: ignore[override]
+    def append(self, text: str) -> None:
         super().append(text)
         if self.conversation is not None:
             self.conversation.stderr_line(text)
 
-    def extend(self, texts: Any) -> None:  # type: ignore[override]
+    def extend(self, texts: Any) -> None:
         for text in texts:
             self.append(text)

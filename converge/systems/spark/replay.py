@@ -8,6 +8,7 @@ when present, maps an epoch to the pairs that must come out in it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from converge.properties.native_join.checks import NATIVE_PROPERTIES, check_run
 from converge.systems.spark.runs import RunCache
 
 
-def _pairs(value: object) -> Counter:
-    return Counter(tuple(p) for p in value)  # type: ignore[union-attr]
+def _pairs(value: Iterable[Iterable[object]]) -> Counter:
+    return Counter(tuple(p) for p in value)
 
 
 def expectation_problems(case: NativeJoinCase, run: NativeRun) -> list[str]:

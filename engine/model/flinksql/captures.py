@@ -188,7 +188,9 @@ class _ParsedValues:
     LIMIT = 100_000  # distinct values kept per column (the memory stays bounded on any capture)
 
     def __init__(self, columns: Sequence[tuple[str, FlinkType]]) -> None:
-        self.columns = [(name, ftype, {}) for name, ftype in columns]
+        # (name, type, raw value keyed by its type -> parsed value)
+        self.columns: list[tuple[str, FlinkType, dict[tuple[type, Any], Any]]] = [
+            (name, ftype, {}) for name, ftype in columns]
 
     def row(self, doc: dict) -> tuple | None:
         """The row when every column is present by its exact name and parses, else None."""
@@ -246,7 +248,6 @@ def _debezium(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[
         if not isinstance(body, dict):
             raise BadInputError(f"{line.key('payload')}: 'payload' must be an object")
         op, pos = body.get("op"), _position(doc, line) if POSITION_FIELD in doc else _position(body, line)
-        before, after = body.get("before"), body.get("after")
         need = {"c": ("after",), "r": ("after",), "u": ("before", "after"), "d": ("before",)}.get(op) \
             if isinstance(op, str) else None
         if need is None:
@@ -254,13 +255,14 @@ def _debezium(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[
         for key in need:
             if not isinstance(body.get(key), dict):
                 raise BadInputError(f"{line.key(key) if key in body else line}: op {op!r} needs a '{key}' object")
+        # each key `need`s is an object (checked above)
         if op in ("c", "r"):
-            yield Record("+I", _row_from(after, columns, line), pos, n)
+            yield Record("+I", _row_from(body["after"], columns, line), pos, n)
         elif op == "u":
-            yield Record("-U", _row_from(before, columns, line), pos, n)
-            yield Record("+U", _row_from(after, columns, line), pos, n)
+            yield Record("-U", _row_from(body["before"], columns, line), pos, n)
+            yield Record("+U", _row_from(body["after"], columns, line), pos, n)
         else:
-            yield Record("-D", _row_from(before, columns, line), pos, n)
+            yield Record("-D", _row_from(body["before"], columns, line), pos, n)
 
 
 def _print(path: Path, columns: Sequence[tuple[str, FlinkType]]) -> Iterator[Record]:

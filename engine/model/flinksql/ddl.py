@@ -154,8 +154,9 @@ def _check_model(table: SourceTable, defs: list[exp.ColumnDef], schema: exp.Sche
         table.input_spec("t")  # the input's name is the query's alias, checked where the query names it
     except BadInputError as exc:
         at = re.match(r"columns\[(\d+)\]", exc.path or "")
-        node = defs[int(at.group(1))] if at and int(at.group(1)) < len(defs) else schema
-        what = f"column {short_repr(table.columns[int(at.group(1))][0])}" if node is not schema else \
+        column = int(at.group(1)) if at and int(at.group(1)) < len(defs) else None
+        node = defs[column] if column is not None else schema
+        what = f"column {short_repr(table.columns[column][0])}" if column is not None else \
             f"table {short_repr(table.name)}"
         raise text.error(node, f"{what}: {exc.detail}") from None
 

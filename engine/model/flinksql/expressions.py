@@ -24,9 +24,11 @@ from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, date_days, timestamp_millis
 
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
-_CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
-        exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM"}
-_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+# looked up by a node's own class (type(node)), whatever it is
+_CMP: dict[type[exp.Expr], str] = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
+                                   exp.LTE: "<=", exp.NullSafeEQ: "IS NOT DISTINCT FROM",
+                                   exp.NullSafeNEQ: "IS DISTINCT FROM"}
+_ARITH: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 _NUMERIC = ("int", "bigint", "double")
 _MAX_MS = 2**63 - 1
 _DOUBLE_MAX = decimal.Decimal("1.7976931348623157e308")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ParamSpec
 
 from sqlglot import exp
 
@@ -205,6 +206,9 @@ class _Skipped(Exception):
     """A table whose CREATE TABLE was refused (and reported): clauses that use it are not mapped."""
 
 
+_P = ParamSpec("_P")
+
+
 class _Mapper:
     def __init__(self, tables: dict[str, SourceTable], text: SourceText, skipped: set[str] | None = None) -> None:
         self.tables = tables
@@ -245,10 +249,15 @@ class _Mapper:
         known = dict(self.aliases)
         return Scope({a: self.tables[known[a]].columns for a in aliases}, self.text)
 
-    def _attempt(self, step: Callable[[], object]) -> bool:
-        """Run one clause's mapping; a refusal is recorded (the next clause is still mapped)."""
+    def table_time(self, alias: str) -> str | None:
+        """The time attribute of the table `alias` names (None: it has none)."""
+        return self.tables[dict(self.aliases)[alias]].time_column
+
+    def _attempt(self, step: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs) -> bool:
+        """Run one clause's mapping, step(*args, **kwargs); a refusal is recorded (the next clause is still
+        mapped)."""
         try:
-            step()
+            step(*args, **kwargs)
         except _Skipped:
             return False
         except (BadInputError, UnsupportedError) as exc:
@@ -277,21 +286,27 @@ class _Mapper:
             return None
         for join in node.args.get("joins") or ():
             named = len(self.aliases)
-            if not self._attempt(lambda j=join: self._join(j)):
+            if not self._attempt(self._join, join):
                 if len(self.aliases) == named:
                     return None  # the joined table itself is refused: nothing after it can be resolved
                 self._keep_in_step("inner")
         where = node.args.get("where")
-        filters = []
+        filters: list[exp.Expr] = []
+
+        def step_or_filter(conj: exp.Expr) -> None:
+            """A conjunct of WHERE is a SEMI/ANTI step (a subquery) or else a filter on the output."""
+            if not self._subquery_step(conj):
+                filters.append(conj)
+
         for conj in _conjuncts(where.this) if where is not None else []:
-            if not self._attempt(lambda c=conj: self._subquery_step(c) or filters.append(c)):
+            if not self._attempt(step_or_filter, conj):
                 self._keep_in_step("semi")
         output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types, strict=False)
                                                  if t not in ("semi", "anti")]
         renderer = Renderer(self._scope(output_aliases))
         rendered: list[str] = []
         for f in filters:
-            self._attempt(lambda f=f: rendered.append(renderer.boolean(f)))
+            self._attempt(lambda f: rendered.append(renderer.boolean(f)), f)
         where_sql = " AND ".join(rendered) if rendered else None
         if len(self.aliases) < 2:
             self.refused.append(self.text.error(node, "the query joins nothing: converge checks joins of two or "
@@ -408,7 +423,7 @@ class _Mapper:
         scope = self._scope(aliases)
         out: list[OutputColumn] = []
         for item in node.expressions:
-            self._attempt(lambda item=item: out.extend(self._output_item(item, scope, aliases)))
+            self._attempt(lambda item: out.extend(self._output_item(item, scope, aliases)), item)
         seen: set[str] = set()
         for i, o in enumerate(out):  # Calcite names a repeated column k0, k1, ... as Flink prints them
             name, n = o.name, 0
@@ -470,12 +485,13 @@ def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[i
     """(lower, upper) that conjunct `c` puts on left.t - right.t, or None when it is not a time bound."""
     if isinstance(c, exp.Between):
         x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
-        if None in (x, lo, hi) or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:  # type: ignore[index]
+        if x is None or lo is None or hi is None or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:
             return None
-        if x[0] == left:  # type: ignore[index]
-            return lo[1], hi[1]  # type: ignore[index]
-        return -hi[1], -lo[1]  # type: ignore[index]
-    ops = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"), exp.LT: (-1, "upper")}
+        if x[0] == left:
+            return lo[1], hi[1]
+        return -hi[1], -lo[1]
+    ops: dict[type[exp.Expr], tuple[int, str]] = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"),
+                                                  exp.LT: (-1, "upper")}
     if type(c) not in ops:
         return None
     a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
@@ -497,9 +513,3 @@ def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
         return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
     return False
 
-
-def _table_time(self: _Mapper, alias: str) -> str | None:
-    return self.tables[dict(self.aliases)[alias]].time_column
-
-
-_Mapper.table_time = _table_time  # type: ignore[attr-defined]

@@ -80,12 +80,14 @@ def node_clocks(scenario: Scenario, entry: dict[str, int], n_inputs: int,
             idle[idx] = True
         else:
             idle[idx] = False
-            if input_wms[idx] is None or event.watermark > input_wms[idx]:  # type: ignore[operator]
+            current = input_wms[idx]
+            if current is None or event.watermark > current:
                 input_wms[idx] = event.watermark
-        active = [w for w, i in zip(input_wms, idle, strict=False) if not i]
-        if not active or any(w is None for w in active):
+        watermarks = [w for w, i in zip(input_wms, idle, strict=False) if not i]
+        active = [w for w in watermarks if w is not None]
+        if not active or len(active) < len(watermarks):  # none active, or one without a watermark yet
             continue
-        combined = min(active)  # type: ignore[type-var]
+        combined = min(active)
         if wm is not None and combined <= wm:
             continue
         wm = combined

@@ -13,7 +13,7 @@ has more errors than its entry (or has errors and no entry), printing that modul
 module has fewer, printing the lowered entries to write: a fix is recorded when it is made, so the count
 only goes down.
 
-    python -m tools.mypy_baseline                   the check (.ci/run and tests/test_static_checks.py)
+    python -m tools.mypy_baseline                   the check (.ci/run and tests/architecture/test_static_checks.py)
     python -m tools.mypy_baseline --write-baseline  write the lowered entries (it never raises one; after a
                                                     mypy upgrade, delete the file and write it anew)
     python -m tools.mypy_baseline --errors          every error, at its file in the checkout

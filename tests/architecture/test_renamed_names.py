@@ -7,13 +7,12 @@ import importlib
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import converge
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 OLD_NAMES = [(module, old, new) for module, names in converge.RENAMED.items() for old, new in names.items()]
 RENAMED_MODULES = {old: new for old, new in converge.MOVED_MODULES.items() if not old.startswith("converge.reports.")}
 

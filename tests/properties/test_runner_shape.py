@@ -23,8 +23,8 @@ from converge.engine.model.scenario_json import load_scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, FailedCall, PropertyFailure
 from converge.properties.spec import PropertySpec
+from tests.support.paths import ROOT, SCENARIOS
 
-ROOT = Path(__file__).resolve().parents[1]
 RUNNER = ("properties/campaign.py", "properties/systems/specs.py")
 PRODUCT = ("engine", "oracle", "generators", "properties", "reports", "converge")
 MAX_LINES = 60
@@ -73,7 +73,7 @@ def test_no_product_module_uses_converge_attributes_on_an_object() -> None:
 
 # The channel, end to end through run_property.
 
-SCENARIO = load_scenario(Path(__file__).parent / "scenarios" / "regular" / "acc_inner_no_match.json")
+SCENARIO = load_scenario(SCENARIOS / "regular" / "acc_inner_no_match.json")
 LIMIT = 1000
 NUMBERS = st.tuples(st.lists(st.integers(0, 10**6), min_size=1))
 

@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.support.paths import ROOT
 from tools import mypy_baseline
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # one worker runs them all, so mypy runs once (and never twice at a time on one cache)
 pytestmark = [pytest.mark.static, pytest.mark.xdist_group("static_checks")]

@@ -107,7 +107,7 @@ MOVED_MODULES: dict[str, str] = {
     "converge.reports.tooling.cli": "converge.cli.main",
     "converge.reports.tooling": "converge.cli",
     "converge.reports.systems": "converge.systems",
-    # old names: begin
+    # `converge.reports.systems.flink.kind` (pre-0.3) reaches its module through these, one rename at a time
     "converge.systems.adapter.kind": "converge.systems.adapter.system_type",
     "converge.systems.flink.kind": "converge.systems.flink.system_type",
     "converge.systems.pathway.kind": "converge.systems.pathway.system_type",
@@ -115,12 +115,10 @@ MOVED_MODULES: dict[str, str] = {
     "converge.engine.model.native_case": "converge.engine.model.native_join_case",
     "converge.generators.spark_native": "converge.generators.native_join",
     "converge.properties.spark_native": "converge.properties.native_join",
-    # old names: end
 }
 
 # Names renamed in 0.3 so that one word names one thing (docs/architecture.md, "Vocabulary"): module -> {old
 # name: new name}. Until 0.4 the old name answers with the object under its new name, and a DeprecationWarning.
-# old names: begin
 RENAMED: dict[str, dict[str, str]] = {
     "converge.engine.model.system": {"Family": "JoinCategory", "family_of": "join_category_of"},
     "converge.systems.base": {"SystemKind": "SystemType"},
@@ -134,7 +132,6 @@ RENAMED: dict[str, dict[str, str]] = {
     "converge.systems.spark.system": {"SparkNativeSystem": "NativeJoinSystem"},
     "converge.systems.spark.campaign": {"run_spark_native_campaign": "run_native_join_campaign"},
 }
-# old names: end
 
 
 def renamed(module: str) -> Callable[[str], Any]:

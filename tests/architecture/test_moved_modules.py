@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 import converge
-
-
-def _fresh(code: str) -> subprocess.CompletedProcess[str]:
-    """A new interpreter: the old names must be resolved by import, not found already in sys.modules."""
-    return subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c", code],
-                          capture_output=True, text=True, check=False)
+from tests.support.fresh_interpreter import run_fresh
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -24,7 +16,7 @@ def _fresh(code: str) -> subprocess.CompletedProcess[str]:
     ("converge.reports.systems", "converge.systems"),
 ])
 def test_an_old_path_is_the_module_at_its_new_path_and_warns(old: str, new: str) -> None:
-    done = _fresh(f"import importlib, sys\n"
+    done = run_fresh(f"import importlib, sys\n"
                   f"old = importlib.import_module({old!r})\n"
                   f"print(old is sys.modules[{new!r}], old.__name__, hasattr(old, '__path__'))")
     assert done.returncode == 0, done.stderr
@@ -36,13 +28,13 @@ def test_an_old_path_is_the_module_at_its_new_path_and_warns(old: str, new: str)
 
 def test_the_old_console_script_target_runs_the_command() -> None:
     """An environment installed before 0.3 has a `converge` script that imports converge.reports.tooling.cli:main."""
-    done = _fresh("import sys\nfrom converge.reports.tooling.cli import main\nsys.exit(main(['--version']))")
+    done = run_fresh("import sys\nfrom converge.reports.tooling.cli import main\nsys.exit(main(['--version']))")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith(converge.__version__)
 
 
 def test_a_class_imported_by_either_path_is_one_class() -> None:
-    done = _fresh("from converge.reports.systems.registry import SYSTEM_TYPES as old\n"
+    done = run_fresh("from converge.reports.systems.registry import SYSTEM_TYPES as old\n"
                   "from converge.systems.registry import SYSTEM_TYPES as new\n"
                   "print(old is new)")
     assert done.stdout.strip() == "True", done.stderr
@@ -54,5 +46,5 @@ def test_names_that_did_not_move_are_left_to_the_ordinary_import(name: str) -> N
 
 
 def test_a_missing_module_under_an_old_path_is_still_a_module_not_found_error() -> None:
-    done = _fresh("import converge.reports.tooling.no_such_module")
+    done = run_fresh("import converge.reports.tooling.no_such_module")
     assert done.returncode == 1 and "ModuleNotFoundError: No module named 'converge.cli.no_such_module'" in done.stderr

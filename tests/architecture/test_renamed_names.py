@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import importlib
 import re
-import subprocess
-import sys
 
 import pytest
 
 import converge
+from tests.support.fresh_interpreter import run_fresh
 from tests.support.paths import ROOT
 
 OLD_NAMES = [(module, old, new) for module, names in converge.RENAMED.items() for old, new in names.items()]
@@ -32,23 +31,18 @@ def test_a_name_that_never_existed_is_still_an_attribute_error() -> None:
 
 @pytest.mark.parametrize(("old", "new"), RENAMED_MODULES.items())
 def test_a_renamed_module_is_the_module_under_its_new_name(old: str, new: str) -> None:
-    done = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c",
-                           f"import importlib, sys\nprint(importlib.import_module({old!r}) is sys.modules[{new!r}])"],
-                          capture_output=True, text=True, check=False)
+    done = run_fresh(f"import importlib, sys\nprint(importlib.import_module({old!r}) is sys.modules[{new!r}])")
     assert done.stdout.strip() == "True", done.stderr
     assert f"DeprecationWarning: {old} moved to {new}" in done.stderr
 
 
-# old names: begin
-def test_an_old_class_imported_from_its_old_module_is_the_new_class() -> None:
-    """`from converge.systems.flink.kind import FlinkKind`, as written before 0.3: both renames at once."""
-    done = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c",
-                           "from converge.systems.flink.kind import FlinkKind\n"
-                           "from converge.systems.flink.system_type import FlinkSystemType\n"
-                           "print(FlinkKind is FlinkSystemType)"], capture_output=True, text=True, check=False)
+def test_an_old_class_imported_from_its_pre_0_3_module_is_the_new_class() -> None:
+    """`from converge.reports.systems.flink.kind import FlinkKind`, as written before 0.3: the module moved, was
+    renamed, and so was the class."""
+    done = run_fresh("from converge.reports.systems.flink.kind import FlinkKind\n"
+                     "from converge.systems.flink.system_type import FlinkSystemType\n"
+                     "print(FlinkKind is FlinkSystemType)", warnings="ignore::DeprecationWarning")
     assert done.stdout.strip() == "True", done.stderr
-# old names: end  (vocab-rename.py leaves the lines between these two alone)
-
 
 
 def test_the_vocabulary_section_names_every_old_name() -> None:

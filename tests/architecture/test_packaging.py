@@ -10,16 +10,15 @@ import zipfile
 from pathlib import Path
 
 from converge import __version__
-from tests.support.paths import ROOT
+from tests.support.paths import MAPPED_FOLDERS, ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-FOLDERS = ("engine", "oracle", "generators", "properties", "reports")
 
 
 def _package_folders() -> set[str]:
     """Every folder with an __init__.py, as its installed dotted name."""
     names = {"converge"}
-    for folder in FOLDERS:
+    for folder in MAPPED_FOLDERS:
         for init in (ROOT / folder).rglob("__init__.py"):
             names.add(".".join(["converge", *init.parent.relative_to(ROOT).parts]))
     # the layers above the reports (the systems, the command line) live in the package's own folder
@@ -30,7 +29,7 @@ def _package_folders() -> set[str]:
 def test_every_package_folder_is_listed_for_installation() -> None:
     setuptools = PYPROJECT["tool"]["setuptools"]
     assert set(setuptools["packages"]) == _package_folders()
-    assert setuptools["package-dir"] == {"converge": "converge", **{f"converge.{f}": f for f in FOLDERS}}
+    assert setuptools["package-dir"] == {"converge": "converge", **{f"converge.{f}": f for f in MAPPED_FOLDERS}}
 
 
 def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
@@ -53,10 +52,10 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert "converge = converge.cli.main:main" in entry_points
     assert "[pytest11]\nconverge = converge.reports.pytest_plugin" in entry_points
     assert not any(n.startswith("converge/tests") for n in names)
-    assert "converge/converge/cli/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
-    assert "converge/converge/cli/conformance/batch/A1_inner_insert_only_empty.json" in names
-    assert "converge/converge/cli/conformance/settings/mini_batch_folds.json" in names
-    program = {n.rpartition("/")[2] for n in names if n.startswith("converge/converge/systems/flink/program/")}
+    assert "converge/cli/conformance/01_inner_insert_only.json" in names  # the adapter kit's cases
+    assert "converge/cli/conformance/batch/A1_inner_insert_only_empty.json" in names
+    assert "converge/cli/conformance/settings/mini_batch_folds.json" in names
+    program = {n.rpartition("/")[2] for n in names if n.startswith("converge/systems/flink/program/")}
     assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "parallel.py",
                        "restart.py", "sinks.py",
                        "session.py", "state_backend.py", "time_attributes.py"}  # package data, run by Flink's Python

@@ -25,9 +25,7 @@ from converge.engine.model.errors import (
     exit_code,
     label,
 )
-from tests.support.paths import ROOT
-
-PACKAGES = ("engine", "oracle", "generators", "properties", "reports", "converge")
+from tests.support.paths import ROOT, SOURCE_FOLDERS
 
 # Words that only converge's own machinery uses: a BadInputError saying them is a bug report in disguise.
 BUG_WORDS = ("planner", "operator", "registered", "bug")
@@ -98,7 +96,7 @@ def violations(source: str, path: str) -> list[str]:
 
 def _modules() -> list[tuple[str, str]]:
     return [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8"))
-            for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+            for package in SOURCE_FOLDERS for p in sorted((ROOT / package).rglob("*.py"))
             if "/flink/program/" not in p.as_posix()]  # the Flink adapter program runs outside converge
 
 

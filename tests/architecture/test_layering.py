@@ -25,9 +25,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.layers import LAYERS
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SOURCE_FOLDERS
 
-PACKAGES = ("engine", "oracle", "generators", "properties", "reports")
 LAYER = {name: i for i, (name, _) in enumerate(LAYERS)}
 # Function-level imports keep a heavy dependency off the import path; each carries a one-line reason.
 LAZY_REASON = "# lazy:"
@@ -35,7 +34,7 @@ LAZY_REASON = "# lazy:"
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for package in (*PACKAGES, "converge"):
+    for package in SOURCE_FOLDERS:
         for path in sorted((ROOT / package).rglob("*.py")):
             if not (path.parent / "__init__.py").exists():
                 continue  # package data (the Flink adapter program), not a converge module

@@ -23,10 +23,9 @@ from converge.engine.model.scenario_json import load_scenario
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.divergence import Divergence, FailedCall, PropertyFailure
 from converge.properties.spec import PropertySpec
-from tests.support.paths import ROOT, SCENARIOS
+from tests.support.paths import ROOT, SCENARIOS, SOURCE_FOLDERS
 
 RUNNER = ("properties/campaign.py", "properties/systems/specs.py")
-PRODUCT = ("engine", "oracle", "generators", "properties", "reports", "converge")
 MAX_LINES = 60
 
 
@@ -60,7 +59,7 @@ def _converge_attribute(node: ast.AST) -> str | None:
 def test_no_product_module_uses_converge_attributes_on_an_object() -> None:
     seen = 0
     found = []
-    for package in PRODUCT:
+    for package in SOURCE_FOLDERS:
         for path in sorted((ROOT / package).rglob("*.py")):
             seen += 1
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):

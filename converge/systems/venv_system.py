@@ -61,6 +61,15 @@ class InstalledSystem:
     smoke: dict
     capabilities: dict | None = None  # the hello's, recorded at the smoke check (None: an older record)
     adapter: Path | None = None
+    last_check: dict | None = None    # the last `systems list --check`: {"at", "ok", "message", "seconds"}
+
+    def recorded_check(self) -> dict:
+        """The last check this installation passed or failed: `systems list --check`'s, else the install's smoke
+        check ({"at", "ok", "message", "seconds"}; "at" is "" when neither recorded it)."""
+        if self.last_check:
+            return self.last_check
+        return {"at": self.created, "ok": self.smoke.get("ok"), "message": self.smoke.get("message", ""),
+                "seconds": self.smoke.get("seconds")}
 
     @property
     def interpreter(self) -> Path:
@@ -96,7 +105,8 @@ def installed(system: VenvSystem) -> list[InstalledSystem]:
                 continue
             found.append(InstalledSystem(doc["name"], doc["version"], record.parent, doc["python"],
                                          doc.get("java", "-"), doc["created"], doc.get("smoke", {}),
-                                         doc.get("capabilities"), system.adapter))
+                                         doc.get("capabilities"), system.adapter,
+                                         doc.get("last_check") if isinstance(doc.get("last_check"), dict) else None))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # a half-written or foreign folder is not an installation
     return sorted(found, key=lambda s: version_key(s.version))
@@ -239,9 +249,27 @@ def _final_rows(result: dict) -> list[str] | None:
 
 def rewrite_capabilities(installed_system: InstalledSystem, capabilities: dict) -> None:
     """system.json of an older install, given the capabilities its adapter declares now (never half-written)."""
+    _rewrite(installed_system, capabilities=capabilities)
+
+
+def record_check(installed_system: InstalledSystem, check: dict) -> None:
+    """system.json given a live check's outcome (and the capabilities its hello declared, when the record has
+    none): `converge systems list` shows it from there, without starting the adapter again."""
+    fields: dict = {"last_check": {"at": datetime.now(UTC).isoformat(timespec="seconds"), "ok": bool(check["ok"]),
+                                   "message": check["message"], "seconds": check["seconds"]}}
+    if installed_system.capabilities is None and isinstance(check.get("capabilities"), dict):
+        fields["capabilities"] = check["capabilities"]
+    try:
+        _rewrite(installed_system, **fields)
+    except (OSError, ValueError):  # a read-only cache: the check's outcome is shown, just not kept
+        pass
+
+
+def _rewrite(installed_system: InstalledSystem, **fields: object) -> None:
+    """system.json with `fields` replaced, the rest kept (never half-written)."""
     record = installed_system.folder / "system.json"
     doc = json.loads(record.read_text(encoding="utf-8"))
-    doc["capabilities"] = capabilities
+    doc.update(fields)
     temporary = record.with_name("system.json.tmp")
     temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     temporary.replace(record)

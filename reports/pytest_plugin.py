@@ -36,7 +36,7 @@ import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -67,10 +67,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SETTING] = setting
 
 
+def _refuse(message: str) -> NoReturn:
+    """End the pytest run as a usage error (exit 4), as a wrong setting must not be ignored: pytest's own way for
+    a plugin (this module imports none of converge's engine, so not converge's UsageError)."""
+    pytest.exit(f"converge: {message}", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
 def _project_reports_dir(start: Path) -> str | None:
     """`reports-dir` of `[tool.converge]` in the nearest pyproject.toml at or above `start`, relative to that
     file ("off" as it is), as converge/cli/project_config.py reads it for `converge run` (issue 41 row 7: the
-    plugin ignored it); None when no file sets it. A file converge cannot read is pytest's usage error."""
+    plugin ignored it); None when no file sets it. A file converge cannot read ends the run (_refuse)."""
     here = Path(start).resolve()
     path = next((f / "pyproject.toml" for f in (here, *here.parents) if (f / "pyproject.toml").is_file()), None)
     if path is None:
@@ -78,14 +84,14 @@ def _project_reports_dir(start: Path) -> str | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"converge: {path}: cannot read it as TOML ({exc})") from None
+        _refuse(f"{path}: cannot read it as TOML ({exc})")
     tool = data.get("tool")
     table = tool.get("converge") if isinstance(tool, dict) else None
     value = table.get("reports-dir") if isinstance(table, dict) else None
     if value is None:
         return None
     if not isinstance(value, str):
-        raise pytest.UsageError(f"converge: {path}: [tool.converge] reports-dir: expected a string, got {value!r}")
+        _refuse(f"{path}: [tool.converge] reports-dir: expected a string, got {value!r}")
     return value if value == OFF else str(path.parent / value)
 
 

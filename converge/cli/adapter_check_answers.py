@@ -168,7 +168,7 @@ def check_batches(session: Session, cases: list[tuple[str, Scenario]], record: R
     if len(groups) < 2:
         record("batch", "SKIP", "fewer than two shapes with two or more fixed cases lie inside the capabilities")
         return
-    plan = batch_plan(*groups, caps.max_batch)
+    plan = batch_plan(groups[0], groups[1], caps.max_batch)
     wrong: list[str] = []
     for number, request in enumerate(plan, 1):
         try:

@@ -28,8 +28,8 @@ from pathlib import Path
 from queue import Empty, Queue
 from types import ModuleType
 
+import converge.reports.progress as progress
 from converge.engine.model.errors import UsageError
-from converge.reports import progress
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ def _streamed(process: subprocess.Popen, what: str, echo: Callable[[str], None],
         queue.put(None)
 
     threading.Thread(target=read, name="converge-install-output", daemon=True).start()
-    started, lines = time.monotonic(), []
+    started, lines = time.monotonic(), list[str]()
     while True:
         waited = time.monotonic() - started
         if waited > timeout:

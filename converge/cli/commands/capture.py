@@ -8,10 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from converge.cli.arguments import Subparsers, add_seed, existing_file, positive_int
 from converge.engine.model.errors import UsageError
+
+if TYPE_CHECKING:
+    from converge.engine.model.flinksql import MappedQuery
+    from converge.engine.model.flinksql.types import FlinkType
+    from converge.engine.model.scenario import Scenario
 
 
 def register(subparsers: Subparsers) -> None:
@@ -42,12 +49,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(scenario) -> int:  # type: ignore[no-untyped-def]
+def _count(scenario: Scenario) -> int:
     from converge.engine.model.scenario import ChangeEvent  # lazy: the engine, for capture alone
     return sum(1 for e in scenario.events if isinstance(e, ChangeEvent))
 
 
-def _drawn(query, seed: int, events: int):  # type: ignore[no-untyped-def]
+def _drawn(query: MappedQuery, seed: int, events: int) -> Scenario:
     """The first input Hypothesis draws from the query's strategy (no late rows) with `events` records or more, not
     shrunk (a shrunk one is all zeros)."""
     from hypothesis import HealthCheck, Phase, find, settings  # lazy: Hypothesis, for capture alone
@@ -65,7 +72,7 @@ def _drawn(query, seed: int, events: int):  # type: ignore[no-untyped-def]
         raise UsageError(f"--events {events}: no input of that many records was drawn; ask for fewer") from None
 
 
-def _write(query, scenario, out: Path) -> list[Path]:  # type: ignore[no-untyped-def]
+def _write(query: MappedQuery, scenario: Scenario, out: Path) -> list[Path]:
     """Each source's records and the engine's output records, `pos` the index of the input record (an output
     record's: the input record whose processing produced it; a clock event's output goes to the last record)."""
     from converge.engine.model.changelog import Change  # lazy: the engine, for capture alone
@@ -84,8 +91,8 @@ def _write(query, scenario, out: Path) -> list[Path]:  # type: ignore[no-untyped
             columns = query.table_of(event.input).columns
             lines[table_of[event.input]].append(_record(event.kind, pos, columns, event.row))
         for item in items:
-            row = shape(item.row) if isinstance(item, Change) else None  # None: not a change, or WHERE drops it
-            if row is not None:
+            row = shape(item.row) if isinstance(item, Change) else None  # None: a watermark, or WHERE drops it
+            if isinstance(item, Change) and row is not None:
                 output.append(_record(item.kind, max(pos, 0), [(o.name, o.type) for o in query.output], row))
     for table, path in paths.items():
         path.write_text("".join(lines[table]), encoding="utf-8")
@@ -93,7 +100,7 @@ def _write(query, scenario, out: Path) -> list[Path]:  # type: ignore[no-untyped
     return [*paths.values(), out / "output.jsonl"]
 
 
-def _record(kind: str, pos: int, columns, row: tuple) -> str:  # type: ignore[no-untyped-def]
+def _record(kind: str, pos: int, columns: Sequence[tuple[str, FlinkType]], row: tuple) -> str:
     """One JSON line: the kind, the position, each column as a user writes it (DECIMAL, TIMESTAMP, DATE as text)."""
     values = {name: None if v is None else ftype.display(v) if ftype.kind in ("decimal", "timestamp", "date") else v
               for (name, ftype), v in zip(columns, row, strict=True)}

@@ -104,7 +104,7 @@ def _double(t: FlinkType, v: Any) -> float:
     except ValueError as exc:  # Python's own message names the text
         raise BadInputError(str(exc)) from None
     except OverflowError:  # an integer beyond DOUBLE: Flink's JsonToRowDataConverters parses its text, to +-Infinity
-        return math.inf if v > 0 else -math.inf
+        return math.inf if int(v) > 0 else -math.inf
 
 
 def _boolean(t: FlinkType, v: Any) -> bool:

@@ -68,8 +68,14 @@ class Divergence:
         where = f" after event {self.event_index}" if self.event_index is not None else ""
         text = f"{self.property}: {self.message}{where}"
         if self.engine is not None and self.expected is not None:
-            text += "\n  (+ engine only, - expected only)\n" + format_bag_diff(self.engine, self.expected)
+            text += f"\n  (+ {self.side()} only, - expected only)\n" + format_bag_diff(self.engine, self.expected)
         return text
+
+    def side(self) -> str:
+        """Whose output `engine` holds, for a diff's legend: the system under test's title (a system's divergence,
+        properties/systems/answers.py) or converge's engine (issue 41 row 7: the legend said "engine" for both)."""
+        system = self.extra.get("system")
+        return system if isinstance(system, str) and system else "engine"
 
 
 class ReductionRecord(Protocol):

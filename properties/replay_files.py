@@ -1,7 +1,7 @@
 """Which files `converge replay` replays: scenario files, found in the paths given, and the files it skips.
 
 A reports folder holds more than scenarios (summary.json, Markdown, pictures,
-the LATEST pointer), and users point replay at it. A file is replayed when it
+the latest-run.txt pointer), and users point replay at it. A file is replayed when it
 may be a scenario: a ``.json`` file whose top level is a JSON object with at
 least one of the scenario's own keys (``inputs``, ``join``, ``events``), or
 a ``.json`` file that cannot be read as JSON at all (a damaged scenario must

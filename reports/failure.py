@@ -114,7 +114,8 @@ def _input_tables(s: Scenario, event_index: int | None) -> list[str]:
     return lines
 
 
-def _diff_block(engine: Counter, expected: Counter, limit: int = 60) -> list[str]:
+def _diff_block(engine: Counter, expected: Counter, limit: int = 60, side: str = "engine") -> list[str]:
+    """The rows only one side has; `side` names whose output `engine` is (a system's title, or the engine)."""
     diff = bag_diff(engine, expected)
     same = sum((engine & expected).values())
     lines = ["```diff"]
@@ -122,7 +123,8 @@ def _diff_block(engine: Counter, expected: Counter, limit: int = 60) -> list[str
         lines.append(f"{sign} {list(row)}" + (f"  ×{n}" if n > 1 else ""))
     if len(diff) > limit:
         lines.append(f"… {len(diff) - limit} more")
-    lines += ["```", f"`+` only in the engine's output, `-` only in the expected answer; {same} row(s) agree."]
+    lines += ["```", f"`+` only in {'the engine' if side == 'engine' else side}'s output, `-` only in the expected "
+                     f"answer; {same} row(s) agree."]
     return lines
 
 
@@ -204,7 +206,8 @@ def _markdown(d: Divergence, scenario_path: Path, png: Path | None, info: dict[s
     if isinstance(d.extra.get("answers"), Mapping):
         lines += _answers_block(d.extra["answers"], str(d.extra.get("agreement", "")))
     if d.engine is not None and d.expected is not None:
-        lines += ["", f"## Output after {where}: engine vs expected", ""] + _diff_block(d.engine, d.expected)
+        lines += ["", f"## Output after {where}: {d.side()} vs expected", ""] + _diff_block(d.engine, d.expected,
+                                                                                          side=d.side())
     if per_event is not None and d.event_index is not None and d.event_index < len(per_event):
         emitted = per_event[d.event_index]
         lines += ["", f"The engine emitted at event {d.event_index}: "

@@ -27,7 +27,9 @@ from typing import TextIO
 
 from converge.properties.progress import PropertyProgress
 
-__all__ = ["CampaignProgress", "StepProgress", "count", "describe"]
+__all__ = ["HEARTBEAT_SECONDS", "CampaignProgress", "StepProgress", "count", "describe"]
+
+HEARTBEAT_SECONDS = 10.0  # the longest a command stays silent in a log (issue 41 row 4); tests shorten it
 
 
 class CampaignProgress:
@@ -35,12 +37,13 @@ class CampaignProgress:
 
     def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None,
                  unit: tuple[str, str] = ("example", "examples"),
-                 interval: float = 10.0, quiet_for: float = 0.0, redraw: float = 0.1, every_done: bool = False,
+                 interval: float | None = None, quiet_for: float = 0.0, redraw: float = 0.1, every_done: bool = False,
                  quiet: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream or sys.stderr
         self.every_done, self.quiet = every_done, quiet
         self.tty = self.stream.isatty() if tty is None else tty
-        self.unit, self.interval, self.quiet_for, self.redraw, self.clock = unit, interval, quiet_for, redraw, clock
+        self.interval = HEARTBEAT_SECONDS if interval is None else interval
+        self.unit, self.quiet_for, self.redraw, self.clock = unit, quiet_for, redraw, clock
         self.position = ""              # "[2/9] ": which property of the campaign
         self._last_line = float("-inf")  # when the last line was written
         self._drawn = 0                  # width of the line on the terminal (0: none)

@@ -10,10 +10,12 @@
   each report names the pytest node id and Hypothesis's seed
   (reports/pytest_failures.py).
 * `--converge-reports=DIR|off` says where reports go; without it,
-  $CONVERGE_REPORTS_DIR, then ./converge-reports (converge.reports.location).
+  $CONVERGE_REPORTS_DIR, then `reports-dir` in `[tool.converge]` of the
+  nearest pyproject.toml (as `converge run` reads it), then ./converge-reports
+  (converge.reports.location).
   Each pytest run writes into a directory of its own inside that folder,
-  created at its first report and shared by its xdist workers; LATEST and
-  the `latest` link name it (converge.reports.runs).
+  created at its first report and shared by its xdist workers; latest-run.txt
+  and the `latest` link name it (converge.reports.runs).
   The marker `@pytest.mark.converge_reports("off")` (or a folder) overrides
   it for one test, e.g. a test that expects a property to fail.
 * Fixtures: `converge_oracle` (one DuckDB oracle per worker process),
@@ -29,18 +31,21 @@ need them.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
-from converge.reports.location import new_run_name, reports_folder
+from converge.reports.location import ENVIRONMENT_VARIABLE, OFF, new_run_name, reports_folder
 from converge.reports.pytest_capture import drawn_scenarios, forget, watch
 
 _MARKER = "converge_reports"
 _RUN_NAME = pytest.StashKey[str]()
+_SETTING = pytest.StashKey["str | None"]()
 _WORKER_KEY = "converge_run_name"
 
 
@@ -56,6 +61,38 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "(\"off\": none), instead of --converge-reports")
     # One name per pytest run: an xdist worker takes its controller's, so the run's reports stay together.
     config.stash[_RUN_NAME] = getattr(config, "workerinput", {}).get(_WORKER_KEY) or new_run_name("pytest")
+    setting = config.getoption("converge_reports")
+    if setting is None and not os.environ.get(ENVIRONMENT_VARIABLE):
+        setting = _project_reports_dir(config.invocation_params.dir)  # as `converge run` honours it
+    config.stash[_SETTING] = setting
+
+
+def _refuse(message: str) -> NoReturn:
+    """End the pytest run as a usage error (exit 4), as a wrong setting must not be ignored: pytest's own way for
+    a plugin (this module imports none of converge's engine, so not converge's UsageError)."""
+    pytest.exit(f"converge: {message}", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _project_reports_dir(start: Path) -> str | None:
+    """`reports-dir` of `[tool.converge]` in the nearest pyproject.toml at or above `start`, relative to that
+    file ("off" as it is), as converge/cli/project_config.py reads it for `converge run` (issue 41 row 7: the
+    plugin ignored it); None when no file sets it. A file converge cannot read ends the run (_refuse)."""
+    here = Path(start).resolve()
+    path = next((f / "pyproject.toml" for f in (here, *here.parents) if (f / "pyproject.toml").is_file()), None)
+    if path is None:
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        _refuse(f"{path}: cannot read it as TOML ({exc})")
+    tool = data.get("tool")
+    table = tool.get("converge") if isinstance(tool, dict) else None
+    value = table.get("reports-dir") if isinstance(table, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        _refuse(f"{path}: [tool.converge] reports-dir: expected a string, got {value!r}")
+    return value if value == OFF else str(path.parent / value)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -65,7 +102,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _run_folder(config: pytest.Config) -> Path | None:
-    return reports_folder(config.getoption("converge_reports"))
+    return reports_folder(config.stash[_SETTING])
 
 
 def _folder_for(item: pytest.Item) -> Path | None:

@@ -9,7 +9,7 @@ picture left out of a report (no matplotlib, a write that failed) is a
 `warning`: printed the same way, it never changes the exit code.
 
 The run's directory is claimed lazily, at its first file: a run that writes
-nothing leaves nothing, and LATEST only ever names a run that wrote something.
+nothing leaves nothing, and latest-run.txt only ever names a run that wrote something.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = ["RunReports"]
 @dataclass
 class RunReports:
     """One run's reports. The run's directory is made at the first file written into it, so a run that
-    writes nothing (a green `converge check`) leaves no empty directory and never becomes LATEST.
+    writes nothing (a green `converge check`) leaves no empty directory and never becomes the latest run.
 
     `run_dir` is None until then, and stays None when reports are off or the folder cannot be written."""
 

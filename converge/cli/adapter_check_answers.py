@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -153,7 +153,7 @@ def check_fixed_cases(session: Session, cases: list[tuple[str, Scenario]], recor
 
 
 def check_batches(session: Session, cases: list[tuple[str, Scenario]], record: Record) -> None:
-    """Requests of one shape each, switching shapes (A, B, A), several cases per request: an adapter that keeps
+    """Requests of one shape each, switching shapes (batch_plan), several cases per request: an adapter that keeps
     per-shape state between requests, or mixes up the cases of a request, answers some case wrongly."""
     caps = session.capabilities
     assert caps is not None
@@ -168,15 +168,13 @@ def check_batches(session: Session, cases: list[tuple[str, Scenario]], record: R
     if len(groups) < 2:
         record("batch", "SKIP", "fewer than two shapes with two or more fixed cases lie inside the capabilities")
         return
-    first, second = groups
-    # A, then B, then A again in reverse order: every case of a shape is answered twice, in two positions
-    plan = [first[: caps.max_batch], second[: caps.max_batch], list(reversed(first))[: caps.max_batch]]
+    plan = batch_plan(groups[0], groups[1], caps.max_batch)
     wrong: list[str] = []
     for number, request in enumerate(plan, 1):
         try:
             results = session.run([s for _, s in request])
         except SystemUnderTestError as exc:
-            record("batch", "FAIL", f"request {number} of 3 ({', '.join(n for n, _ in request)}): {exc}")
+            record("batch", "FAIL", f"request {number} of {len(plan)} ({', '.join(n for n, _ in request)}): {exc}")
             return
         for (name, scenario), result in zip(request, results, strict=False):
             verdict, message = answer_verdict(result, expected_final(scenario))
@@ -184,8 +182,24 @@ def check_batches(session: Session, cases: list[tuple[str, Scenario]], record: R
                 wrong.append(f"request {number}, case {name}: {message}")
     sizes = "/".join(str(len(r)) for r in plan)
     record("batch", "FAIL" if wrong else "PASS", "\n".join(wrong) if wrong else
-           f"3 requests of one shape each, switching shapes A, B, A ({sizes} cases: "
-           f"{', '.join(n for n, _ in plan[0])} / {', '.join(n for n, _ in plan[1])}), each answered in order")
+           f"{len(plan)} requests of one shape each, switching shapes A, B, A, B, A ({sizes} cases: "
+           f"{', '.join(n for n, _ in plan[0])} / {', '.join(n for n, _ in plan[1])}; then one case alone, then "
+           f"A's cases rotated, one twice, all under one name), each answered in order")
+
+
+SHARED_NAME = "generated case"  # a campaign's generated cases share their names (generators/*.py)
+
+
+def batch_plan(first: list[tuple[str, Scenario]], second: list[tuple[str, Scenario]], max_batch: int
+               ) -> list[list[tuple[str, Scenario]]]:
+    """The batch check's requests, as varied as a campaign's (issue 41 row 12): A, then B, then A reversed
+    (every case of a shape answered in two positions); B's last case alone (a request of one); A's cases
+    rotated with the first one again, all under one name (a case twice in a request, and cases told apart by
+    their ids alone, as a campaign's generated ones must be)."""
+    rotated = first[1:] + first[:1] + first[:1]
+    same_name = [(name, replace(scenario, name=SHARED_NAME)) for name, scenario in rotated]
+    return [first[:max_batch], second[:max_batch], list(reversed(first))[:max_batch], second[-1:],
+            same_name[:max_batch]]
 
 
 # What a declared setting must visibly change, and where nothing visible is guaranteed, why.

@@ -11,7 +11,6 @@ import traceback
 from collections.abc import Sequence
 
 from converge import __version__
-from converge.cli.check_plan import fast_args
 from converge.cli.interrupts import Interrupted, ending_on_signals
 from converge.engine.model.errors import EXIT_INTERNAL, ConvergeError, exit_code, label
 
@@ -35,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The exit code (see the top of this module); argparse itself exits 2 on a malformed command line."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = fast_args(argv)  # `check QUERY --plan-only`: read and plan, without importing the other commands
+    args = _fast_args(argv)
     if args is None:
         args = build_parser().parse_args(argv)
         from converge.generators.storage import keep_hypothesis_out_of_the_working_directory  # lazy: Hypothesis
@@ -55,6 +54,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_code(exc)
     except Exception as exc:  # noqa: BLE001 - a crash: the traceback is what a bug report needs
         return _crashed(exc)
+
+
+def _fast_args(argv: list[str]) -> argparse.Namespace | None:
+    """The commands that answer without importing the others (which load Hypothesis, DuckDB, sqlglot):
+    `check QUERY --plan-only` reads and plans, `systems list` reads the installations' records."""
+    if argv[:1] == ["check"]:
+        from converge.cli.check_plan import fast_args  # lazy: sqlglot and the planner, for `check` alone
+        return fast_args(argv)
+    if argv[:2] == ["systems", "list"]:
+        from converge.cli.systems_list import fast_args as list_args  # lazy: as above, for `systems list` alone
+        return list_args(argv)
+    return None
 
 
 def _crashed(exc: BaseException) -> int:

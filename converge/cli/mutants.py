@@ -16,7 +16,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -29,8 +29,9 @@ from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.registry import PropertySpec, select
+from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.terminal import format_table, progress
+from converge.reports.terminal import format_table
 
 Status = Literal["killed", "survived", "stale"]
 
@@ -96,13 +97,14 @@ def properties_for(mutant: Mutant) -> list[PropertySpec]:
 
 
 def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence[PropertySpec] | None = None,
-               shrink: bool = True, reports: RunReports | None = None) -> MutantOutcome:
+               shrink: bool = True, reports: RunReports | None = None,
+               watch: CampaignProgress | None = None) -> MutantOutcome:
     """Run the campaign against one mutant; stop at the first property that kills it.
 
     `properties` replaces the mutant's own list; `shrink=False` only asks whether it is killed.
     With `reports`, the kill is written there as a failure report that records the mutant
     (ready to be promoted to a regression case); otherwise kills, the expected outcome, are
-    recorded in the campaign's results only.
+    recorded in the campaign's results only. `watch` is told each property's progress (stderr's lines).
     """
     outcome = MutantOutcome(mutant.name, mutant.bug, mutant.family, "survived")
     specs = list(properties) if properties is not None else properties_for(mutant)
@@ -116,7 +118,7 @@ def run_mutant(mutant: Mutant, *, examples: int, seed: int, properties: Sequence
                 probe = _Probe()
                 outcome.tried.append(spec.name)
                 result = run_property(_instrumented(spec, probe), max_examples=examples, seed=seed,
-                                      shrink=shrink, on_failure=reporter)
+                                      shrink=shrink, on_failure=reporter, progress=watch)
                 if result.ok:
                     outcome.examples += probe.calls
                     continue
@@ -145,16 +147,17 @@ def _record_evidence(outcome: MutantOutcome, result) -> None:
     outcome.counterexample = scenario_to_dict(d.scenario)
 
 
-def run_campaign(mutants: Sequence[Mutant], *, examples: int, seed: int,
-                 progress: Callable[[int, int, str], None] | None = None,
+def run_campaign(mutants: Sequence[Mutant], *, examples: int, seed: int, watch: CampaignProgress | None = None,
                  reports: RunReports | None = None) -> list[MutantOutcome]:
+    """Each mutant in turn; `watch` gets a line as each starts and its properties' progress (a mutant that
+    survives runs its whole family: a minute and more, never silent for longer than the watch's interval)."""
     outcomes = []
     for i, m in enumerate(mutants):
-        if progress:
-            progress(i, len(mutants), m.name)
-        outcomes.append(run_mutant(m, examples=examples, seed=seed, reports=reports))
-    if progress:
-        progress(len(mutants), len(mutants), "done")
+        if watch is not None:
+            watch.note(f"mutants: [{i + 1}/{len(mutants)}] {m.name} ({m.family})")
+        outcomes.append(run_mutant(m, examples=examples, seed=seed, reports=reports, watch=watch))
+    if watch is not None:
+        watch.finish()
     return outcomes
 
 
@@ -208,7 +211,8 @@ def run_mutants(*, only: str | None = None, examples: int = 300, seed: int | Non
     mutants = by_name(only)
     seed = seed if seed is not None else random.SystemRandom().getrandbits(32)
     run_reports = RunReports.open(reports, "mutants")
-    outcomes = run_campaign(mutants, examples=examples, seed=seed, progress=progress, reports=run_reports)
+    outcomes = run_campaign(mutants, examples=examples, seed=seed, watch=CampaignProgress(every_done=True),
+                            reports=run_reports)
     print(format_table(_HEADERS, [_row(o) for o in outcomes]))
     written = None
     try:

@@ -35,6 +35,7 @@ from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.errors import BadInputError, ConvergeError, NotCheckedError, UsageError, exit_code, label
 from converge.engine.model.scenario import Scenario
 from converge.engine.runtime.local import RunResult, run_scenario
+from converge.engine.runtime.spark import job as spark_job
 from converge.engine.runtime.spark.job import run_scenarios_on_spark
 from converge.generators.anomalies import dedupe_scenarios, order_item_scenarios
 from converge.generators.interval import interval_join_scenarios
@@ -271,4 +272,7 @@ def run_spark_campaign(options: RunOptions) -> int:
     counts = Counter(outcome_of(r) for r in results)
     tally = ", ".join(f"{counts[k]} {k}" for k in ["passed"] + sorted(set(counts) - {"passed"}))
     print(f"\n{tally} ({n * len(families)} scenarios on Spark; examples = the scenarios a property decides)")
+    if spark_job.worker_connect_retries:
+        print(f"spark: {spark_job.worker_connect_retries} quer{'y' if spark_job.worker_connect_retries == 1 else 'ies'} "
+              f"ran again after a Python worker failed to connect back (a loaded machine; each retried once)")
     return reports.settle(max((exit_code(r.failure or r.error) for r in results), default=0))

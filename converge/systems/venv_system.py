@@ -10,6 +10,7 @@ small case) and only then renames it into place: a failed install leaves nothing
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -18,13 +19,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from queue import Empty, Queue
 from types import ModuleType
 
+import converge.reports.progress as progress
 from converge.engine.model.errors import UsageError
 
 
@@ -61,6 +65,15 @@ class InstalledSystem:
     smoke: dict
     capabilities: dict | None = None  # the hello's, recorded at the smoke check (None: an older record)
     adapter: Path | None = None
+    last_check: dict | None = None    # the last `systems list --check`: {"at", "ok", "message", "seconds"}
+
+    def recorded_check(self) -> dict:
+        """The last check this installation passed or failed: `systems list --check`'s, else the install's smoke
+        check ({"at", "ok", "message", "seconds"}; "at" is "" when neither recorded it)."""
+        if self.last_check:
+            return self.last_check
+        return {"at": self.created, "ok": self.smoke.get("ok"), "message": self.smoke.get("message", ""),
+                "seconds": self.smoke.get("seconds")}
 
     @property
     def interpreter(self) -> Path:
@@ -96,7 +109,8 @@ def installed(system: VenvSystem) -> list[InstalledSystem]:
                 continue
             found.append(InstalledSystem(doc["name"], doc["version"], record.parent, doc["python"],
                                          doc.get("java", "-"), doc["created"], doc.get("smoke", {}),
-                                         doc.get("capabilities"), system.adapter))
+                                         doc.get("capabilities"), system.adapter,
+                                         doc.get("last_check") if isinstance(doc.get("last_check"), dict) else None))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # a half-written or foreign folder is not an installation
     return sorted(found, key=lambda s: version_key(s.version))
@@ -129,16 +143,17 @@ def build(system: VenvSystem, version: str, *, smoke: Callable[[list[str], str],
     try:
         base = python or base_python()
         echo(f"creating a virtualenv with {base} in {work}")
-        run_step([base, "-m", "venv", str(work / "venv")], "python -m venv")
+        run_step([base, "-m", "venv", str(work / "venv")], "python -m venv", echo=echo)
         interpreter = str(work / "venv" / "bin" / "python")
         requirement = system.requirement(version)
-        echo(f"pip install {requirement} ({system.size})")
-        run_step([interpreter, "-m", "pip", "--disable-pip-version-check", "-q", "install", requirement],
-                 f"pip install {requirement}")
+        echo(f"pip install {requirement} ({system.size}); pip's own lines follow")
+        run_step([interpreter, "-m", "pip", "--disable-pip-version-check", "install", requirement],
+                 f"pip install {requirement}", echo=echo)
         py_version = run_step([interpreter, "-c", "import platform; print(platform.python_version())"],
                               "python --version").strip()
         echo("smoke check: handshake and one join through the adapter")
-        check = smoke([interpreter, "-I", "-B", str(system.adapter)], version)
+        with heartbeat("smoke check", echo):
+            check = smoke([interpreter, "-I", "-B", str(system.adapter)], version)
         if not check["ok"]:
             raise UsageError(f"the {system.title} {version} environment was built but its smoke check failed: "
                              f"{check['message']}")
@@ -164,15 +179,79 @@ def base_python() -> str:
     return str(base) if base.exists() else sys.executable
 
 
-def run_step(argv: list[str], what: str) -> str:
+def run_step(argv: list[str], what: str, *, echo: Callable[[str], None] | None = None,
+             timeout: float = 1800.0) -> str:
+    """One step of an install, its stdout; UsageError with its last lines when it fails. With `echo`, each line
+    it prints (stdout and stderr: pip's own progress) is passed on as it comes, and while it prints nothing a
+    "still running" line every HEARTBEAT_SECONDS (pip unpacks PyFlink silently for minutes: issue 41 row 4)."""
+    if echo is None:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise UsageError(f"{what} failed: {exc}") from None
+        if done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+            raise UsageError(f"{what} failed (exit {done.returncode}):\n{tail}")
+        return done.stdout
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-    except (OSError, subprocess.SubprocessError) as exc:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   errors="replace", start_new_session=True)
+    except OSError as exc:
         raise UsageError(f"{what} failed: {exc}") from None
-    if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-        raise UsageError(f"{what} failed (exit {done.returncode}):\n{tail}")
-    return done.stdout
+    lines = _streamed(process, what, echo, timeout)
+    if process.wait() != 0:
+        tail = "\n".join(line for line in lines[-15:])
+        raise UsageError(f"{what} failed (exit {process.returncode}):\n{tail}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _streamed(process: subprocess.Popen, what: str, echo: Callable[[str], None], timeout: float) -> list[str]:
+    """The lines of `process` (stdout and stderr as one stream), each echoed as it comes; a heartbeat line
+    while none comes; the process group killed and UsageError past `timeout`."""
+    queue: Queue[str | None] = Queue()
+
+    def read() -> None:
+        assert process.stdout is not None  # opened with stdout=PIPE
+        for line in process.stdout:
+            queue.put(line.rstrip("\n"))
+        queue.put(None)
+
+    threading.Thread(target=read, name="converge-install-output", daemon=True).start()
+    started, lines = time.monotonic(), list[str]()
+    while True:
+        waited = time.monotonic() - started
+        if waited > timeout:
+            os.killpg(process.pid, 9)
+            process.wait()
+            raise UsageError(f"{what} failed: no end after {timeout:.0f} s")
+        try:
+            line = queue.get(timeout=min(progress.HEARTBEAT_SECONDS, max(timeout - waited, 0.01)))
+        except Empty:
+            echo(f"{what}: still running ({time.monotonic() - started:.0f} s)")
+            continue
+        if line is None:
+            return lines
+        lines.append(line)
+        echo(f"  {line}")
+
+
+@contextlib.contextmanager
+def heartbeat(what: str, echo: Callable[[str], None]) -> Iterator[None]:
+    """While the body runs (a step that prints nothing: the smoke check starts a JVM), "what: still running
+    (N s)" every HEARTBEAT_SECONDS."""
+    done, started = threading.Event(), time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(progress.HEARTBEAT_SECONDS):
+            echo(f"{what}: still running ({time.monotonic() - started:.0f} s)")
+
+    thread = threading.Thread(target=beat, name="converge-install-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def smoke_check(system: VenvSystem, command: list[str], version: str | None = None, *, with_case: bool = True,
@@ -239,9 +318,27 @@ def _final_rows(result: dict) -> list[str] | None:
 
 def rewrite_capabilities(installed_system: InstalledSystem, capabilities: dict) -> None:
     """system.json of an older install, given the capabilities its adapter declares now (never half-written)."""
+    _rewrite(installed_system, capabilities=capabilities)
+
+
+def record_check(installed_system: InstalledSystem, check: dict) -> None:
+    """system.json given a live check's outcome (and the capabilities its hello declared, when the record has
+    none): `converge systems list` shows it from there, without starting the adapter again."""
+    fields: dict = {"last_check": {"at": datetime.now(UTC).isoformat(timespec="seconds"), "ok": bool(check["ok"]),
+                                   "message": check["message"], "seconds": check["seconds"]}}
+    if installed_system.capabilities is None and isinstance(check.get("capabilities"), dict):
+        fields["capabilities"] = check["capabilities"]
+    try:
+        _rewrite(installed_system, **fields)
+    except (OSError, ValueError):  # a read-only cache: the check's outcome is shown, just not kept
+        pass
+
+
+def _rewrite(installed_system: InstalledSystem, **fields: object) -> None:
+    """system.json with `fields` replaced, the rest kept (never half-written)."""
     record = installed_system.folder / "system.json"
     doc = json.loads(record.read_text(encoding="utf-8"))
-    doc["capabilities"] = capabilities
+    doc.update(fields)
     temporary = record.with_name("system.json.tmp")
     temporary.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     temporary.replace(record)

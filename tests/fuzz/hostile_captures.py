@@ -7,8 +7,9 @@ without `pos`), Debezium JSON, Flink's print format and CSV (with and without
 a `pos` column). A damage, drawn by Hypothesis, hits one of the three files:
 cut it, flip or insert bytes, drop, repeat or swap lines, blow a field up to
 200,000 characters, nest a line 100,000 deep, put a 27- or 400-digit decimal
-or integer in a value, change a row kind or a position, empty the file, or
-replace it by a directory, a FIFO or /dev/null. The judge runs
+or integer in a value, put a value of the wrong JSON type in a column (a list,
+an object, a boolean, a number or text where the column's type holds none),
+change a row kind or a position, empty the file, or replace it by a directory, a FIFO or /dev/null. The judge runs
 `converge verify` on the three files and accepts exit 0 (passed), 1
 (diverged) or 2 with one stderr line naming `file:line:col` (or, for a path
 that is not a regular file, saying what it is); anything else fails.
@@ -47,8 +48,11 @@ HUGE = ("x" * 200_000, "1" * 27, "1" * 27 + ".5", "9" * 400, "-" + "9" * 30, "1e
         "🙂", "a, b", '"', "+I[", "{", "-1", str(2**63), "0.000000000000000000000000000001")
 KINDS = ("+I", "-U", "+U", "-D", "X", "", "INSERT", "c", "u", "d", "UPDATE_AFTER", "+i")
 BAD_BYTES = (b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80", b"\xef\xbb\xbf", b"\x00", b"\r", b"\r\n")
+# a JSON value of a type no column type holds, or of a type another column holds (issue 41 row 10)
+WRONG_TYPES = ([], [1, 2], [0, [1], 0], {}, {"a": 1}, True, False, 1.5, 0, "x", "1.25", 10**40, -(2**63) - 1,
+               "2024-01-01 10:00:00", "0001-01-01 00:00:00+01:00", None)
 OPS = ("cut", "flip", "bad_bytes", "drop_line", "repeat_line", "swap_lines", "huge_value", "deep_line", "kind",
-       "position", "empty", "not_a_file", "blank_lines", "strip_positions")
+       "position", "empty", "not_a_file", "blank_lines", "strip_positions", "wrong_type")
 
 
 def _events() -> list[ChangeEvent]:
@@ -147,6 +151,8 @@ def apply_capture(op: CaptureOp, data: bytes) -> bytes | str:
     elif op.kind == "deep_line":
         depth = (10, 1000, 100_000)[op.what % 3]
         lines[i] = (b"[" * depth + b"]" * depth if op.where % 2 else b'{"a":' * depth + b"1" + b"}" * depth) + b"\n"
+    elif op.kind == "wrong_type":
+        lines[i] = _wrong_type(lines[i], op.where, WRONG_TYPES[op.what % len(WRONG_TYPES)])
     else:
         text = lines[i].decode("utf-8", errors="surrogateescape")
         if op.kind == "huge_value":
@@ -165,6 +171,28 @@ def apply_capture(op: CaptureOp, data: bytes) -> bytes | str:
             text = re.sub(r', "pos": -?\d+', "", text)
         lines[i] = text.encode("utf-8", errors="surrogateescape")
     return b"".join(lines)
+
+
+def _wrong_type(line: bytes, where: int, value: object) -> bytes:
+    """One column value of a JSON line (or of a Debezium image) replaced by `value`; a text line's field by
+    `value` written as JSON."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        images = [d for d in (doc.get("before"), doc.get("after")) if isinstance(d, dict)] or [doc]
+        image = images[where % len(images)]
+        keys = [k for k in image if k not in ("op", "pos")]
+        if keys:
+            image[keys[where % len(keys)]] = value
+        return json.dumps(doc).encode() + b"\n"
+    text = line.decode("utf-8", errors="surrogateescape")
+    fields = list(re.finditer(r"[^,\[\]\s]+", text))
+    if fields:
+        m = fields[where % len(fields)]
+        text = text[: m.start()] + json.dumps(value) + text[m.end():]
+    return text.encode("utf-8", errors="surrogateescape")
 
 
 @st.composite

@@ -17,6 +17,7 @@ from tests.fuzz.hostile_captures import (
     FORMATS,
     OUTPUT_FORMATS,
     UPSERT_FORMATS,
+    WRONG_TYPES,
     CaptureOp,
     classify_capture,
     damaged_captures,
@@ -50,3 +51,16 @@ def test_undamaged_captures_pass_in_every_format(folder: Path, source: str, outp
     orders = source if source in UPSERT_FORMATS else "jsonl"
     case = ({"orders": orders, "payments": source, "output": output}, 0, [CaptureOp("blank_lines", 0, 0)])
     assert classify_capture(case, folder) == "passed"
+
+
+@pytest.mark.parametrize("target, fmt", [(0, "jsonl"), (1, "debezium"), (2, "jsonl")])
+def test_every_wrong_json_type_in_every_column_gets_a_typed_outcome(folder: Path, target: int, fmt: str) -> None:
+    """The fuzz's wrong-type damage, tried on records of one file per JSON format: each
+    column (orders: BIGINT, INT, DECIMAL; payments also STRING; the output all of them) against each value."""
+    formats = {"orders": "jsonl", "payments": "jsonl", "output": "jsonl", **{("orders", "payments", "output")[target]:
+                                                                            fmt}}
+    outcomes = set()
+    for where in range(6):  # a column index, taken modulo the record's columns
+        for what in range(len(WRONG_TYPES)):
+            outcomes.add(classify_capture((formats, target, [CaptureOp("wrong_type", where, what)]), folder))
+    assert "refused: bad input" in outcomes, outcomes

@@ -21,12 +21,12 @@ def test_always_fails(scenario):
 
 
 def _written(folder: Path) -> list[str]:
-    """What the run wrote: the suffixes of the files in its own directory, which LATEST names."""
+    """What the run wrote: the suffixes of the files in its own directory, which latest-run.txt names."""
     if not folder.exists():
         return []
     runs = [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
     assert len(runs) == 1, runs
-    assert (folder / "LATEST").read_text().strip() == runs[0].name
+    assert (folder / "latest-run.txt").read_text().strip() == runs[0].name
     return sorted(p.suffix for p in runs[0].iterdir())
 
 
@@ -70,7 +70,7 @@ def test_each_run_writes_its_own_directory_and_latest_names_the_last(pytester: p
     runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
     assert len(runs) == 2 and all("-pytest-" in r.name for r in runs)
     assert [sorted(p.suffix for p in r.iterdir()) for r in runs] == [[".json", ".md", ".png"]] * 2
-    assert (folder / "LATEST").read_text().strip() == runs[1].name  # names sort by start time
+    assert (folder / "latest-run.txt").read_text().strip() == runs[1].name  # names sort by start time
     assert (folder / "latest").resolve() == runs[1].resolve()
 
 
@@ -132,3 +132,31 @@ def test_reports_dir(converge_reports_dir, pytestconfig):
 def test_option_and_marker_are_registered(pytester: pytest.Pytester) -> None:
     pytester.runpytest_subprocess("--help").stdout.fnmatch_lines(["*--converge-reports=DIR|off*"])
     pytester.runpytest_subprocess("--markers").stdout.fnmatch_lines(["*converge_reports(folder)*"])
+
+
+def test_the_projects_reports_dir_is_honoured_after_the_environment(pytester: pytest.Pytester,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[tool.converge] reports-dir`, relative to its pyproject.toml, as `converge run` reads it (issue 41 row 7);
+    $CONVERGE_REPORTS_DIR and --converge-reports still win over it."""
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    pytester.makefile(".toml", pyproject='[tool.converge]\nreports-dir = "build/property-reports"\n')
+    pytester.makepyfile(test_user=FAILING)
+    sub = pytester.mkdir("sub")
+    monkeypatch.chdir(sub)  # pytest started below the project's folder: the path is the file's, not the cwd's
+    pytester.runpytest_subprocess(str(pytester.path)).assert_outcomes(failed=1)
+    assert _written(pytester.path / "build" / "property-reports") == [".json", ".md", ".png"]
+    assert not (pytester.path / "converge-reports").exists() and not (sub / "build").exists()
+    monkeypatch.setenv("CONVERGE_REPORTS_DIR", str(pytester.path / "from-env"))
+    pytester.runpytest_subprocess(str(pytester.path)).assert_outcomes(failed=1)
+    assert _written(pytester.path / "from-env") == [".json", ".md", ".png"]
+
+
+def test_a_reports_dir_of_the_wrong_type_is_a_usage_error(pytester: pytest.Pytester,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONVERGE_REPORTS_DIR", raising=False)
+    pytester.makefile(".toml", pyproject="[tool.converge]\nreports-dir = 3\n")
+    pytester.makepyfile(test_user=FAILING)
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "pyproject.toml: [tool.converge] reports-dir: expected a string, got 3" in result.stdout.str() + \
+        result.stderr.str()

@@ -92,7 +92,8 @@ def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None
     steps = steps or StepProgress("check", quiet=True)
     if system not in (None, "local", "reference"):
         steps.step(f"starting {system}")
-    under_test = open_system_under_test(system, system_timeout)
+    with steps.watch.waiting(f"check: still starting {system}"):  # Flink's MiniCluster: a minute on a loaded machine
+        under_test = open_system_under_test(system, system_timeout)
     try:
         return _run_check(query, options, reports, system, under_test, echo, record, steps)
     finally:

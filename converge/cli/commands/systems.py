@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from types import ModuleType
 
 from converge.cli.arguments import Subparsers
-from converge.reports.terminal import format_table
-from converge.systems.flink import environment as flink_environment
-from converge.systems.pathway import environment as pathway_environment
+from converge.cli.systems_list import ENVIRONMENTS, add_list_options, list_systems
 from converge.systems.venv_system import systems_dir
 
-# Each system's environment module: install, find, installed, smoke_check, record_capabilities, features.
-ENVIRONMENTS: dict[str, ModuleType] = {"flink": flink_environment, "pathway": pathway_environment}
 SYSTEMS = tuple(ENVIRONMENTS)
 TITLES = {"flink": "Flink", "pathway": "Pathway"}
 
@@ -29,8 +24,8 @@ def register(subparsers: Subparsers) -> None:
     inst.add_argument("--version", default=None, help=f"the system's release (default: {defaults})")
     inst.set_defaults(handler=cmd_install)
     ls = what.add_parser("list", help="what is installed, its version and Java, the settings it honours and what it "
-                                      "lacks (recorded at install), and whether it answers now")
-    ls.add_argument("--no-check", action="store_true", help="skip the handshake with each adapter")
+                                      "lacks (recorded at install), and its last check (--check: a handshake now)")
+    add_list_options(ls)
     ls.set_defaults(handler=cmd_list)
 
 
@@ -57,22 +52,5 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """One row per installed system; unless --no-check, whether its adapter answers a handshake now."""
-    found = [(env, s) for env in ENVIRONMENTS.values() for s in env.installed()]
-    if not found:
-        hints = " or ".join(f"`{env.INSTALL_HINT}`" for env in ENVIRONMENTS.values())
-        print(f"no system installed under {systems_dir()}; run {hints}")
-        return 0
-    rows = []
-    for environment, s in found:
-        capabilities = s.capabilities
-        if args.no_check:
-            status = "not checked"
-        else:
-            check = environment.smoke_check(s.command(), s.version, with_case=False)
-            status = f"works (handshake {check['seconds']} s)" if check["ok"] else f"BROKEN: {check['message']}"
-            capabilities = capabilities or check["capabilities"]  # an older record: what the adapter says now
-        rows.append((s.name, s.version, s.java, s.python, *environment.features(capabilities, s.version),
-                     str(s.folder), status))
-    print(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"), rows))
-    return 0
+    """One row per installed system from its record (main.py answers a plain list without this parser too)."""
+    return list_systems(args)

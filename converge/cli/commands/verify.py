@@ -6,6 +6,7 @@ docs/check-your-query.md walks through it; properties/verify_capture.py does the
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from converge.cli.arguments import Subparsers, add_quiet, existing_file
@@ -22,11 +23,26 @@ def register(subparsers: Subparsers) -> None:
     v.add_argument("--source", action="append", type=source_capture, metavar="NAME=FILE",
                    help="the capture of one source table (repeat for each)")
     v.add_argument("--output", required=True, metavar="FILE", help="the capture of the job's output")
-    v.add_argument("--format", default="auto", choices=FORMATS, help="the captures' format (default: from each file)")
-    v.add_argument("--output-format", default=None, choices=FORMATS,
-                   help="the output capture's format, when it differs from --format")
+    # --capture-format, not --format: `check --format` is the format converge prints in (issue 41 row 7)
+    v.add_argument("--capture-format", "--format", default="auto", choices=FORMATS, dest="capture_format",
+                   action=_OldSpelling, help="the captures' format (default: from each file; --format: deprecated)")
+    v.add_argument("--output-capture-format", "--output-format", default=None, choices=FORMATS,
+                   dest="output_capture_format", action=_OldSpelling,
+                   help="the output capture's format, when it differs from --capture-format (--output-format: "
+                        "deprecated)")
     add_quiet(v)
     v.set_defaults(handler=cmd_verify)
+
+
+class _OldSpelling(argparse.Action):
+    """Stores the value; given by its old spelling (the second option string), says so on stderr."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if option_string is not None and option_string == self.option_strings[-1]:
+            print(f"converge: verify {option_string} is deprecated (it names the captures' format, unlike check "
+                  f"--format, the printed one): use {self.option_strings[0]}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def source_capture(text: str) -> tuple[str, Path]:
@@ -55,7 +71,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for path in (*sources.values(), args.output):
         existing_file(path)
     steps.step(f"reading the captures and checking {args.output} against the batch answer")
-    result = verify_capture(query, sources, Path(args.output), args.format, args.output_format)
+    result = verify_capture(query, sources, Path(args.output), args.capture_format, args.output_capture_format)
     steps.finish()
     what = ("the output equals the answer after every input record" if result.mode == "prefix"
             else "the final output equals the batch answer")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,10 @@ from converge.engine.model.scenario import short_repr
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DAY = dt.date(1970, 1, 1)
+# the values `display` can show: Python's datetime holds the years 1 to 9999 (Flink's TIMESTAMP and DATE 0 to 9999)
+_MILLIS = ((dt.datetime.min - _EPOCH) // dt.timedelta(milliseconds=1),
+           (dt.datetime.max - _EPOCH) // dt.timedelta(milliseconds=1))
+_DAYS = ((dt.date.min - _EPOCH_DAY).days, (dt.date.max - _EPOCH_DAY).days)
 _RANGES = {"TINYINT": (-128, 127), "SMALLINT": (-32768, 32767), "INT": (-(2**31), 2**31 - 1),
            "BIGINT": (-(2**63), 2**63 - 1)}
 
@@ -98,6 +103,8 @@ def _double(t: FlinkType, v: Any) -> float:
         return float(v)
     except ValueError as exc:  # Python's own message names the text
         raise BadInputError(str(exc)) from None
+    except OverflowError:  # an integer beyond DOUBLE: Flink's JsonToRowDataConverters parses its text, to +-Infinity
+        return math.inf if int(v) > 0 else -math.inf
 
 
 def _boolean(t: FlinkType, v: Any) -> bool:
@@ -116,8 +123,8 @@ def _string(t: FlinkType, v: Any) -> str:
 
 def unscaled(value: Any, scale: int, what: str = "DECIMAL") -> int:
     """value * 10^scale as an integer, rounded HALF_UP like Flink's cast to DECIMAL(p, scale)."""
-    if isinstance(value, bool):
-        raise BadInputError(f"expected {what}, got {short_repr(value)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):  # a JSON list would be read as a
+        raise BadInputError(f"expected {what}, got {short_repr(value)}")      # Decimal's (sign, digits, exponent)
     try:
         d = decimal.Decimal(str(value).strip()) if isinstance(value, (str, float)) else decimal.Decimal(value)
     except (decimal.InvalidOperation, TypeError):
@@ -145,15 +152,19 @@ def timestamp_millis(v: Any) -> int:
     if isinstance(v, bool):
         raise BadInputError(f"expected a TIMESTAMP, got {short_repr(v)}")
     if isinstance(v, int):
+        if not _MILLIS[0] <= v <= _MILLIS[1]:
+            raise BadInputError(f"{short_repr(v)} is outside the range of TIMESTAMP (years 1 to 9999)")
         return v
     if isinstance(v, str):
         text = v.strip().replace("T", " ").rstrip("Z")
         try:
             moment = dt.datetime.fromisoformat(text)
+            if moment.tzinfo is not None:
+                moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
         except ValueError:
             raise BadInputError(f"expected a TIMESTAMP like '2024-01-01 10:00:00.123', got {short_repr(v)}") from None
-        if moment.tzinfo is not None:
-            moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+        except OverflowError:  # a time zone that moves the first or last day out of the years 1 to 9999
+            raise BadInputError(f"{short_repr(v)} is outside the range of TIMESTAMP (years 1 to 9999)") from None
         delta = moment - _EPOCH
         return (delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000)
     raise BadInputError(f"expected a TIMESTAMP, got {short_repr(v)}")
@@ -162,6 +173,8 @@ def timestamp_millis(v: Any) -> int:
 def date_days(v: Any) -> int:
     """Days since 1970-01-01 of '2024-01-01' (or a day number)."""
     if isinstance(v, int) and not isinstance(v, bool):
+        if not _DAYS[0] <= v <= _DAYS[1]:
+            raise BadInputError(f"{short_repr(v)} is outside the range of DATE (years 1 to 9999)")
         return v
     if isinstance(v, str):
         try:

@@ -20,9 +20,10 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -342,14 +343,18 @@ class SparkJoinJob:
                   .parquet(str(self.source_dir)))
         sink = IdempotentParquetSink(self.sink_dir, fail_marker=self.fail_marker,
                                      fail_after_batch=self.fail_after_batch)
-        query = (self.build_query(source).writeStream.foreachBatch(sink)
-                 .option("checkpointLocation", str(self.checkpoint_dir)).trigger(availableNow=True).start())
-        try:
-            query.awaitTermination()
-        finally:
-            self.progress.extend(query.recentProgress)
-            if query.isActive:
-                query.stop()
+
+        def start_and_wait() -> None:
+            query = (self.build_query(source).writeStream.foreachBatch(sink)
+                     .option("checkpointLocation", str(self.checkpoint_dir)).trigger(availableNow=True).start())
+            try:
+                query.awaitTermination()
+            finally:
+                self.progress.extend(query.recentProgress)
+                if query.isActive:
+                    query.stop()
+
+        retry_worker_connect(start_and_wait)
 
     # ----------------------------------------------------------- output
     def results(self, sink_rows: Iterable[tuple[str, bytes]] | None = None) -> list[RunResult | ConvergeError]:
@@ -378,6 +383,33 @@ class SparkJoinJob:
     def cleanup(self) -> None:
         if self.owns_dir and self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
+
+
+# Spark's message when a Python worker it forked does not connect back to the JVM within the 10 s fixed in its
+# code (PythonWorkerFactory; docs/spark.md, "Spark on a loaded machine"): a loaded machine's, not the job's, failure.
+WORKER_CONNECT_FAILURE = "Python worker failed to connect back"
+worker_connect_retries = 0  # how many runs were started again after it (a campaign's closing note counts them)
+
+
+def retry_worker_connect(start_and_wait: Callable[[], None], *, say: Callable[[str], None] | None = None) -> None:
+    """Run the query; when it fails because a Python worker did not connect back in time, run it once more from its
+    checkpoint (the sink is idempotent per batch id, so a batch written before the failure is not doubled). Any
+    other failure, or the same one twice, is raised as it came (issue 41 row 9: loaded CI runners went red)."""
+    global worker_connect_retries
+    try:
+        start_and_wait()
+        return
+    except Exception as exc:  # noqa: BLE001 - Py4J's and PySpark's error classes: told apart by their message
+        if WORKER_CONNECT_FAILURE not in str(exc):
+            raise
+    worker_connect_retries += 1
+    (say or _stderr)(f"spark: a Python worker failed to connect back to the JVM (a loaded machine); the query runs "
+                     f"once more from its checkpoint ({worker_connect_retries} such retry so far in this process)")
+    start_and_wait()
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def split_by_time(scenarios: Sequence[Scenario]) -> dict[bool, list[int]]:

@@ -96,6 +96,16 @@ def test_the_command_writes_a_table_json_and_markdown(tmp_path: Path, capsys) ->
     assert f"| {name} | killed | prefix_consistency |" in out.with_suffix(".md").read_text()
 
 
+def test_the_command_prints_a_line_per_mutant_and_its_properties_in_a_log(tmp_path: Path, capsys) -> None:
+    """A mutant that survives runs its whole family (52 s silent before issue 41 row 4): stderr, not a terminal
+    here, gets a line as each mutant starts and as each of its properties ends."""
+    name = "unmatched_outer_retraction_keeps_padding"
+    assert main(["mutants", "--only", name, "--examples", "200", "--seed", "1", "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"mutants: [1/1] {name} (regular)", err
+    assert any(line.startswith("regular/prefix_consistency: done: ") for line in err[1:]), err
+
+
 def test_a_kill_written_as_a_report_records_its_mutant_and_replays(tmp_path: Path, capsys) -> None:
     name = "unmatched_outer_retraction_keeps_padding"
     assert main(["mutants", "--only", name, "--examples", "200", "--seed", "1", "--out", str(tmp_path / "m.json"),

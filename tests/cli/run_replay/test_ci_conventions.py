@@ -124,7 +124,7 @@ def test_last_failed_reruns_the_failed_properties_with_their_seeds(fake: Path, c
     assert main(["run", "--last-failed", "--reports-dir", str(reports)]) == 3
     captured = capsys.readouterr()
     assert "rerunning 2 properties" in captured.err and "fake/diverges, fake/crashes" in captured.err
-    latest = reports / (reports / "LATEST").read_text().strip()
+    latest = reports / (reports / "latest-run.txt").read_text().strip()
     rows = json.loads((latest / "summary.json").read_text())["properties"]
     assert [(r["family"], r["property"], r["seed"]) for r in rows] == [("fake", "diverges", 11),
                                                                         ("fake", "crashes", 11)]
@@ -142,11 +142,11 @@ def test_pyproject_tool_converge_gives_defaults_that_flags_override(fake: Path, 
     assert main(["run", "-k", "holds"]) == 0
     capsys.readouterr()
     folder = fake / "project" / "ci-reports"  # relative to the pyproject.toml, not to the working directory
-    rows = json.loads((folder / (folder / "LATEST").read_text().strip() / "summary.json").read_text())["properties"]
+    rows = json.loads((folder / (folder / "latest-run.txt").read_text().strip() / "summary.json").read_text())["properties"]
     assert [(r["examples"], r["seed"]) for r in rows] == [(2, 21), (2, 21)]
     assert main(["run", "-k", "holds", "--examples", "1", "--seed", "5"]) == 0
     capsys.readouterr()
-    rows = json.loads((folder / (folder / "LATEST").read_text().strip() / "summary.json").read_text())["properties"]
+    rows = json.loads((folder / (folder / "latest-run.txt").read_text().strip() / "summary.json").read_text())["properties"]
     assert [(r["examples"], r["seed"]) for r in rows] == [(1, 5), (1, 5)]
 
 

@@ -79,7 +79,7 @@ def test_run_small_campaign_writes_summary(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0, out
     assert "prefix_consistency" in out and "cases/s" in out
-    run = tmp_path / (tmp_path / "LATEST").read_text().strip()
+    run = tmp_path / (tmp_path / "latest-run.txt").read_text().strip()
     summary = json.loads((run / "summary.json").read_text())
     (prop,) = summary["properties"]  # the examples asked; no batches on the embedded runtime; an example a case
     assert summary["failed"] == 0 and (prop["examples"], prop["batches"], prop["cases"]) == (15, None, 15)

@@ -3,6 +3,8 @@
 `slow-first MARK`: the first run request of the first process (the one that finds no file MARK; it creates it)
 never gets an answer, as a cold engine's first job on a loaded machine; every other request is answered.
 `hang-later`: answers run request 1, never answers request 2.
+`slow-hello MARK`: greets only once the file MARK exists (at most 60 s), as an engine that starts at the hello
+(Flink's MiniCluster): the test creates MARK when it has seen what it waits for.
 `flink-VERSION`: greets with the settings and `lacks` the Flink adapter declares for that version (its own
 functions, loaded from converge's package as tests load them), as a stand-in for an old Flink without Java.
 """
@@ -30,6 +32,10 @@ def main():
     for line in sys.stdin:
         msg = json.loads(line)
         if msg["type"] == "hello":
+            if MODE == "slow-hello":
+                deadline = time.monotonic() + 60
+                while not os.path.exists(MARK) and time.monotonic() < deadline:
+                    time.sleep(0.02)
             hello = {"type": "hello", "protocol": "converge-adapter", "version": 1,
                      "system": {"name": "fake", "version": "0"}, "capabilities": dict(CAPS)}
             if MODE.startswith("flink-"):

@@ -15,6 +15,12 @@ Switches, each a mistake the kit must catch:
   --ignore-mini-batch   declares mini_batch but emits record by record
   --carry-state         keeps each shape's input tables from one case to the next (state cached per shape)
   --swap-answers        answers a request's cases in reverse order, under the ids in order
+  --answers-by-name     keeps a request's answers by the scenario's name and answers each case with its name's:
+                        right whenever no two cases of a request share a name (a campaign's generated ones do)
+  --keys-by-position    joins each step on the first column of each side instead of the named key columns: right
+                        whenever every key is its input's first column
+  --float-values        carries every number through a float (as a JSON library that reads numbers as doubles
+                        does): right for every whole number up to 2^53
   --crash-on-malformed  exits (status 1) on a run request whose cases are not a list
   --final               answers the final table (`output: final`) instead of a changelog
   --v2                  speaks protocol version 2 as well: then it joins by the case's `plan` (keys, residual tree
@@ -32,7 +38,8 @@ from converge.engine.condition import split_condition
 from converge.engine.model.scenario import InputSpec
 
 SWITCHES = {"--flip-interval-sign", "--null-keys-match", "--ignore-residual", "--ignore-mini-batch", "--carry-state",
-            "--swap-answers", "--crash-on-malformed", "--final", "--v2"}
+            "--swap-answers", "--crash-on-malformed", "--final", "--v2", "--answers-by-name", "--keys-by-position",
+            "--float-values"}
 FLAGS = set(sys.argv[1:])
 if FLAGS - SWITCHES:
     sys.exit(f"unknown switches {sorted(FLAGS - SWITCHES)}; known: {sorted(SWITCHES)}")
@@ -124,8 +131,13 @@ def condition(case, step):
     scenario = case["scenario"]
     join = scenario["join"]
     sql = join["conditions"][step]
-    if "plan" in case or "--null-keys-match" in FLAGS or "--ignore-residual" in FLAGS:
+    if "plan" in case or FLAGS & {"--null-keys-match", "--ignore-residual", "--keys-by-position"}:
         keys, residual = key_and_residual(case, step)
+        if "--keys-by-position" in FLAGS:
+            columns = {s["name"]: s["columns"][0][0] for s in scenario["inputs"]}
+            left, right = join["inputs"][step], join["inputs"][step + 1]
+            keys = [(column_sql({"input": left, "column": columns[left]}),
+                     column_sql({"input": right, "column": columns[right]}), keys[0][2])] if keys else []
         ons = [f"{left} {'IS NOT DISTINCT FROM' if safe or '--null-keys-match' in FLAGS else '='} {right}"
                for left, right, safe in keys]
         ons += [] if residual is None or "--ignore-residual" in FLAGS else [f"({residual})"]
@@ -154,6 +166,8 @@ def fold(tables, specs, event):
     """Apply one change event to its input's table: a bag of rows, or (upsert) a row per unique key."""
     spec = specs[event["input"]]
     row = tuple(event["row"])
+    if "--float-values" in FLAGS:
+        row = tuple(float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in row)
     table = tables[spec["name"]]
     if spec["changelog_mode"] == "upsert":
         names = [c[0] for c in spec["columns"]]
@@ -228,7 +242,11 @@ def main():
                     sys.exit(1)
                 send({"type": "error", "request": message.get("request"), "message": "cases must be a list"})
                 continue
-            answers = [answer(case) for case in message["cases"]]
+            cases = message["cases"]
+            answers = [answer(case) for case in cases]
+            if "--answers-by-name" in FLAGS:
+                by_name = {case["scenario"]["name"]: a for case, a in zip(cases, answers, strict=True)}
+                answers = [by_name[case["scenario"]["name"]] for case in cases]
             if "--swap-answers" in FLAGS:
                 answers.reverse()
             send({"type": "results", "request": message["request"],

@@ -101,11 +101,11 @@ def test_systems_list_and_install_on_the_command_line(systems: Path, capsys: pyt
     assert main(["systems", "list"]) == 0
     assert "no system installed" in capsys.readouterr().out
     _record(systems, "2.3.0")
-    assert main(["systems", "list", "--no-check"]) == 0
+    assert main(["systems", "list"]) == 0  # from the record: the install's smoke check, no handshake now
     out = capsys.readouterr().out
-    assert "flink" in out and "2.3.0" in out and "17.0.15" in out and "not checked" in out
-    assert main(["systems", "list"]) == 0  # the recorded venv has no python: the check says it is broken
-    assert "BROKEN" in capsys.readouterr().out
+    assert "flink" in out and "2.3.0" in out and "17.0.15" in out and "works (checked 2026-11-24)" in out
+    assert main(["systems", "list", "--check"]) == 0  # the recorded venv has no python: the check says it is broken
+    assert "BROKEN (checked now): cannot start" in capsys.readouterr().out
     assert main(["systems", "install", "flink", "--version", "2.3.0"]) == 2  # an older record, and no python
     err = capsys.readouterr().err
     assert "Flink 2.3.0 in" in err and "does not answer a handshake: cannot start" in err, err

@@ -1,4 +1,4 @@
-"""Every supported Flink version, live (slow: a MiniCluster per version): the handshake `converge systems list`
+"""Every supported Flink version, live (slow: a MiniCluster per version): the handshake `converge systems list --check`
 does, then the smoke campaign `converge run --system flink:V --examples 10 --seed 1`.
 
 A version that is not installed is a visible skip that names the command installing it (CI installs only the

@@ -1,0 +1,47 @@
+"""`converge capture`: a capture of converge's engine on one drawn input, in the form `converge verify` reads; the
+verify command it prints passes, the same seed gives the same capture, a changed output diverges."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from converge.cli.main import main
+from tests.support.paths import EXAMPLES
+
+QUERY = EXAMPLES / "left_join_residual.sql"
+
+
+def _capture(out: Path, capsys, *options: str) -> list[str]:
+    assert main(["capture", str(QUERY), "--out", str(out), *options]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    command = next(line for line in printed if line.startswith("check it: converge verify "))
+    return shlex.split(command.removeprefix("check it: converge "))
+
+
+def test_the_printed_verify_command_passes_and_a_changed_output_diverges(tmp_path: Path, capsys) -> None:
+    argv = _capture(tmp_path / "cap", capsys, "--seed", "2", "--events", "10")
+    sources = sorted(p.name for p in (tmp_path / "cap").iterdir())
+    assert sources == ["orders.jsonl", "output.jsonl", "payments.jsonl"]
+    inputs = sum(len(p.read_text().splitlines()) for p in (tmp_path / "cap").iterdir() if p.name != "output.jsonl")
+    assert inputs >= 10
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("passed: the output equals the answer after every input record")
+    output = tmp_path / "cap" / "output.jsonl"
+    lines = output.read_text().splitlines()
+    assert lines, "the drawn input gives no output: the divergence below would test nothing"
+    output.write_text("\n".join(lines[1:]) + "\n")  # the first output record lost
+    assert main([*argv, "--quiet"]) == 1
+
+
+def test_the_same_seed_gives_the_same_capture(tmp_path: Path, capsys) -> None:
+    _capture(tmp_path / "a", capsys, "--seed", "5")
+    _capture(tmp_path / "b", capsys, "--seed", "5")
+    for name in ("orders.jsonl", "payments.jsonl", "output.jsonl"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text(), name
+
+
+def test_an_out_that_is_a_file_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    (tmp_path / "f").write_text("")
+    assert main(["capture", str(QUERY), "--out", str(tmp_path / "f")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err

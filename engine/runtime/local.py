@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from converge.engine.calc import view_calc
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
@@ -176,7 +177,9 @@ class LocalRuntime:
     def __init__(self, scenario: Scenario, plan: Plan | None = None, *, seed: int = 0) -> None:
         require_scenario(scenario, "LocalRuntime")
         self.scenario = scenario
-        self.plan = plan or make_plan(scenario)
+        # a projection/filter in front of the join and a SELECT/WHERE after it run here; the plan is the core's
+        self._calc = view_calc(scenario)
+        self.plan = plan or make_plan(self._calc.core if self._calc is not None else scenario)
         self.processing_time = 0
         self.event_index = 0
         self._validators = {spec.name: RowValidator(spec) for spec in scenario.inputs}
@@ -225,7 +228,7 @@ class LocalRuntime:
         out: list[OutputItem] = []
         for rt in self._finishing:
             self._forward(rt.node, rt.node.operator.finish(rt.ctx), out)
-        return out
+        return out if self._calc is None else self._calc.output_items(out)
 
     def process_event(self, event: Event) -> list[OutputItem]:
         """The output of one event; on any error nothing of the event remains (see the module docstring)."""
@@ -249,7 +252,7 @@ class LocalRuntime:
         if self._undo_records:
             self._undo_records.clear()
         self.event_index += 1
-        return out
+        return out if self._calc is None else self._calc.output_items(out)
 
     def _save_clocks(self) -> tuple:
         clocks = (self.processing_time,
@@ -292,6 +295,11 @@ class LocalRuntime:
                 f"{kind} on input {event.input!r}: a {spec.changelog_mode} input accepts only "
                 f"{', '.join(sorted(kinds))}")
         row = validate(event.row)
+        if self._calc is not None:
+            joined = self._calc.input_row(event.input, row)
+            if joined is None:  # the Calc in front of the join dropped it, whatever its kind
+                return []
+            row = joined
         rt.backend.current_key = rt.keys[idx](row)
         emitted = rt.node.operator.process(idx, Change(kind, row), rt.ctx)
         if rt.node.parent is None:

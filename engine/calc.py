@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from converge.engine.condition import compile_view_expression, compile_view_predicate
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.scenario import COLUMN_TYPES, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import COLUMN_TYPES, ChangeEvent, InputSpec, JoinSpec, Scenario
 
-__all__ = ["ViewCalc", "core_scenario", "joined_spec", "output_specs", "output_types", "view_calc"]
+__all__ = ["ViewCalc", "core_scenario", "joined_scenario", "joined_spec", "output_specs", "output_types", "view_calc"]
 
 RowCalc = Callable[[tuple], "tuple | None"]
 
@@ -145,6 +145,23 @@ def view_calc(scenario: Scenario) -> ViewCalc | None:
         shown = output_specs(core)
         output, _ = _compile_row("join", [shown], join.select, join.where, "select")
     return ViewCalc(core, inputs, output)
+
+
+def joined_scenario(scenario: Scenario) -> Scenario:
+    """The scenario as the join sees it: the core, its change events through the Calcs in front of the join
+    (those a filter drops are left out). For measures over what reaches the join (properties/coverage.py)."""
+    calc = view_calc(scenario)
+    if calc is None:
+        return scenario
+    events = []
+    for event in scenario.events:
+        if isinstance(event, ChangeEvent):
+            row = calc.input_row(event.input, event.row)
+            if row is None:
+                continue
+            event = replace(event, row=row, expect=None)
+        events.append(event)
+    return replace(calc.core, events=tuple(events))
 
 
 def output_specs(core: Scenario) -> tuple[InputSpec, ...]:

@@ -13,16 +13,17 @@ Flink puts it after ChangelogNormalize, which converge does not model there).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
 
-from converge.engine.model.scenario import InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.generators.readable import readable
 from converge.generators.scenarios import regular_join_scenarios
 
-__all__ = ["INPUT_CALCS", "OUTPUT_CALCS", "view_join_scenarios", "with_views"]
+__all__ = ["INPUT_CALCS", "OUTPUT_CALCS", "one_source", "self_join_scenarios", "view_join_scenarios", "with_views"]
 
 Named = tuple[tuple[str, str], ...]
 
@@ -74,7 +75,8 @@ def _input_calc(spec: InputSpec, choice: int) -> InputSpec:
 
 def with_views(scenario: Scenario, input_choices: tuple[int, int], output_choice: int) -> Scenario:
     """`scenario` (a regular join of a and b) with the Calcs the choices pick (0: none)."""
-    inputs = tuple(_input_calc(spec, c) for spec, c in zip(scenario.inputs, input_choices, strict=True))
+    picks = dict(zip(scenario.join.inputs, input_choices, strict=True))
+    inputs = tuple(_input_calc(spec, picks[spec.name]) if spec.name in picks else spec for spec in scenario.inputs)
     join = scenario.join
     pick = output_choice % len(OUTPUT_CALCS)
     if join.types[0] in ("semi", "anti") and pick in _NEEDS_B:
@@ -82,6 +84,39 @@ def with_views(scenario: Scenario, input_choices: tuple[int, int], output_choice
     select, where = OUTPUT_CALCS[pick]
     new_join = JoinSpec(join.inputs, join.types, join.conditions, join.interval, select, where)
     return replace(scenario, inputs=inputs, join=new_join, name=scenario.name + " with views")
+
+
+def one_source(scenario: Scenario) -> Scenario:
+    """The join of `a` with itself: a stream `t` with a's columns and changes, read by both `a` and `b` (a
+    self-join, `FROM t AS a JOIN t AS b`); b's changes are dropped and its value column `y` is a's `x`."""
+    a = scenario.inputs[0]
+    stream = InputSpec("t", a.columns, a.unique_key, a.changelog_mode)
+    readers = tuple(InputSpec(name, a.columns, a.unique_key, a.changelog_mode, source="t") for name in ("a", "b"))
+    events = tuple(replace(e, input="t") if isinstance(e, ChangeEvent) and e.input == "a" else e
+                   for e in scenario.events if getattr(e, "input", None) != "b")
+    join = scenario.join
+    new_join = JoinSpec(join.inputs, join.types, tuple(_b_x(c) for c in join.conditions), join.interval)
+    return replace(scenario, inputs=(stream, *readers), join=new_join, events=events,
+                   name=scenario.name + " of one source")
+
+
+def _b_x(sql: str) -> str:
+    return re.sub(r"\bb\.y\b", "b.x", sql)
+
+
+def self_join_scenarios(**kwargs: Any) -> st.SearchStrategy[Scenario]:
+    """regular_join_scenarios(**kwargs) as a self-join (`one_source`), with views drawn as view_join_scenarios."""
+    calcs = st.tuples(st.integers(0, len(INPUT_CALCS) - 1), st.integers(0, len(INPUT_CALCS) - 1),
+                      st.integers(0, len(OUTPUT_CALCS) - 1))
+
+    def build(drawn: tuple[Scenario, tuple[int, int, int]]) -> Scenario:
+        viewed = with_views(one_source(drawn[0]), drawn[1][:2], drawn[1][2])
+        join = viewed.join
+        select = None if join.select is None else tuple((n, _b_x(e)) for n, e in join.select)
+        return replace(viewed, join=replace(join, select=select, where=None if join.where is None
+                                            else _b_x(join.where)))
+
+    return readable(st.tuples(regular_join_scenarios(**kwargs), calcs).map(build))
 
 
 def view_join_scenarios(**kwargs: Any) -> st.SearchStrategy[Scenario]:

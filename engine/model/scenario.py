@@ -132,6 +132,9 @@ class InputSpec:
     # each [name, DuckDB SQL expression over `columns`], and a filter; events carry `columns` (docs/scenario-format.md)
     project: tuple[tuple[str, str], ...] | None = None
     where: str | None = None
+    # one table in several places (a self-join, two subqueries over one table): this input reads the stream of
+    # the input named here, which the events name; Flink scans the table once and feeds each use
+    source: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -180,6 +183,8 @@ class InputSpec:
             check_named_expressions(self.project, "project")
         if self.where is not None:
             check_text(self.where, "where", what="a SQL boolean expression")
+        if self.source is not None:
+            check_text(self.source, "source", what="an input name")
 
     @property
     def has_calc(self) -> bool:
@@ -516,6 +521,7 @@ def _check_references(s: Scenario) -> None:
             raise BadInputError(f"an {spec.changelog_mode} input needs a unique_key",
                                 path=f"inputs[{i}].changelog_mode")
     declared = {spec.name: spec for spec in s.inputs}
+    _check_sources(s, declared)
     for i, name in enumerate(s.join.inputs):
         if name not in declared:
             raise BadInputError(f"unknown input {name!r} (declared: {', '.join(declared)})", path=f"join.inputs[{i}]")
@@ -549,6 +555,38 @@ def _check_references(s: Scenario) -> None:
     _check_sink_key(s, declared)
     if s.has_views():
         _check_views(s)
+
+
+def _check_sources(s: Scenario, declared: Mapping[str, InputSpec]) -> None:
+    """An input that reads another's stream names a declared input without a source of its own, with its schema."""
+    for i, spec in enumerate(s.inputs):
+        if spec.source is None:
+            continue
+        path = f"inputs[{i}].source"
+        source = declared.get(spec.source)
+        if source is None or source is spec:
+            raise BadInputError(f"{spec.source!r} is not another declared input (declared: {', '.join(declared)})",
+                                path=path)
+        if source.source is not None:
+            raise BadInputError(f"input {source.name!r} reads {source.source!r} itself: name {source.source!r}",
+                                path=path)
+        if (spec.columns, spec.unique_key, spec.changelog_mode) != (source.columns, source.unique_key,
+                                                                      source.changelog_mode):
+            raise BadInputError(f"input {spec.name!r} reads {source.name!r}'s stream, so it declares the same "
+                                f"columns, unique_key and changelog_mode (a view of it: project and where)",
+                                path=path)
+        if s.join.interval is not None or spec.name in s.config.dedupe_before_join:
+            raise UnsupportedError(f"{path}: one source feeding several inputs of an interval join or a dedupe is "
+                                   f"not modelled yet")
+
+
+def sources_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
+    """Stream (the input events name) -> the chain inputs it feeds, in chain order (an input without a source
+    feeds itself)."""
+    out: dict[str, list[str]] = {}
+    for spec in scenario.chain:
+        out.setdefault(spec.source or spec.name, []).append(spec.name)
+    return {name: tuple(fed) for name, fed in out.items()}
 
 
 def _check_views(s: Scenario) -> None:

@@ -53,7 +53,7 @@ TOP_KEYS: Final = ("name", "description", "inputs", "join", "config", "events", 
                    "expect_changelog", "meta")
 # Files written before `meta` existed kept provenance at the top level; they are read into `meta`.
 LEGACY_META_KEYS: Final = ("converge_failure", "generated_chain", "disorder_swapped")
-INPUT_KEYS: Final = ("name", "columns", "unique_key", "changelog_mode", "time_column", "project", "where")
+INPUT_KEYS: Final = ("name", "columns", "unique_key", "changelog_mode", "time_column", "project", "where", "source")
 JOIN_KEYS: Final = ("inputs", "types", "conditions", "interval", "select", "where")
 INTERVAL_KEYS: Final = ("left_time", "right_time", "lower_ms", "upper_ms", "time", "allowed_lateness_ms")
 CONFIG_KEYS: Final = ("state_ttl_ms", "map_state_order", "multi_join", "changelog_normalize", "semantics",
@@ -214,7 +214,8 @@ def _parse_input(obj: Any, path: str) -> InputSpec:
     return _build(path, InputSpec, obj["name"], tuple(columns),
                   None if uk is None else _names(uk, _join(path, "unique_key")),
                   obj.get("changelog_mode", "retract"), obj.get("time_column"),
-                  _named_expressions(obj.get("project"), _join(path, "project")), obj.get("where"))
+                  _named_expressions(obj.get("project"), _join(path, "project")), obj.get("where"),
+                  obj.get("source"))
 
 
 def _parse_interval(obj: Any) -> IntervalSpec | None:
@@ -308,7 +309,9 @@ class _EventReader:
                  time_columns: dict[str, int]) -> None:
         self._time_columns = time_columns
         self._specs = {spec.name: spec for spec in inputs}
-        self._chain = frozenset(chain)
+        self._sources = {spec.name: spec.source for spec in inputs if spec.source is not None}
+        # the streams events name: each chain input's own, or the input whose stream it reads (`source`)
+        self._chain = frozenset(self._sources.get(name, name) for name in chain)
         self._validators = {spec.name: RowValidator(spec).validate for spec in inputs}
         self._kinds = {spec.name: allowed_kinds(spec) for spec in inputs}
         self._width = width
@@ -320,6 +323,9 @@ class _EventReader:
             raise BadInputError("missing key 'input'", path=path)
         if not isinstance(name, str) or name not in self._specs:
             raise BadInputError(f"unknown input {name!r} (declared: {', '.join(self._specs)})", path=f"{path}.input")
+        if name in self._sources:
+            raise BadInputError(f"input {name!r} reads the stream of {self._sources[name]!r}: write its events on "
+                                f"{self._sources[name]!r}", path=f"{path}.input")
         if name not in self._chain:
             raise BadInputError(f"input {name!r} is declared but not part of the join chain {sorted(self._chain)}",
                                 path=f"{path}.input")
@@ -412,7 +418,7 @@ def scenario_from_dict(obj: Any, *, default_name: str = "scenario") -> Scenario:
                       _parse_config(obj.get("config")), (), None, None, meta,
                       check_text(description, "description", what="a description") if description else "")
     width = scenario.output_width()
-    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))
+    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))  # (no source with an interval)
     events = tuple(reader.read(e, i) for i, e in enumerate(_list(obj.get("events", []), "events")))
     final = obj.get("expect_final")
     if final is not None:
@@ -475,6 +481,8 @@ def _input_to_json(spec: InputSpec) -> dict[str, Any]:
         out["project"] = [list(c) for c in spec.project]
     if spec.where is not None:
         out["where"] = spec.where
+    if spec.source is not None:
+        out["source"] = spec.source
     return out
 
 

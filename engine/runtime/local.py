@@ -38,6 +38,7 @@ from converge.engine.model.scenario import (
     Scenario,
     WatermarkEvent,
     require_scenario,
+    sources_of,
 )
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import Plan, PlanNode
@@ -212,6 +213,9 @@ class LocalRuntime:
                 node, idx = self.plan.entry[spec.name]
                 rt = self._nodes[id(node)]
                 self._routes[spec.name] = (self._kinds[spec.name], self._validators[spec.name].validate, rt, idx)
+        # one stream feeding several inputs (`source`): an event on it reaches each of them, in chain order
+        self._fanout = {stream: fed for stream, fed in sources_of(scenario).items() if fed != (stream,)}
+        self._readers = {spec.name: spec.source for spec in scenario.inputs if spec.source is not None}
 
     # ---------------------------------------------------------------- events
     def run(self, events: Iterable[Event] | None = None) -> RunResult:
@@ -284,7 +288,24 @@ class LocalRuntime:
         raise BadInputError(f"unknown event {event!r}")
 
     def _on_change(self, event: ChangeEvent) -> list[OutputItem]:
-        route = self._routes.get(event.input)
+        if self._readers and event.input in self._readers:
+            raise BadInputError(f"input {event.input!r} reads the stream of {self._readers[event.input]!r}: write "
+                                f"its events on {self._readers[event.input]!r}")
+        fed = self._fanout.get(event.input) if self._fanout else None
+        if fed is None:
+            return self._on_input_change(event.input, event)
+        spec = self.scenario.input(event.input)
+        if event.kind not in self._kinds[spec.name]:
+            raise BadInputError(f"{event.kind} on input {event.input!r}: a {spec.changelog_mode} input accepts "
+                                f"only {', '.join(sorted(self._kinds[spec.name]))}")
+        checked = ChangeEvent(event.input, event.kind, self._validators[spec.name].validate(event.row))
+        out: list[OutputItem] = []
+        for name in fed:  # the one record reaches every input that reads the stream (Flink's reused source)
+            out.extend(self._on_input_change(name, checked))
+        return out
+
+    def _on_input_change(self, target: str, event: ChangeEvent) -> list[OutputItem]:
+        route = self._routes.get(target)
         if route is None:
             raise BadInputError(f"input {event.input!r} is not part of the join")
         kinds, validate, rt, idx = route
@@ -296,7 +317,7 @@ class LocalRuntime:
                 f"{', '.join(sorted(kinds))}")
         row = validate(event.row)
         if self._calc is not None:
-            joined = self._calc.input_row(event.input, row)
+            joined = self._calc.input_row(target, row)
             if joined is None:  # the Calc in front of the join dropped it, whatever its kind
                 return []
             row = joined

@@ -27,7 +27,8 @@ from typing import Any
 from converge.engine.condition_compiler import ColumnRef, Compiler, Scope, parse, render
 from converge.engine.model.scenario import InputSpec
 
-__all__ = ["ColumnRef", "EquiKey", "SplitCondition", "compile_expression3", "compile_predicate", "split_condition"]
+__all__ = ["ColumnRef", "EquiKey", "SplitCondition", "compile_expression3", "compile_predicate", "compile_view_expression",
+           "compile_view_predicate", "split_condition"]
 
 
 @dataclass(frozen=True)
@@ -53,23 +54,26 @@ def _layout_key(layout: Sequence[Sequence[InputSpec]]) -> tuple:
     return tuple(tuple((s.name, s.columns) for s in group) for group in layout)
 
 
-def _build(sql: str, layout: Sequence[Sequence[InputSpec]], predicate: bool) -> Callable[..., Any]:
-    key = (sql, _layout_key(layout), predicate)
+def _build(sql: str, layout: Sequence[Sequence[InputSpec]], predicate: bool, views: bool = False) -> Callable[..., Any]:
+    key = (sql, _layout_key(layout), predicate, views)
     if (fn := _CACHE.get(key)) is not None:
         return fn
     doc, root = parse(sql)
-    comp = Compiler(sql, doc, layout)
+    comp = Compiler(sql, doc, layout, views=views)
+    sql_type = "BOOLEAN"
     if predicate:
         comp.need_boolean(comp.value(root), root)  # type-check the whole thing first
         comp.n = 0
         body = comp.truth(root, True)
     else:
-        body = comp.value(root).src
+        value = comp.value(root)
+        body, sql_type = value.src, value.type
     params = ", ".join(f"a{i}" for i in range(len(layout)))
     source = f"def _condition({params}):\n    return {body}\n"
     exec(compile(source, f"<condition {sql!r}>", "exec"), comp.ns)  # noqa: S102 - generated code
     fn = comp.ns["_condition"]
     fn.source = source  # for debugging and tests
+    fn.sql_type = sql_type  # the static SQL type (NULL: an untyped NULL)
     _CACHE[key] = fn
     return fn
 
@@ -87,6 +91,17 @@ def compile_predicate(sql: str | None, layout: Sequence[Sequence[InputSpec]]) ->
 def compile_expression3(sql: str, layout: Sequence[Sequence[InputSpec]]) -> Callable[..., object]:
     """Like compile_predicate but returns the SQL value (None for NULL) — for tests and TLP checks."""
     return _build(sql, layout, predicate=False)
+
+
+def compile_view_expression(sql: str, layout: Sequence[Sequence[InputSpec]]) -> tuple[Callable[..., object], str]:
+    """A view's column expression (CASE and IF allowed): f(*args) -> the SQL value, and its static type."""
+    fn = _build(sql, layout, predicate=False, views=True)
+    return fn, fn.sql_type  # type: ignore[attr-defined]
+
+
+def compile_view_predicate(sql: str, layout: Sequence[Sequence[InputSpec]]) -> Callable[..., bool]:
+    """A view's filter (a WHERE): as compile_predicate, with CASE and IF allowed."""
+    return _build(sql, layout, predicate=True, views=True)
 
 
 def split_condition(sql: str, left_inputs: Sequence[InputSpec], right_input: InputSpec) -> SplitCondition:

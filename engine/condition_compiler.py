@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from converge.engine.condition_case import case_of_if, case_parts
 from converge.engine.model.duckdb_ast import (
     cast_target,
     function_arguments,
@@ -216,8 +217,9 @@ class Compiler:
     iff the SQL value is `want`, which lets AND/OR/NOT compile to plain Python and/or/not.
     """
 
-    def __init__(self, sql: str, doc: dict, layout: Sequence[Sequence[InputSpec]]) -> None:
+    def __init__(self, sql: str, doc: dict, layout: Sequence[Sequence[InputSpec]], *, views: bool = False) -> None:
         self.sql, self.doc = sql, doc
+        self.views = views  # a view's expression: CASE and IF allowed (engine/condition_case.py)
         self.scope = Scope(layout, sql)
         self.failures: list[tuple[str, dict]] = []
         self.ns: dict[str, Any] = {"_fail": self._raise, "_div0": _div0, "_d2i": _d2i, "_dstr": _dstr,
@@ -303,6 +305,9 @@ class Compiler:
             return self.cast(node)
         if typ == "OPERATOR_COALESCE":
             return self.coalesce(node)
+        if self.views and (cls == "CASE" or (cls == "FUNCTION" and str(node.get("function_name")).lower() == "if")):
+            body, rtype, branches = case_parts(self, node if cls == "CASE" else case_of_if(node), _NC)
+            return _V(body, rtype, True, decimal=_decimal_result(branches))
         if cls == "FUNCTION":
             return self.function(node)
         if cls in ("COMPARISON", "CONJUNCTION", "BETWEEN") or typ in ("OPERATOR_NOT", "COMPARE_IN", *_IS_NULL_OPS):

@@ -54,6 +54,16 @@ def condition_columns(join: JoinSpec) -> dict[str, set[str]]:
     return out
 
 
+def source_columns(spec: InputSpec, columns: Collection[str]) -> set[str]:
+    """The input's own columns behind the columns a condition names: through a projection, the source column a
+    projected column is when it is one as it is (`k AS key`); a computed one has none (it gets no key domain)."""
+    if spec.project is None:
+        return set(columns)
+    bare = {name: expr.rpartition(".")[2] for name, expr in spec.project
+            if expr.rpartition(".")[0] in ("", spec.name) and expr.rpartition(".")[2] in spec.column_names}
+    return {bare[c] for c in columns if c in bare}
+
+
 def time_domain(delay: int) -> tuple[int, ...]:
     """Event times around a delay: steps of half the delay, so some rows fall within it and some beyond."""
     step = max(1, delay // 2)
@@ -123,7 +133,8 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
     """Scenarios of `join` over `inputs` with valid, colliding, schema-typed changelogs (see the module doc)."""
     check_count_range("schema_scenarios", "min_ops", min_ops, "max_ops", max_ops)
     chain = [next(s for s in inputs if s.name == n) for n in join.inputs]
-    keys = condition_columns(join)
+    keys = {name: source_columns(next(s for s in chain if s.name == name), cols)
+            for name, cols in condition_columns(join).items() if name in join.inputs}
     delays = dict(watermark_delays or {})
     nn = not_null or {}
     plain = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]

@@ -22,6 +22,7 @@ from converge.oracle.interval import interval_final_sql
 from converge.oracle.materialize import materialize_inputs, presence_intervals
 from converge.oracle.query import run_query
 from converge.oracle.sql import check_supported, render_join_sql, render_snapshot_source, render_source, seq_column_name
+from converge.oracle.views import input_path, output_calc, view_seq_name, view_source, without_views
 
 __all__ = ["DuckDBOracle"]
 
@@ -54,21 +55,28 @@ class DuckDBOracle:
     def _final_sql(self, scenario: Scenario) -> str:
         if scenario.join.interval is not None:
             return interval_final_sql(scenario)
-        check_supported(scenario)
+        core = without_views(scenario) if scenario.has_views() else scenario
+        check_supported(core)
         tables = materialize_inputs(scenario)
         sources = {}
         for spec in scenario.chain:
             bag = tables[spec.name]
-            sources[spec.name] = render_source(spec, list(bag), list(bag.values()))
-        return render_join_sql(scenario, sources)
+            sources[spec.name] = view_source(spec, render_source(spec, list(bag), list(bag.values())),
+                                             input_path(scenario, spec.name))
+        select, where = output_calc(scenario, core)
+        return render_join_sql(core, sources, select=select, where=where)
 
     def _history_sql(self, scenario: Scenario) -> str:
         """Snapshots joined on position: each row instance is repeated at every position it is present."""
-        check_supported(scenario)
-        seq = seq_column_name(scenario)
+        core = without_views(scenario) if scenario.has_views() else scenario
+        check_supported(core)
+        seq = view_seq_name(scenario) if scenario.has_views() else seq_column_name(scenario)
         intervals = presence_intervals(scenario)
-        sources = {spec.name: render_snapshot_source(spec, intervals[spec.name], seq) for spec in scenario.chain}
-        return render_join_sql(scenario, sources, seq=seq)
+        sources = {spec.name: view_source(spec, render_snapshot_source(spec, intervals[spec.name], seq),
+                                          input_path(scenario, spec.name), seq)
+                   for spec in scenario.chain}
+        select, where = output_calc(scenario, core)
+        return render_join_sql(core, sources, seq=seq, select=select, where=where)
 
     # ------------------------------------------------------------ running
 
@@ -86,7 +94,7 @@ class DuckDBOracle:
         n = len(scenario.events)
         answers: list[Counter[tuple]] = [Counter() for _ in range(n)]
         if n == 0:
-            check_supported(scenario)
+            check_supported(without_views(scenario) if scenario.has_views() else scenario)
             presence_intervals(scenario)
             return answers
         for row in self._run(self._history_sql(scenario)):

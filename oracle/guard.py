@@ -43,6 +43,7 @@ __all__ = [
     "check_name",
     "safe_condition",
     "safe_conditions",
+    "safe_view_expression",
 ]
 
 # ---------------------------------------------------------------- the allow-lists
@@ -91,6 +92,7 @@ _KEYS = {
     "FUNCTION": {"function_name", "schema", "catalog", "children", "arguments", "filter", "order_bys", "distinct",
                  "is_operator", "export_state", "qualified_name", "is_legacy_function_call"},
 }
+_CASE_KEYS = frozenset({"case_checks", "else_expr"})  # in a view's expression only (safe_view_expression)
 _LOCATIONS = ("query_location", "query_location_length")
 
 
@@ -193,12 +195,24 @@ def safe_condition(sql: object, scope: Sequence[InputSpec], path: str) -> str:
         raise BadInputError(exc.detail, path=path) from None
 
 
+def safe_view_expression(sql: object, scope: Sequence[InputSpec], path: str) -> str:
+    """A view's expression (a projection, a filter, a SELECT item, a WHERE) checked and regenerated as a
+    condition is, with CASE and IF also allowed; BadInputError naming `path` if rejected."""
+    if not isinstance(sql, str):
+        raise BadInputError(f"an expression must be a string, got {type(sql).__name__}", path=path)
+    key = tuple((spec.name, spec.column_names) for spec in scope)
+    try:
+        return _safe_condition(sql, key, views=True)
+    except BadInputError as exc:
+        raise BadInputError(exc.detail, path=path) from None
+
+
 def _reject(message: str) -> BadInputError:
     return BadInputError(message)
 
 
 @functools.lru_cache(maxsize=4096)
-def _safe_condition(sql: str, scope: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+def _safe_condition(sql: str, scope: tuple[tuple[str, tuple[str, ...]], ...], views: bool = False) -> str:
     if len(sql) > MAX_CONDITION_CHARS:
         raise _reject(f"condition of {len(sql)} characters (at most {MAX_CONDITION_CHARS})")
     if "\0" in sql:
@@ -209,7 +223,7 @@ def _safe_condition(sql: str, scope: tuple[tuple[str, tuple[str, ...]], ...]) ->
         raise _reject("condition is not valid Unicode (a lone surrogate)") from None
     statement = _parse_select(sql, what=f"condition {_short(sql)}")
     (expr,) = statement["node"]["select_list"]
-    checked = _Checker(scope).check(expr, 0)
+    checked = _Checker(scope, views=views).check(expr, 0)
     return _regenerate(statement, checked)
 
 
@@ -279,8 +293,9 @@ def _reference_null() -> Any:
 class _Checker:
     """Walks one condition's tree against the allow-lists; returns a copy with column references resolved."""
 
-    def __init__(self, scope: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    def __init__(self, scope: tuple[tuple[str, tuple[str, ...]], ...], *, views: bool = False) -> None:
         self.scope = dict(scope)
+        self.views = views  # a view's expression: CASE and IF allowed too
 
     def check(self, node: Any, depth: int) -> dict:
         if depth > MAX_DEPTH:
@@ -288,7 +303,7 @@ class _Checker:
         if not isinstance(node, dict):
             raise _reject("condition has an unexpected shape")
         cls, typ = node.get("class"), node.get("type")
-        allowed = _KEYS.get(str(cls))
+        allowed = _KEYS.get(str(cls)) if cls != "CASE" or not self.views else _CASE_KEYS
         if allowed is None:
             raise _reject(f"{_describe(cls, typ)} is not allowed in a condition")
         extra = set(node) - _COMMON - allowed - {"query_location_length"}
@@ -320,6 +335,14 @@ class _Checker:
         elif cls == "BETWEEN":
             for part in ("input", "lower", "upper"):
                 out[part] = self.check(node.get(part), depth)
+        elif cls == "CASE":
+            checks = node.get("case_checks")
+            if not isinstance(checks, list) or not checks or not all(
+                    isinstance(c, dict) and set(c) == {"when_expr", "then_expr"} for c in checks):
+                raise _reject("CASE has an unexpected shape")
+            out["case_checks"] = [{part: self.check(c[part], depth) for part in ("when_expr", "then_expr")}
+                                  for c in checks]
+            out["else_expr"] = self.check(node.get("else_expr"), depth)
         else:
             out = self.function(node, depth)
         return out
@@ -384,7 +407,7 @@ class _Checker:
         name = name.lower()
         orders = (node.get("order_bys") or {}).get("orders") if isinstance(node.get("order_bys"), dict) \
             else node.get("order_bys")
-        if name not in FUNCTIONS:
+        if name not in FUNCTIONS and not (self.views and name == "if"):
             raise _reject(f"function {name!r} is not allowed in a condition (allowed: {', '.join(sorted(FUNCTIONS))})")
         if node.get("is_legacy_function_call"):
             raise _reject(f"function {name!r} called in DuckDB's legacy form is not allowed in a condition")

@@ -180,12 +180,17 @@ class _InputState:
 
 
 def _replay(scenario: Scenario, stop: int) -> dict[str, _InputState]:
-    states = {spec.name: _InputState(spec) for spec in scenario.inputs}
+    """Each input's state after events[:stop]; an input that reads another's stream (`source`) has that one's."""
+    readers = {spec.name: spec.source for spec in scenario.inputs if spec.source is not None}
+    states = {spec.name: _InputState(spec) for spec in scenario.inputs if spec.name not in readers}
     for seq, event in enumerate(scenario.events[:stop]):
         if not isinstance(event, ChangeEvent):
             continue
         state = states.get(event.input)
         if state is None:
+            if event.input in readers:
+                raise BadInputError(f"input {event.input!r} reads the stream of {readers[event.input]!r}: write its "
+                                    f"events on {readers[event.input]!r}", event_index=seq)
             raise BadInputError(f"unknown input {event.input!r}", event_index=seq)
         if event.kind not in ROW_KINDS:
             raise BadInputError(f"unknown row kind {event.kind!r}", event_index=seq)
@@ -193,6 +198,8 @@ def _replay(scenario: Scenario, stop: int) -> dict[str, _InputState]:
             state.apply(seq, event.kind, event.row)
         except BadInputError as exc:
             raise exc.at_event(seq) from None
+    for name, source in readers.items():
+        states[name] = states[source]  # one stream, one table: each reader sees it whole
     return states
 
 

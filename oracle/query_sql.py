@@ -114,8 +114,11 @@ class QueryAsWritten:
             raise BadInputError(f"{path}: cannot parse: {str(exc).splitlines()[0]}") from None
         self.tables: dict[str, tuple[DeclaredColumn, ...]] = {}
         selects = []
+        views: list[exp.Create] = []
         for stmt in statements:
-            if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
+            if isinstance(stmt, exp.Create) and str(stmt.args.get("kind") or "").upper() == "VIEW":
+                views.append(stmt)  # created in DuckDB as written, after the tables
+            elif isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
                 table = stmt.this.this.name
                 self.tables[table] = tuple(_declared(c.name, c.args["kind"]) for c in stmt.this.expressions
                                            if isinstance(c, exp.ColumnDef))
@@ -140,6 +143,15 @@ class QueryAsWritten:
             except duckdb.Error as exc:  # e.g. two columns whose names differ only in case: one name in DuckDB
                 raise UnsupportedError(f"{path}: table {table}: DuckDB cannot hold it as declared, so the query "
                                        f"cannot be run as written: {exc}") from exc
+        for view in views:
+            body = view.args["expression"]
+            annotate_types(body, schema=schema, dialect=_FlinkTyped)
+            text_of_view = exp.Create(this=view.this.copy(), kind="VIEW", expression=body).sql(dialect="duckdb")
+            try:
+                self._con.execute(text_of_view)
+            except duckdb.Error as exc:
+                raise UnsupportedError(f"{path}: DuckDB cannot create the view as written ({text_of_view}): "
+                                       f"{exc}") from exc
 
     def real(self, table: str, row: tuple) -> tuple:
         """A row of `table` as converge holds it, as the real values of its declared types."""

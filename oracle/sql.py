@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 
-from converge.engine.model.errors import BadInputError, OracleError
+from converge.engine.model.errors import BadInputError, OracleError, UnsupportedError
 from converge.engine.model.scenario import InputSpec, Scenario
 from converge.oracle.guard import check_name, safe_conditions
 from converge.oracle.materialize import check_value
@@ -175,6 +175,9 @@ def check_supported(scenario: Scenario) -> None:
     Names, column types and every condition are checked here (oracle/guard.py),
     before any SQL is built, so the errors name their key path.
     """
+    if scenario.has_views():
+        raise UnsupportedError("this oracle query takes the join only: a projection, filter, SELECT list or WHERE "
+                               "is rendered by DuckDBOracle (oracle/views.py)")
     if scenario.join.interval is not None:
         raise OracleError("an interval join's answer at every event is not a batch query: the interval "
                           "properties decide it with their step model (its final answer: oracle.interval)")
@@ -185,7 +188,7 @@ def check_supported(scenario: Scenario) -> None:
 
 
 def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None, *,
-                    seq: str | None = None) -> str:
+                    seq: str | None = None, select: Sequence[str] | None = None, where: str | None = None) -> str:
     """The join chain as ONE left-deep DuckDB query over the chained inputs.
 
     ``tables`` maps an input name to a FROM item (a table name or a
@@ -200,6 +203,10 @@ def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None,
     output starts with the row's position. The position of the left side is
     that of its first input, except after RIGHT (the right input's) and FULL
     (``coalesce`` of both) joins, where the left side may be padded.
+
+    ``select`` (checked SQL expressions over the output columns) replaces the
+    output columns, and ``where`` (a checked condition) filters the joined
+    rows: the query's SELECT list and WHERE (oracle/views.py checks them).
     """
     check_supported(scenario)
     conditions = safe_conditions(scenario)
@@ -231,5 +238,9 @@ def render_join_sql(scenario: Scenario, tables: Mapping[str, str] | None = None,
         lines.append(f"{JOIN_KEYWORDS[jtype]} {from_item(spec)} ON {on}")
         if jtype not in _NO_OUTPUT:
             output.extend(columns_of(spec))
-    select = ([seq_expr] if seq is not None else []) + output
-    return "SELECT " + ", ".join(select) + "\n" + "\n".join(lines)
+    if select is not None:
+        output = [f"(\n{expr}\n)" for expr in select]
+    if where is not None:
+        lines.append(f"WHERE (\n{where}\n)")
+    items = ([seq_expr] if seq is not None else []) + output
+    return "SELECT " + ", ".join(items) + "\n" + "\n".join(lines)

@@ -45,6 +45,7 @@ from typing import Protocol
 import sqlglot
 from sqlglot import exp
 
+from converge.engine.calc import joined_scenario
 from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.generators.mid_stream import raw_retractions
@@ -180,6 +181,7 @@ def _parsed(condition: str) -> exp.Expr:
 
 def special_cases(scenario: Scenario) -> set[str]:
     """The special cases one scenario holds (see the module docstring)."""
+    scenario = joined_scenario(scenario)  # with views: what reaches the join
     found: set[str] = _key_shape_cases(scenario)
     chain = scenario.chain
     keys = {spec.name: _key_columns(scenario, spec) for spec in chain}

@@ -59,7 +59,7 @@ def _search(strategy, condition: Callable[[Scenario], bool], options: CheckOptio
 def show_event(query: MappedQuery, e: object) -> str:
     if isinstance(e, ChangeEvent):
         types = query.types_of(e.input)
-        cols = [c for c, _ in query.table_of(e.input).columns]
+        cols = [c for c, _ in query.source_of(e.input).columns]
         return f"{e.kind} {e.input}(" + ", ".join(f"{c}={t.display(v)}" for c, t, v in zip(cols, types, e.row, strict=False)) + ")"
     if isinstance(e, WatermarkEvent):
         return f"watermark {e.input} {e.watermark}"
@@ -215,7 +215,7 @@ def late_story(query: MappedQuery, found: Scenario, runner: CaseRunner = run_sce
     parts = []
     for pos in sorted(model.late):
         e = found.events[pos]
-        table = query.table_of(e.input)
+        table = query.source_of(e.input)
         names = [c for c, _ in table.columns]
         time = table.columns[names.index(table.time_column)][1].display(e.row[names.index(table.time_column)])
         before = model.clocks[pos - 1] if pos > 0 else None

@@ -43,7 +43,7 @@ FinalAnswer = Callable[[Scenario], Counter]   # a system's materialized final an
 def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl: bool = False,
                    max_ops: int = 16) -> st.SearchStrategy[Scenario]:
     """Scenarios of the query's join over streams of its own schema (generators.schema)."""
-    not_null = {a: {c for c, t in query.table_of(a).columns if not t.nullable} for a, _ in query.aliases}
+    not_null = {a: {c for c, t in query.source_of(a).columns if not t.nullable} for a, _ in query.aliases}
     delays = {a: delay for a, _ in query.aliases if (delay := query.table_of(a).watermark_delay_ms) is not None}
     return schema_scenarios(query.inputs, query.join, config=query.with_job(config), not_null=not_null,
                             watermark_delays=delays,
@@ -140,11 +140,12 @@ def check_properties(query: MappedQuery, options: CheckOptions,
              regular.final_convergence, f"semantics={options.semantics}, {options.map_state_order} MapState "
                                         f"order: final answer = batch answer, no negative counts"),
     ]
-    if len(query.join.inputs) >= 3 and options.multi_join == "on":
+    views = any(s.has_calc for s in query.inputs)  # the TTL model and the multi-way check read declared tables
+    if len(query.join.inputs) >= 3 and options.multi_join == "on" and not views:
         out.append(spec("multiway", "prefix_consistency", lambda: query_strategy(query, exact, max_ops=n),
                         multiway.prefix_consistency, "multi-way plan = binary chain = DuckDB after every event"))
     if options.ttl_ms is not None and all(s.changelog_mode != "upsert" for s in query.inputs) \
-            and len(query.join.inputs) == 2:
+            and len(query.join.inputs) == 2 and not views:
         out.append(spec("regular", "ttl_matches_model",
                         lambda: query_strategy(query, options.config(), ttl=True, max_ops=n),
                         regular.ttl_matches_model, f"TTL {options.ttl_ms} ms: the TTL-aware model's answer at "
@@ -155,11 +156,18 @@ def check_properties(query: MappedQuery, options: CheckOptions,
 def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[str, str]]:
     """(property, why it does not apply) for the ones left out, so the output says what was not checked."""
     out = []
+    views = any(s.has_calc for s in query.inputs)
     if query.join.interval is None and options.ttl_ms is not None:
-        if len(query.join.inputs) != 2:
+        if views:
+            out.append(("regular/ttl_matches_model", "the TTL model reads the inputs as declared, without a view's "
+                                                     "projection or filter"))
+        elif len(query.join.inputs) != 2:
             out.append(("regular/ttl_matches_model", "the TTL model covers binary joins"))
         elif any(s.changelog_mode == "upsert" for s in query.inputs):
             out.append(("regular/ttl_matches_model", "the TTL model takes retract / insert-only inputs"))
     if query.join.interval is None and len(query.join.inputs) >= 3 and options.multi_join == "off":
         out.append(("multiway/prefix_consistency", "--multi-join off"))
+    elif query.join.interval is None and len(query.join.inputs) >= 3 and views:
+        out.append(("multiway/prefix_consistency", "the multi-way check reads the inputs as declared, without a "
+                                                   "view's projection or filter"))
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.flinksql.positions import clip
+from converge.oracle.duckdb_oracle import DuckDBOracle
 from converge.oracle.guard import check_inputs, safe_conditions
 
 MESSAGE_CHARS = 300  # the guard quotes the rendered condition; a refusal stays one readable line
@@ -34,7 +35,10 @@ def guard_query(query: MappedQuery) -> None:
     try:
         scenario = query.scenario()
         check_inputs(scenario)
-        safe_conditions(scenario)
+        if scenario.has_views():  # the views' expressions and the conditions over the columns they make
+            DuckDBOracle().sql_for(scenario, "final")
+        else:
+            safe_conditions(scenario)
     except BadInputError as exc:
         raise placed(query, exc) from None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from converge.engine.calc import core_scenario, joined_spec
 from converge.engine.condition import split_condition
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.scenario import Config, MapStateOrder, MultiJoinMode, Semantics
@@ -40,7 +41,7 @@ def state_views(query: MappedQuery) -> list[str]:
     if query.join.interval is not None:
         return ["interval join: each side's rows are cached by time until the other side's watermark passes them"]
     lines = []
-    specs = {s.name: s for s in query.inputs}
+    specs = {s.name: joined_spec(s) for s in query.inputs}  # a view's input as the join sees it
     names = query.join.inputs
     for i, (name, cond) in enumerate(zip(names[1:], query.join.conditions, strict=False), 1):
         left = [specs[n] for n in names[:i]]
@@ -55,7 +56,13 @@ def state_views(query: MappedQuery) -> list[str]:
 
 def plan_lines(query: MappedQuery, options: CheckOptions) -> list[str]:
     """The engine's plan of the query under the options (one operator a line, as `converge explain` prints it)."""
-    return plan(query.scenario(config=options.config())).explain().splitlines()
+    scenario = query.scenario(config=options.config())
+    lines = plan(core_scenario(scenario) if scenario.has_views() else scenario).explain().splitlines()
+    calcs = [f"Calc in front of {spec.name}: " + "; ".join(
+        part for part in (f"project {', '.join(f'{e} AS {n}' for n, e in spec.project)}" if spec.project else "",
+                          f"where {spec.where}" if spec.where else "") if part)
+        for spec in scenario.chain if spec.has_calc]
+    return calcs + lines
 
 
 __all__ = ["CheckOptions", "plan_lines", "state_views"]

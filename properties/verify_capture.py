@@ -108,10 +108,10 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
     positions: list[int | None] = []
     origins = _Origins()
     for alias, table in query.aliases:
-        spec = query.table_of(alias).input_spec(alias)
+        spec = query.source_of(alias).input_spec(alias)
         kinds = allowed_kinds(spec)
         path = sources[table]
-        for rec in read_capture(path, query.table_of(alias).columns, fmt):
+        for rec in read_capture(path, query.source_of(alias).columns, fmt):
             if rec.kind not in kinds:
                 raise BadInputError(f"{path}:{rec.line}:1: row kind {rec.kind} on {table!r}, whose changelog mode "
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")

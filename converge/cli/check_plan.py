@@ -88,6 +88,10 @@ def describe_query(query: MappedQuery) -> list[str]:
         if t.time_column:
             extra += f", rowtime {t.time_column} (watermark delay {t.watermark_delay_ms} ms)"
         lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
+        view = dict(query.derived).get(alias)
+        if view is not None:  # a view or derived table: the Calc between the table and the join
+            shown = ", ".join(f"{c} {ft.name}" for c, ft in view.columns)
+            lines.append(f"    through a view: {shown}" + (f"; where {view.where}" if view.where else ""))
     lines.append("join chain: " + query.join.inputs[0] + "".join(
         f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,
                                                                    query.join.conditions, strict=False)))

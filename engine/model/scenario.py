@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal, get_args
 
-from converge.engine.model.errors import ApiMisuseError, BadInputError
+from converge.engine.model.errors import ApiMisuseError, BadInputError, UnsupportedError
 
 ChangelogMode = Literal["insert_only", "retract", "upsert", "all"]
 # Modes whose rows replace each other by unique key (an upsert stream; a raw changelog with bare +U).
@@ -92,6 +92,26 @@ def unencodable_at(text: str) -> int | None:
     return None
 
 
+def check_named_expressions(items: Any, path: str) -> tuple[tuple[str, str], ...]:
+    """A non-empty list of [name, DuckDB SQL expression] with distinct identifier names (case-insensitive)."""
+    if not isinstance(items, tuple) or not items:
+        raise BadInputError(f"expected a non-empty list of [name, expression], got {short_repr(items)}", path=path)
+    seen: set[str] = set()
+    for j, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise BadInputError(f"expected [name, expression], got {short_repr(item)}", path=f"{path}[{j}]")
+        name, expr = item
+        check_text(name, f"{path}[{j}][0]", what="a column name")
+        if not name.isidentifier():
+            raise BadInputError(f"{name!r} is not an identifier", path=f"{path}[{j}][0]")
+        if name.casefold() in seen:
+            raise BadInputError(f"column {name!r} is named twice (SQL names are case-insensitive)",
+                                path=f"{path}[{j}][0]")
+        seen.add(name.casefold())
+        check_text(expr, f"{path}[{j}][1]", what="a SQL expression")
+    return items
+
+
 def short_repr(value: Any, limit: int = 60) -> str:
     """repr(value), cut to `limit` characters: error messages quote values users may have made huge."""
     text = repr(value)
@@ -108,6 +128,13 @@ class InputSpec:
     unique_key: tuple[str, ...] | None = None
     changelog_mode: ChangelogMode = "retract"
     time_column: str | None = None
+    # Flink's Calc in front of the join (a view, a derived table, computed columns): the columns the join sees,
+    # each [name, DuckDB SQL expression over `columns`], and a filter; events carry `columns` (docs/scenario-format.md)
+    project: tuple[tuple[str, str], ...] | None = None
+    where: str | None = None
+    # one table in several places (a self-join, two subqueries over one table): this input reads the stream of
+    # the input named here, which the events name; Flink scans the table once and feeds each use
+    source: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -152,6 +179,22 @@ class InputSpec:
         if self.time_column is not None and self.time_column not in names:
             raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names)}",
                                 path="time_column")
+        if self.project is not None:
+            check_named_expressions(self.project, "project")
+        if self.where is not None:
+            check_text(self.where, "where", what="a SQL boolean expression")
+        if self.source is not None:
+            check_text(self.source, "source", what="an input name")
+
+    @property
+    def has_calc(self) -> bool:
+        """Whether a projection or a filter stands between this input's source and the join."""
+        return self.project is not None or self.where is not None
+
+    @property
+    def joined_names(self) -> tuple[str, ...]:
+        """The names of the columns the join sees (the projection's, or the source's)."""
+        return self.column_names if self.project is None else tuple(n for n, _ in self.project)
 
     @cached_property
     def column_names(self) -> tuple[str, ...]:
@@ -199,6 +242,9 @@ class JoinSpec:
     types: tuple[str, ...]
     conditions: tuple[str, ...]
     interval: IntervalSpec | None = None
+    # Flink's Calc after the join: the query's SELECT list over the output columns `input.column`, and its WHERE
+    select: tuple[tuple[str, str], ...] | None = None
+    where: str | None = None
 
     def __post_init__(self) -> None:
         for key in ("inputs", "types", "conditions"):
@@ -223,6 +269,15 @@ class JoinSpec:
                 raise BadInputError(f"expected an interval spec, got {short_repr(self.interval)}", path="interval")
             if n != 1:
                 raise BadInputError("interval joins are binary", path="interval")
+        if self.select is not None:
+            check_named_expressions(self.select, "select")
+        if self.where is not None:
+            check_text(self.where, "where", what="a SQL boolean expression")
+
+    @property
+    def has_calc(self) -> bool:
+        """Whether a SELECT list or a WHERE stands after the join."""
+        return self.select is not None or self.where is not None
 
 
 TtlSetting = int | Mapping[str, int] | None
@@ -430,11 +485,17 @@ class Scenario:
             or any(e.expect is not None for e in self.events)
         )
 
+    def has_views(self) -> bool:
+        """Whether a projection or filter stands in front of the join or after it (engine/calc.py runs them)."""
+        return self.join.has_calc or any(spec.has_calc for spec in self.chain)
+
     def output_width(self) -> int:
-        width = len(self.chain[0].columns)
+        if self.join.select is not None:
+            return len(self.join.select)
+        width = len(self.chain[0].joined_names)
         for spec, jtype in zip(self.chain[1:], self.join.types, strict=False):
             if jtype not in ("semi", "anti"):
-                width += len(spec.columns)
+                width += len(spec.joined_names)
         return width
 
 
@@ -460,6 +521,7 @@ def _check_references(s: Scenario) -> None:
             raise BadInputError(f"an {spec.changelog_mode} input needs a unique_key",
                                 path=f"inputs[{i}].changelog_mode")
     declared = {spec.name: spec for spec in s.inputs}
+    _check_sources(s, declared)
     for i, name in enumerate(s.join.inputs):
         if name not in declared:
             raise BadInputError(f"unknown input {name!r} (declared: {', '.join(declared)})", path=f"join.inputs[{i}]")
@@ -491,6 +553,61 @@ def _check_references(s: Scenario) -> None:
         if not declared[name].unique_key:
             raise BadInputError(f"input {name!r} declares no unique key to lose", path="config.unique_key_lost")
     _check_sink_key(s, declared)
+    if s.has_views():
+        _check_views(s)
+
+
+def _check_sources(s: Scenario, declared: Mapping[str, InputSpec]) -> None:
+    """An input that reads another's stream names a declared input without a source of its own, with its schema."""
+    for i, spec in enumerate(s.inputs):
+        if spec.source is None:
+            continue
+        path = f"inputs[{i}].source"
+        source = declared.get(spec.source)
+        if source is None or source is spec:
+            raise BadInputError(f"{spec.source!r} is not another declared input (declared: {', '.join(declared)})",
+                                path=path)
+        if source.source is not None:
+            raise BadInputError(f"input {source.name!r} reads {source.source!r} itself: name {source.source!r}",
+                                path=path)
+        if (spec.columns, spec.unique_key, spec.changelog_mode) != (source.columns, source.unique_key,
+                                                                      source.changelog_mode):
+            raise BadInputError(f"input {spec.name!r} reads {source.name!r}'s stream, so it declares the same "
+                                f"columns, unique_key and changelog_mode (a view of it: project and where)",
+                                path=path)
+        if s.join.interval is not None or spec.name in s.config.dedupe_before_join:
+            raise UnsupportedError(f"{path}: one source feeding several inputs of an interval join or a dedupe is "
+                                   f"not modelled yet")
+
+
+def sources_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
+    """Stream (the input events name) -> the chain inputs it feeds, in chain order (an input without a source
+    feeds itself)."""
+    out: dict[str, list[str]] = {}
+    for spec in scenario.chain:
+        out.setdefault(spec.source or spec.name, []).append(spec.name)
+    return {name: tuple(fed) for name, fed in out.items()}
+
+
+def _check_views(s: Scenario) -> None:
+    """The forms of a Calc around the join that converge runs; others are valid Flink, so UnsupportedError."""
+    config = s.config
+    for spec in s.chain:
+        if not spec.has_calc:
+            continue
+        where = f"input {spec.name!r}"
+        if spec.changelog_mode in KEYED_MODES:
+            raise UnsupportedError(f"{where}: a projection or filter on an {spec.changelog_mode} input runs after "
+                                   f"Flink's ChangelogNormalize, which converge does not model in front of a Calc")
+        if spec.name in config.dedupe_before_join or spec.name in config.unique_key_lost:
+            raise UnsupportedError(f"{where}: a projection or filter together with dedupe_before_join or "
+                                   f"unique_key_lost is not modelled")
+    if s.join.interval is not None:
+        raise UnsupportedError("a projection, filter, SELECT list or WHERE around an interval join is not modelled "
+                               "yet (a regular or multi-way join is)")
+    if config.sink != "retract":
+        raise UnsupportedError("an upsert sink's key names join output columns; with a SELECT list or a projection "
+                               "it is not modelled yet")
 
 
 def _check_sink_key(s: Scenario, declared: Mapping[str, InputSpec]) -> None:

@@ -53,8 +53,8 @@ TOP_KEYS: Final = ("name", "description", "inputs", "join", "config", "events", 
                    "expect_changelog", "meta")
 # Files written before `meta` existed kept provenance at the top level; they are read into `meta`.
 LEGACY_META_KEYS: Final = ("converge_failure", "generated_chain", "disorder_swapped")
-INPUT_KEYS: Final = ("name", "columns", "unique_key", "changelog_mode", "time_column")
-JOIN_KEYS: Final = ("inputs", "types", "conditions", "interval")
+INPUT_KEYS: Final = ("name", "columns", "unique_key", "changelog_mode", "time_column", "project", "where", "source")
+JOIN_KEYS: Final = ("inputs", "types", "conditions", "interval", "select", "where")
 INTERVAL_KEYS: Final = ("left_time", "right_time", "lower_ms", "upper_ms", "time", "allowed_lateness_ms")
 CONFIG_KEYS: Final = ("state_ttl_ms", "map_state_order", "multi_join", "changelog_normalize", "semantics",
                       "min_cleanup_interval_ms", "dedupe_before_join", "unique_key_lost", "per_key_order",
@@ -189,6 +189,18 @@ def _build(path: str, make: Any, *args: Any, **kwargs: Any) -> Any:
         raise BadInputError(exc.detail, path=_join(path, exc.path) if exc.path else path) from None
 
 
+def _named_expressions(value: Any, path: str) -> tuple[tuple[str, str], ...] | None:
+    """A `project` or `select` list: [[name, expression], ...] (the model checks names and text)."""
+    if value is None:
+        return None
+    items = []
+    for j, item in enumerate(_list(value, path, non_empty=True)):
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise BadInputError(f"expected [name, expression], got {_json_kind(item)}", path=f"{path}[{j}]")
+        items.append((item[0], item[1]))
+    return tuple(items)
+
+
 def _parse_input(obj: Any, path: str) -> InputSpec:
     _object(obj, path, INPUT_KEYS, ("name", "columns"))
     columns = []
@@ -201,7 +213,9 @@ def _parse_input(obj: Any, path: str) -> InputSpec:
     uk = obj.get("unique_key")
     return _build(path, InputSpec, obj["name"], tuple(columns),
                   None if uk is None else _names(uk, _join(path, "unique_key")),
-                  obj.get("changelog_mode", "retract"), obj.get("time_column"))
+                  obj.get("changelog_mode", "retract"), obj.get("time_column"),
+                  _named_expressions(obj.get("project"), _join(path, "project")), obj.get("where"),
+                  obj.get("source"))
 
 
 def _parse_interval(obj: Any) -> IntervalSpec | None:
@@ -217,7 +231,8 @@ def _parse_join(obj: Any) -> JoinSpec:
     _object(obj, "join", JOIN_KEYS, ("inputs", "types", "conditions"))
     return _build("join", JoinSpec, _names(obj["inputs"], "join.inputs"),
                   tuple(_list(obj["types"], "join.types")), tuple(_list(obj["conditions"], "join.conditions")),
-                  _parse_interval(obj.get("interval")))
+                  _parse_interval(obj.get("interval")), _named_expressions(obj.get("select"), "join.select"),
+                  obj.get("where"))
 
 
 def _parse_config(obj: Any) -> Config:
@@ -294,7 +309,9 @@ class _EventReader:
                  time_columns: dict[str, int]) -> None:
         self._time_columns = time_columns
         self._specs = {spec.name: spec for spec in inputs}
-        self._chain = frozenset(chain)
+        self._sources = {spec.name: spec.source for spec in inputs if spec.source is not None}
+        # the streams events name: each chain input's own, or the input whose stream it reads (`source`)
+        self._chain = frozenset(self._sources.get(name, name) for name in chain)
         self._validators = {spec.name: RowValidator(spec).validate for spec in inputs}
         self._kinds = {spec.name: allowed_kinds(spec) for spec in inputs}
         self._width = width
@@ -306,6 +323,9 @@ class _EventReader:
             raise BadInputError("missing key 'input'", path=path)
         if not isinstance(name, str) or name not in self._specs:
             raise BadInputError(f"unknown input {name!r} (declared: {', '.join(self._specs)})", path=f"{path}.input")
+        if name in self._sources:
+            raise BadInputError(f"input {name!r} reads the stream of {self._sources[name]!r}: write its events on "
+                                f"{self._sources[name]!r}", path=f"{path}.input")
         if name not in self._chain:
             raise BadInputError(f"input {name!r} is declared but not part of the join chain {sorted(self._chain)}",
                                 path=f"{path}.input")
@@ -398,7 +418,7 @@ def scenario_from_dict(obj: Any, *, default_name: str = "scenario") -> Scenario:
                       _parse_config(obj.get("config")), (), None, None, meta,
                       check_text(description, "description", what="a description") if description else "")
     width = scenario.output_width()
-    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))
+    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))  # (no source with an interval)
     events = tuple(reader.read(e, i) for i, e in enumerate(_list(obj.get("events", []), "events")))
     final = obj.get("expect_final")
     if final is not None:
@@ -453,6 +473,19 @@ def _config_to_json(cfg: Config) -> dict[str, Any]:
     return out
 
 
+def _input_to_json(spec: InputSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": spec.name, "columns": [list(c) for c in spec.columns],
+                           "unique_key": list(spec.unique_key) if spec.unique_key else None,
+                           "changelog_mode": spec.changelog_mode, "time_column": spec.time_column}
+    if spec.project is not None:
+        out["project"] = [list(c) for c in spec.project]
+    if spec.where is not None:
+        out["where"] = spec.where
+    if spec.source is not None:
+        out["source"] = spec.source
+    return out
+
+
 def scenario_to_dict(s: Scenario) -> dict:
     interval = None
     if s.join.interval is not None:
@@ -464,15 +497,15 @@ def scenario_to_dict(s: Scenario) -> dict:
         out["description"] = s.description
     if s.meta:  # first, so a failure report opens with what failed
         out["meta"] = dict(s.meta)
+    join: dict[str, Any] = {"inputs": list(s.join.inputs), "types": list(s.join.types),
+                            "conditions": list(s.join.conditions), "interval": interval}
+    if s.join.select is not None:
+        join["select"] = [list(c) for c in s.join.select]
+    if s.join.where is not None:
+        join["where"] = s.join.where
     out.update({
-        "inputs": [
-            {"name": i.name, "columns": [list(c) for c in i.columns],
-             "unique_key": list(i.unique_key) if i.unique_key else None,
-             "changelog_mode": i.changelog_mode, "time_column": i.time_column}
-            for i in s.inputs
-        ],
-        "join": {"inputs": list(s.join.inputs), "types": list(s.join.types),
-                 "conditions": list(s.join.conditions), "interval": interval},
+        "inputs": [_input_to_json(i) for i in s.inputs],
+        "join": join,
         "config": _config_to_json(s.config),
         "events": [event_to_json(e) for e in s.events],
     })

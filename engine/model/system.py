@@ -165,6 +165,12 @@ def applicability(scenario: Scenario, capabilities: Capabilities, system: str = 
     """None when the system can run the scenario; otherwise the reason it cannot, naming what is missing."""
     caps = capabilities
     category = join_category_of(scenario)
+    if scenario.has_views():
+        return (f"{system} is sent the join only: a projection or filter in front of it, a SELECT list or a WHERE "
+                f"after it are not part of the adapter protocol yet")
+    if any(spec.source is not None for spec in scenario.inputs):
+        return (f"{system} is sent one stream per input: one source feeding several inputs (`source`) is not part "
+                f"of the adapter protocol yet")
     if category not in caps.families:
         return f"{system} does not run {category} joins"
     for jtype in scenario.join.types:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from converge.engine.calc import view_calc
 from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
@@ -37,6 +38,7 @@ from converge.engine.model.scenario import (
     Scenario,
     WatermarkEvent,
     require_scenario,
+    sources_of,
 )
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.planner import Plan, PlanNode
@@ -176,7 +178,9 @@ class LocalRuntime:
     def __init__(self, scenario: Scenario, plan: Plan | None = None, *, seed: int = 0) -> None:
         require_scenario(scenario, "LocalRuntime")
         self.scenario = scenario
-        self.plan = plan or make_plan(scenario)
+        # a projection/filter in front of the join and a SELECT/WHERE after it run here; the plan is the core's
+        self._calc = view_calc(scenario)
+        self.plan = plan or make_plan(self._calc.core if self._calc is not None else scenario)
         self.processing_time = 0
         self.event_index = 0
         self._validators = {spec.name: RowValidator(spec) for spec in scenario.inputs}
@@ -209,6 +213,9 @@ class LocalRuntime:
                 node, idx = self.plan.entry[spec.name]
                 rt = self._nodes[id(node)]
                 self._routes[spec.name] = (self._kinds[spec.name], self._validators[spec.name].validate, rt, idx)
+        # one stream feeding several inputs (`source`): an event on it reaches each of them, in chain order
+        self._fanout = {stream: fed for stream, fed in sources_of(scenario).items() if fed != (stream,)}
+        self._readers = {spec.name: spec.source for spec in scenario.inputs if spec.source is not None}
 
     # ---------------------------------------------------------------- events
     def run(self, events: Iterable[Event] | None = None) -> RunResult:
@@ -225,7 +232,7 @@ class LocalRuntime:
         out: list[OutputItem] = []
         for rt in self._finishing:
             self._forward(rt.node, rt.node.operator.finish(rt.ctx), out)
-        return out
+        return out if self._calc is None else self._calc.output_items(out)
 
     def process_event(self, event: Event) -> list[OutputItem]:
         """The output of one event; on any error nothing of the event remains (see the module docstring)."""
@@ -249,7 +256,7 @@ class LocalRuntime:
         if self._undo_records:
             self._undo_records.clear()
         self.event_index += 1
-        return out
+        return out if self._calc is None else self._calc.output_items(out)
 
     def _save_clocks(self) -> tuple:
         clocks = (self.processing_time,
@@ -281,7 +288,24 @@ class LocalRuntime:
         raise BadInputError(f"unknown event {event!r}")
 
     def _on_change(self, event: ChangeEvent) -> list[OutputItem]:
-        route = self._routes.get(event.input)
+        if self._readers and event.input in self._readers:
+            raise BadInputError(f"input {event.input!r} reads the stream of {self._readers[event.input]!r}: write "
+                                f"its events on {self._readers[event.input]!r}")
+        fed = self._fanout.get(event.input) if self._fanout else None
+        if fed is None:
+            return self._on_input_change(event.input, event)
+        spec = self.scenario.input(event.input)
+        if event.kind not in self._kinds[spec.name]:
+            raise BadInputError(f"{event.kind} on input {event.input!r}: a {spec.changelog_mode} input accepts "
+                                f"only {', '.join(sorted(self._kinds[spec.name]))}")
+        checked = ChangeEvent(event.input, event.kind, self._validators[spec.name].validate(event.row))
+        out: list[OutputItem] = []
+        for name in fed:  # the one record reaches every input that reads the stream (Flink's reused source)
+            out.extend(self._on_input_change(name, checked))
+        return out
+
+    def _on_input_change(self, target: str, event: ChangeEvent) -> list[OutputItem]:
+        route = self._routes.get(target)
         if route is None:
             raise BadInputError(f"input {event.input!r} is not part of the join")
         kinds, validate, rt, idx = route
@@ -292,6 +316,11 @@ class LocalRuntime:
                 f"{kind} on input {event.input!r}: a {spec.changelog_mode} input accepts only "
                 f"{', '.join(sorted(kinds))}")
         row = validate(event.row)
+        if self._calc is not None:
+            joined = self._calc.input_row(target, row)
+            if joined is None:  # the Calc in front of the join dropped it, whatever its kind
+                return []
+            row = joined
         rt.backend.current_key = rt.keys[idx](row)
         emitted = rt.node.operator.process(idx, Change(kind, row), rt.ctx)
         if rt.node.parent is None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from converge.generators.changelog import interleave, per_key_tokens
 from converge.generators.scenarios import RESIDUALS, TtlMode, regular_join_scenarios, without_unique_keys
 from converge.generators.schema import any_schema_join_scenarios
+from converge.generators.views import self_join_scenarios, view_join_scenarios
 from converge.properties import regular, shapes, wellformed
 from converge.properties.spec import PropertySpec
 
@@ -70,6 +71,13 @@ PROPERTIES: list[PropertySpec] = [
                  "drawn schemas (column types, NOT NULL columns, keys, modes): the DuckDB answer after every event"),
     PropertySpec(REGULAR, "final_convergence_any_schema", lambda: _single(any_schema_join_scenarios()),
                  regular.final_convergence, 100, "drawn schemas: final answer = batch answer"),
+    PropertySpec(REGULAR, "prefix_consistency_views", lambda: _single(view_join_scenarios()),
+                 regular.prefix_consistency, 100,
+                 "views (a projection and filter in front of each input, a SELECT list and WHERE after the join): "
+                 "DuckDB's answer after every event"),
+    PropertySpec(REGULAR, "prefix_consistency_one_source", lambda: _single(self_join_scenarios()),
+                 regular.prefix_consistency, 100,
+                 "one source feeding both inputs (a self-join, with views): DuckDB's answer after every event"),
     PropertySpec(REGULAR, "interleaving_invariance", _interleaved, regular.interleaving_invariance, 100,
                  "per-key-order-preserving reorderings give the same final answer"),
     PropertySpec(REGULAR, "unique_key_views_agree", _with_stripped_keys, regular.unique_key_views_agree, 100,

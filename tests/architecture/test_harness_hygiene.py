@@ -76,6 +76,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.findings", "converge.engine.planner.multi"): DESCRIBES,
     ("converge.properties.query_plan", "converge.engine.planner"): DESCRIBES,
     ("converge.properties.query_plan", "converge.engine.views"): DESCRIBES,
+    ("converge.properties.query_plan", "converge.engine.calc"): DESCRIBES + " (the Calc in front of the join)",
+    ("converge.properties.coverage", "converge.engine.calc"): ("measures which special cases the drawn streams "
+                                                               "reach at the join (through a view's Calc); no "
+                                                               "expected answer is computed from it"),
     ("converge.properties.query_plan", "converge.engine.condition"): DESCRIBES + " (the equi keys of each step)",
     ("converge.properties.verify_capture", "converge.engine.condition"):
         "applies the query's WHERE to the oracle's rows; verify judges a real job's capture (Flink's own code), "

@@ -86,7 +86,7 @@ def write_capture(folder: Path, n: int) -> tuple[dict[str, Path], Path, int]:
     names = [o.name for o in query.output]
     files = {table: (folder / f"{table}.jsonl").open("w") for _, table in query.aliases}
     table_of = dict(query.aliases)
-    col_names = {alias: [c for c, _ in query.table_of(alias).columns] for alias, _ in query.aliases}
+    col_names = {alias: [c for c, _ in query.source_of(alias).columns] for alias, _ in query.aliases}
     col_plain = {alias: [_plain(t) for t in query.types_of(alias)] for alias, _ in query.aliases}
     out_path = folder / "output.jsonl"
     outputs = 0

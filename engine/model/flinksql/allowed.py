@@ -33,7 +33,7 @@ ALLOWED: dict[type[exp.Expr], frozenset[str]] = {
     exp.Star: frozenset(),
     exp.Alias: frozenset({"this", "alias"}),
     exp.Where: frozenset({"this"}),
-    exp.Subquery: frozenset({"this"}),
+    exp.Subquery: frozenset({"this", "alias"}),  # alias: a derived table in FROM (flinksql/views.py)
     exp.Exists: frozenset({"this"}),
     exp.In: frozenset({"this", "query"}),
     exp.And: _BINARY, exp.Or: _BINARY, exp.Not: frozenset({"this"}), exp.Paren: frozenset({"this"}),

@@ -38,6 +38,7 @@ from converge.engine.model.flinksql.job import (
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.flinksql.views import DerivedInput, derived_input, inline_views, is_view, read_view
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -72,6 +73,8 @@ class MappedQuery:
     positions: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     # the job options the file sets (SET statements, the INSERT's sink; engine/model/flinksql/job.py)
     job: tuple[JobSetting, ...] = field(default_factory=tuple)
+    # inputs read through a view or derived table: alias -> its projection and filter (flinksql/views.py)
+    derived: tuple[tuple[str, DerivedInput], ...] = field(default_factory=tuple)
 
     def job_config(self) -> dict:
         """The job options as Config fields (JOB_OPTION_KEYS), for every case of the query."""
@@ -83,13 +86,29 @@ class MappedQuery:
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
-        return tuple(self.tables[t].input_spec(a) for a, t in self.aliases)
+        """The inputs: each declared table's columns (its events), with a view's projection and filter."""
+        derived = dict(self.derived)
+        out = []
+        for a, t in self.aliases:
+            spec = self.tables[t].input_spec(a)
+            if a in derived:
+                spec = replace(spec, project=derived[a].project, where=derived[a].where, time_column=None)
+            out.append(spec)
+        return tuple(out)
 
-    def table_of(self, alias: str) -> SourceTable:
+    def source_of(self, alias: str) -> SourceTable:
+        """The declared table the input reads (its rows are the input's events)."""
         return self.tables[dict(self.aliases)[alias]]
 
+    def table_of(self, alias: str) -> SourceTable:
+        """The input as the join sees it: the declared table, or the view's columns over it."""
+        derived = dict(self.derived).get(alias)
+        source = self.source_of(alias)
+        return source if derived is None else derived.view_table(source)
+
     def types_of(self, alias: str) -> tuple[FlinkType, ...]:
-        return tuple(t for _, t in self.table_of(alias).columns)
+        """The types of the input's rows (its declared table's columns)."""
+        return tuple(t for _, t in self.source_of(alias).columns)
 
     def joined_aliases(self) -> tuple[str, ...]:
         """The aliases whose columns the join outputs (SEMI/ANTI inputs only filter)."""
@@ -144,8 +163,18 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
     skipped: set[str] = set()     # tables whose CREATE TABLE was refused: the SELECT's use of them is not
     sink_names = {insert_target(s)[0].casefold() for s in statements if isinstance(s, exp.Insert)}
     sinks: dict[str, SinkTable] = {}
+    views: dict[str, exp.Select] = {}
     for stmt in statements:
-        if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema) \
+        if is_view(stmt):
+            try:
+                name, body = read_view(stmt, source)
+            except (BadInputError, UnsupportedError) as exc:
+                refused.append(exc)
+                continue
+            if name.casefold() in views or name.casefold() in {t.casefold() for t in tables}:
+                refused.append(source.error(stmt, f"{short_repr(name)} is declared twice"))
+            views[name.casefold()] = body
+        elif isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema) \
                 and stmt.this.this.name.casefold() in sink_names:
             try:
                 sinks[stmt.this.this.name.casefold()] = read_sink(stmt, source)
@@ -174,14 +203,19 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
-            refused.append(source.error(stmt, "only SET, CREATE TABLE statements and one SELECT (or INSERT INTO "
-                                              "... SELECT) are supported"))
+            refused.append(source.error(stmt, "only SET, CREATE TABLE, CREATE VIEW statements and one SELECT (or "
+                                              "INSERT INTO ... SELECT) are supported"))
     if not selects:
         raise one_error(refused + [source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE "
                                                                       "statements, found none")], path)
     if len(selects) > 1:
         raise one_error(refused + [source.error(selects[1], f"expected exactly one SELECT, found {len(selects)} "
                                                             f"(this is the second)")], path)
+    if views:
+        try:
+            inline_views(selects[0], views, source)
+        except UnsupportedError as exc:
+            raise one_error(refused + [exc], path) from None
     mapper = _Mapper(tables, source, skipped)
     mapped = mapper.select(selects[0])
     denied = refusals(selects[0], source)  # deny by default: a node the translation does not map is refused
@@ -220,10 +254,13 @@ class _Mapper:
         self.conditions: list[str] = []
         self.interval: IntervalSpec | None = None
         self.positions: list[tuple[str, str]] = []
+        self.derived: dict[str, DerivedInput] = {}
 
     # ------------------------------------------------------------ FROM / JOIN
 
     def _table(self, node: exp.Expr) -> tuple[str, str]:
+        if isinstance(node, exp.Subquery):
+            return self._derived(node)
         if not isinstance(node, exp.Table) or node.args.get("db") or isinstance(node.this, exp.Func):
             raise self.text.unsupported(node, "only a declared table (optionally with an alias) can be joined here; "
                                               "subqueries and views are not supported")
@@ -245,9 +282,24 @@ class _Mapper:
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
+    def _derived(self, node: exp.Subquery) -> tuple[str, str]:
+        """A derived table (or an inlined view) over one declared table: the input and its Calc."""
+        derived = derived_input(node, self.tables, self.text)
+        for a, t in self.aliases:
+            if a.casefold() == derived.alias.casefold():
+                raise self.text.error(node, f"alias {derived.alias!r} is used twice")
+            if t == derived.table:
+                raise self.text.unsupported(node, f"table {t!r} appears twice (a self-join): converge generates "
+                                                  f"one stream per input and does not model one source feeding two "
+                                                  f"inputs")
+        self.derived[derived.alias] = derived
+        self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
+        return derived.alias, derived.table
+
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
-        return Scope({a: self.tables[known[a]].columns for a in aliases}, self.text)
+        return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
+                      for a in aliases}, self.text)
 
     def table_time(self, alias: str) -> str | None:
         """The time attribute of the table `alias` names (None: it has none)."""
@@ -321,7 +373,7 @@ class _Mapper:
             self.refused.append(self.text.error(node, str(exc)))
             return None
         return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
-                           text=self.text.text, positions=tuple(self.positions))
+                           text=self.text.text, positions=tuple(self.positions), derived=tuple(self.derived.items()))
 
     def _join(self, join: exp.Join) -> None:
         alias, table = self._table(join.this)
@@ -444,7 +496,9 @@ class _Mapper:
                 real = Scope._pick(a, aliases)
                 if real is None:
                     raise self.text.error(item, f"unknown alias {a!r}")
-                out += [OutputColumn(c, real, c, t) for c, t in self.tables[dict(self.aliases)[real]].columns]
+                columns = self.derived[real].columns if real in self.derived else \
+                    self.tables[dict(self.aliases)[real]].columns
+                out += [OutputColumn(c, real, c, t) for c, t in columns]
             return out
         if not isinstance(target, exp.Column):
             raise self.text.unsupported(item, "the SELECT list may hold columns, `*` and `alias.*` only (converge "

@@ -1,0 +1,143 @@
+"""Views and derived tables over one source, read as that input's projection and filter in front of the join.
+
+`CREATE [TEMPORARY] VIEW v AS SELECT ... FROM t [WHERE ...]` and a derived
+table `(SELECT ... FROM t [WHERE ...]) AS x` in FROM or JOIN put a Calc
+between the source `t` and the join (Flink's planner merges the view into the
+query; StreamExecCalc runs it). converge reads each as the input's `project`
+and `where` (docs/scenario-format.md "Views"): the input keeps the source's
+columns (its events are the table's rows), and the join, its conditions and
+the SELECT list see the view's columns. A view is first put in place of every
+use of its name as the derived table it stands for (`inline_views`), so both
+forms are read by one path, and the query as written (oracle/query_sql.py)
+runs the same inlined text.
+
+Read: a SELECT list of columns, `*`, renamed columns and computed columns
+(`x + 1 AS y`, in the SQL subset engine/model/flinksql/expressions.py renders)
+and a WHERE, over ONE declared table. Anything else inside (a join, GROUP BY, a
+view over another view) is unsupported, with its position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeGuard
+
+from sqlglot import exp
+
+from converge.engine.model.flinksql.ddl import SourceTable
+from converge.engine.model.flinksql.expressions import Renderer, Scope, column_sql
+from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.types import FlinkType
+
+__all__ = ["DerivedInput", "derived_input", "inline_views", "is_view", "read_view"]
+
+MAX_VIEW_DEPTH = 16
+_COMPUTED = {"int": FlinkType("INT", "int", "INTEGER"), "bigint": FlinkType("BIGINT", "bigint", "BIGINT"),
+             "double": FlinkType("DOUBLE", "double", "DOUBLE"), "boolean": FlinkType("BOOLEAN", "boolean", "BOOLEAN")}
+_CLAUSES = ("joins", "group", "having", "order", "limit", "distinct", "with_", "qualify", "windows")
+
+
+@dataclass(frozen=True)
+class DerivedInput:
+    """One input read through a view or derived table: the columns the join sees and the Calc that makes them."""
+
+    alias: str
+    table: str                                          # the declared table it reads
+    columns: tuple[tuple[str, FlinkType], ...]          # as the join sees them
+    project: tuple[tuple[str, str], ...] | None         # model SQL over the source's columns (None: all, as they are)
+    where: str | None                                   # model SQL over the source's columns
+
+    def view_table(self, source: SourceTable) -> SourceTable:
+        """The source as the join sees it (its columns the view's; key and rowtime where kept as bare columns)."""
+        kept = {expr.rpartition(".")[2]: name for name, expr in self.project or ()
+                if expr.rpartition(".")[0] == self.alias and expr.rpartition(".")[2] in dict(source.columns)}
+        if self.project is None:
+            kept = {c: c for c, _ in source.columns}
+        key = source.primary_key
+        return SourceTable(self.alias, self.columns,
+                           tuple(kept[c] for c in key) if key and all(c in kept for c in key) else None,
+                           source.changelog_mode, source.connector,
+                           kept.get(source.time_column) if source.time_column else None, source.watermark_delay_ms)
+
+
+def is_view(stmt: exp.Expr) -> TypeGuard[exp.Create]:
+    return isinstance(stmt, exp.Create) and str(stmt.args.get("kind") or "").upper() == "VIEW"
+
+
+def read_view(stmt: exp.Create, text: SourceText) -> tuple[str, exp.Select]:
+    """(name, its SELECT) of a CREATE [TEMPORARY] VIEW."""
+    name = stmt.this.name if isinstance(stmt.this, exp.Table) else ""
+    body = stmt.args.get("expression")
+    if not name or not isinstance(body, exp.Select):
+        raise text.unsupported(stmt, "a view is read when it is CREATE [TEMPORARY] VIEW name AS SELECT ...")
+    if isinstance(stmt.this, exp.Table) and stmt.this.args.get("db"):
+        raise text.unsupported(stmt, "a view named with a catalog or database is not supported")
+    return name, body
+
+
+def inline_views(select: exp.Select, views: dict[str, exp.Select], text: SourceText) -> exp.Select:
+    """`select` with every use of a view's name replaced by the derived table the view stands for."""
+    for _ in range(MAX_VIEW_DEPTH):
+        uses = [t for t in select.find_all(exp.Table)
+                if not t.args.get("db") and t.name.casefold() in views and not isinstance(t.this, exp.Func)]
+        if not uses:
+            return select
+        for table in uses:
+            alias = table.alias_or_name
+            body = views[table.name.casefold()].copy()
+            table.replace(exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+    raise text.unsupported(select, f"views nested more than {MAX_VIEW_DEPTH} deep (or a view that reads itself)")
+
+
+def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: SourceText) -> DerivedInput:
+    """The input a derived table (or an inlined view) makes; unsupported unless it reads one declared table."""
+    body = sub.this
+    if not isinstance(body, exp.Select) or any(body.args.get(k) for k in _CLAUSES) \
+            or body.args.get("from_") is None or not isinstance(body.args["from_"].this, exp.Table):
+        raise text.unsupported(sub, "a derived table or view is read when it is SELECT ... FROM one declared "
+                                    "table [WHERE ...] (no join, GROUP BY or nested subquery inside)")
+    alias = sub.alias_or_name
+    if not alias or not alias.isidentifier():
+        raise text.error(sub, "a derived table needs an alias that is an identifier (... ) AS x")
+    inner = body.args["from_"].this
+    table = next((t for t in tables if t.casefold() == inner.name.casefold()), None)
+    if table is None or inner.args.get("db"):
+        raise text.error(inner, f"table {inner.name!r} is not declared (declared: {', '.join(tables)})")
+    source = tables[table]
+    body = body.copy()
+    inner_alias = body.args["from_"].this.alias_or_name
+    for col in body.find_all(exp.Column):  # the inner alias names the input, as the outer alias does
+        if col.table and col.table.casefold() == inner_alias.casefold():
+            col.set("table", exp.to_identifier(alias))
+    renderer = Renderer(Scope({alias: source.columns}, text))
+    columns: list[tuple[str, FlinkType]] = []
+    project: list[tuple[str, str]] = []
+    for item in body.expressions:
+        for name, sql, ftype in _items(item, alias, source, renderer, text):
+            if name.casefold() in {c.casefold() for c, _ in columns}:
+                raise text.error(item, f"the derived table {alias!r} names column {name!r} twice")
+            columns.append((name, ftype))
+            project.append((name, sql))
+    where = body.args.get("where")
+    where_sql = renderer.boolean(where.this) if where is not None else None
+    identity = [(c, column_sql(alias, c)) for c, _ in source.columns]
+    return DerivedInput(alias, table, tuple(columns), None if project == identity else tuple(project), where_sql)
+
+
+def _items(item: exp.Expr, alias: str, source: SourceTable, renderer: Renderer,
+           text: SourceText) -> list[tuple[str, str, FlinkType]]:
+    """(name, model SQL, type) of one item of the view's SELECT list."""
+    target = item.this if isinstance(item, exp.Alias) else item
+    if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
+        return [(c, column_sql(alias, c), t) for c, t in source.columns]
+    if isinstance(target, exp.Column):
+        _, column, ftype = renderer.scope.resolve(target)
+        return [(item.alias_or_name, column_sql(alias, column), ftype)]
+    if not isinstance(item, exp.Alias):
+        raise text.error(item, "a computed column of a view needs a name: write <expression> AS name")
+    typed = renderer.render(target)
+    computed = _COMPUTED.get(typed.kind)
+    if computed is None:
+        raise text.unsupported(item, f"a computed {typed.kind} column is not supported in a view (computed INT, "
+                                     f"BIGINT, DOUBLE and BOOLEAN columns are)")
+    return [(item.alias, typed.sql, computed)]

@@ -94,9 +94,11 @@ def describe_query(query: MappedQuery) -> list[str]:
     if query.join.interval is not None:
         iv = query.join.interval
         lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
-                     f"(event time)")
+                     f"(event time)" + (": the window is empty, nothing joins (Flink plans no join)"
+                                        if iv.lower_ms > iv.upper_ms else ""))
     if query.where_sql:
         lines.append(f"where (on the join's output): {query.where_sql}")
+    lines += [f"read as Flink plans it: {note}" for note in query.notes]
     lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
     lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
                  "DuckDB on every example (check/reading_equals_query)")

@@ -127,8 +127,16 @@ class Renderer:
         if isinstance(node, exp.Not):
             return Typed(f"(NOT {self.boolean(node.this)})", "boolean")
         if isinstance(node, exp.Is):
+            if isinstance(node.expression, exp.Boolean):
+                # IS [NOT] TRUE / FALSE: never NULL (three-valued logic's UNKNOWN is neither); sqlglot reads
+                # IS [NOT] UNKNOWN as IS [NOT] NULL, the same test on a boolean
+                operand = self.render(node.this)
+                if operand.kind not in ("boolean", "null"):
+                    raise self.text.error(node, f"IS {'TRUE' if node.expression.this else 'FALSE'} needs a boolean "
+                                                f"operand, got a {operand.kind} value")
+                return Typed(f"({operand.sql} IS {'TRUE' if node.expression.this else 'FALSE'})", "boolean")
             if not isinstance(node.expression, exp.Null):
-                raise self.text.unsupported(node, "only IS NULL / IS NOT NULL are supported")
+                raise self.text.unsupported(node, "only IS [NOT] NULL / TRUE / FALSE / UNKNOWN are supported")
             return Typed(f"({self.render(node.this).sql} IS NULL)", "boolean")
         if type(node) in _CMP:
             left, right = self._same_footing(node, self.render(node.this), self.render(node.expression))

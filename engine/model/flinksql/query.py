@@ -38,6 +38,7 @@ from converge.engine.model.flinksql.job import (
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
+from converge.engine.model.flinksql.where_joins import attach_where, comma_scope_problem
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -220,6 +221,7 @@ class _Mapper:
         self.conditions: list[str] = []
         self.interval: IntervalSpec | None = None
         self.positions: list[tuple[str, str]] = []
+        self.notes: list[str] = []
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -282,6 +284,8 @@ class _Mapper:
         if from_ is None:
             self.refused.append(self.text.error(node, "the SELECT has no FROM"))
             return None
+        node = self._comma_joins(node)
+        from_ = node.args["from_"]
         if not self._attempt(lambda: self.aliases.append(self._table(from_.this))):
             return None
         for join in node.args.get("joins") or ():
@@ -321,7 +325,27 @@ class _Mapper:
             self.refused.append(self.text.error(node, str(exc)))
             return None
         return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
-                           text=self.text.text, positions=tuple(self.positions))
+                           text=self.text.text, positions=tuple(self.positions), notes=tuple(self.notes))
+
+    def _comma_joins(self, node: exp.Select) -> exp.Select:
+        """The SELECT with its comma joins given the WHERE conjuncts Flink pushes into them (where_joins)."""
+        wrong = comma_scope_problem(node)
+        if wrong is not None:
+            self.refused.append(self.text.error(wrong, f"{wrong.text('table')!r} is not visible in this ON: a comma "
+                                                       f"binds looser than JOIN, so the ON names only the tables "
+                                                       f"joined since the last comma (move the condition to WHERE)"))
+        tables = [node.args["from_"].this] + [j.this for j in node.args.get("joins") or ()]
+        columns: dict[str, set[str]] = {}
+        for t in tables:
+            declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
+                            None)
+            if declared is not None:
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns}
+        if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
+            return node
+        out, notes = attach_where(node, columns, self.text)
+        self.notes += notes
+        return out
 
     def _join(self, join: exp.Join) -> None:
         alias, table = self._table(join.this)
@@ -349,25 +373,31 @@ class _Mapper:
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
 
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
-        """Take the time-bound conjuncts out of a binary join's ON; both bounds make it an interval join."""
+        """Take the time-bound conjuncts out of a binary join's ON; the window they make turns it into an interval
+        join where Flink's IntervalJoinUtil.extractWindowBoundsFromPredicate finds one: a single equality of the
+        two time attributes ([d, d]) or exactly one lower and one upper bound (a BETWEEN is both)."""
         left, right = (a for a, _ in self.aliases)
-        lower: int | None = None
-        upper: int | None = None
+        found: list[tuple[str, int]] = []
         rest = []
         for c in conjuncts:
             bounds = _time_bounds(c, left, right, self)
             if bounds is None:
                 rest.append(c)
-                continue
-            lo, hi = bounds
-            lower = lo if lo is not None and (lower is None or lo > lower) else lower
-            upper = hi if hi is not None and (upper is None or hi < upper) else upper
-        if lower is None and upper is None:
+            else:
+                found += bounds
+        if not found:
             return conjuncts
-        if lower is None or upper is None:
-            raise self.text.unsupported(join.args["on"], "a time condition with only one bound: Flink plans it as "
-                                                         "a regular join over time attributes, which converge does "
-                                                         "not map; give both bounds (BETWEEN ... AND ...)")
+        kinds = sorted(k for k, _ in found)
+        if kinds == ["eq"]:
+            lower = upper = found[0][1]
+        elif kinds == ["lower", "upper"]:
+            lower, upper = (dict(found)[k] for k in ("lower", "upper"))
+        else:
+            raise self.text.unsupported(join.args["on"], "these time conditions are not one equality of the two "
+                                                         "time attributes nor one lower and one upper bound: Flink "
+                                                         "plans a regular join over time attributes then "
+                                                         "(IntervalJoinUtil), which converge does not map; give both "
+                                                         "bounds once (BETWEEN ... AND ...) or one equality")
         lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
         self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
         return rest
@@ -481,17 +511,18 @@ def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:
     return alias, offset
 
 
-def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[int | None, int | None] | None:
-    """(lower, upper) that conjunct `c` puts on left.t - right.t, or None when it is not a time bound."""
-    if isinstance(c, exp.Between):
+def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> list[tuple[str, int]] | None:
+    """The bounds conjunct `c` puts on left.t - right.t, each ("lower" | "upper" | "eq", ms), or None when it is
+    no time predicate (Flink's identifyTimePredicate: a comparison of the two inputs' time attributes)."""
+    if isinstance(c, exp.Between):  # Calcite expands it into its two comparisons
         x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
         if x is None or lo is None or hi is None or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:
             return None
         if x[0] == left:
-            return lo[1], hi[1]
-        return -hi[1], -lo[1]
+            return [("lower", lo[1]), ("upper", hi[1])]
+        return [("lower", -hi[1]), ("upper", -lo[1])]
     ops: dict[type[exp.Expr], tuple[int, str]] = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"),
-                                                  exp.LT: (-1, "upper")}
+                                                  exp.LT: (-1, "upper"), exp.EQ: (0, "eq")}
     if type(c) not in ops:
         return None
     a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
@@ -502,14 +533,16 @@ def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[i
     bound = b[1] - a[1]
     if a[0] != left:  # right.t + oa OP left.t + ob  ->  (left.t - right.t) flipped OP oa - ob
         bound = -bound
-        kind = "upper" if kind == "lower" else "lower"
+        kind = {"upper": "lower", "lower": "upper", "eq": "eq"}[kind]
         strict = -strict
-    bound += strict
-    return (bound, None) if kind == "lower" else (None, bound)
+    return [(kind, bound + strict)]
 
 
 def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
     if isinstance(c, exp.Between):
         return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
+    if type(c) in (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE):  # a comparison of two inputs' time attributes
+        a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
+        return a is not None and b is not None and a[0] != b[0]
     return False
 

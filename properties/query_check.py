@@ -31,6 +31,7 @@ from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
 from converge.properties import exercise, interval, multiway, regular
 from converge.properties.divergence import fail
+from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink, is_empty_window
 from converge.properties.query_plan import CheckOptions
 from converge.properties.query_reading import oracle_final, reading_equals_query
 from converge.properties.spec import PropertySpec
@@ -110,6 +111,18 @@ def check_properties(query: MappedQuery, options: CheckOptions,
     reading = spec("check", "reading_equals_query",
                    lambda: query_strategy(query, exact, late=query.join.interval is None, max_ops=n),
                    lambda s: None, "converge's reading of the query = the query as written, run in DuckDB")
+    if query.join.interval is not None and is_empty_window(query.scenario()):
+        return [
+            reading,
+            spec("check", "system_final_answer",
+                 lambda: query_strategy(query, exact, late=False, max_ops=n),
+                 lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
+            spec("interval", "empty_window_matches_flink", lambda: query_strategy(query, exact, max_ops=n),
+                 empty_window_matches_flink, "an empty window (lower bound above upper): Flink joins nothing and pads "
+                                             "every outer row as it arrives, at every event"),
+            spec("interval", "empty_window_equals_oracle", lambda: query_strategy(query, exact, max_ops=n),
+                 empty_window_equals_oracle, "late rows too: the output is the batch interval join over every row"),
+        ]
     if query.join.interval is not None:
         return [
             reading,

@@ -37,6 +37,8 @@ class CheckOptions:
 
 def state_views(query: MappedQuery) -> list[str]:
     """Per binary step: the state view each side gets (what Flink's StreamingJoinOperator would choose)."""
+    if query.join.interval is not None and query.join.interval.lower_ms > query.join.interval.upper_ms:
+        return ["empty interval window: no state (Flink's filter and padding maps keep nothing)"]
     if query.join.interval is not None:
         return ["interval join: each side's rows are cached by time until the other side's watermark passes them"]
     lines = []

@@ -85,8 +85,10 @@ def read_set(stmt: exp.Set, text: SourceText) -> list[JobSetting]:
                                          f"the one you run (options it sends: {known})")
         option, values = _SET_OPTIONS[key]
         if values is int:
-            if not raw.isdigit() or not 1 <= int(raw) <= 64:
-                raise text.error(item, "the parallelism must be a whole number from 1 to 64")
+            if not raw.isdigit() or int(raw) < 1:
+                raise text.error(item, "the parallelism must be a whole number of at least 1")
+            if int(raw) > 64:
+                raise text.unsupported(item, "converge runs a parallelism of at most 64")
             value: Any = int(raw)
         else:
             assert isinstance(values, dict)

@@ -175,14 +175,14 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
-            refused.append(source.error(stmt, "only SET, CREATE TABLE statements and one SELECT (or INSERT INTO "
+            refused.append(source.unsupported(stmt, "only SET, CREATE TABLE statements and one SELECT (or INSERT INTO "
                                               "... SELECT) are supported"))
     if not selects:
         raise one_error(refused + [source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE "
                                                                       "statements, found none")], path)
     if len(selects) > 1:
-        raise one_error(refused + [source.error(selects[1], f"expected exactly one SELECT, found {len(selects)} "
-                                                            f"(this is the second)")], path)
+        raise one_error(refused + [source.unsupported(selects[1], f"converge checks one SELECT a file, found "
+                                                                  f"{len(selects)} (this is the second)")], path)
     mapper = _Mapper(tables, source, skipped)
     mapped = mapper.select(selects[0])
     denied = refusals(selects[0], source)  # deny by default: a node the translation does not map is refused
@@ -282,7 +282,7 @@ class _Mapper:
                     f"{key.rstrip('_').upper()} is not supported: converge checks joins"))
         from_ = node.args.get("from_")
         if from_ is None:
-            self.refused.append(self.text.error(node, "the SELECT has no FROM"))
+            self.refused.append(self.text.unsupported(node, "the SELECT has no FROM: converge checks joins"))
             return None
         node = self._comma_joins(node)
         from_ = node.args["from_"]
@@ -313,7 +313,7 @@ class _Mapper:
             self._attempt(lambda f: rendered.append(renderer.boolean(f)), f)
         where_sql = " AND ".join(rendered) if rendered else None
         if len(self.aliases) < 2:
-            self.refused.append(self.text.error(node, "the query joins nothing: converge checks joins of two or "
+            self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
         if self.refused:
@@ -425,7 +425,8 @@ class _Mapper:
             raise self.text.unsupported(conj, "EXISTS / IN after an interval join is not supported")
         if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group") \
                 or sub.args.get("from_") is None:
-            raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
+            raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
+                                             "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))

@@ -29,7 +29,7 @@ from converge.engine.model.scenario import Config, Scenario
 from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
-from converge.properties import exercise, interval, multiway, regular
+from converge.properties import exercise, interval, minibatch, multiway, regular
 from converge.properties.divergence import fail
 from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink, is_empty_window
 from converge.properties.query_plan import CheckOptions
@@ -141,23 +141,33 @@ def check_properties(query: MappedQuery, options: CheckOptions,
             spec("interval", "pairs_and_padding_once", lambda: query_strategy(query, exact, max_ops=n),
                  interval.pairs_and_padding_once, "every pair and every padded row is emitted once"),
         ]
+    bundled = options.mini_batch_size is not None
+    if bundled:  # the file's SET 'table.exec.mini-batch.*': the history is compared at bundle ends
+        history = spec("minibatch", "prefix_consistency",
+                       lambda: query_strategy(query, replace(exact, multi_join="off", mini_batch_latency_ms=None),
+                                              max_ops=n),
+                       minibatch.minibatch_prefix_consistency,
+                       f"mini-batch of {options.mini_batch_size} rows: the DuckDB answer after every bundle (the "
+                       f"drawn streams advance no processing time, so the latency trigger never fires)")
+    else:
+        history = spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
+                                                                             max_ops=n),
+                       regular.prefix_consistency, "binary chain: the DuckDB answer after every event")
     out = [
         reading,
         spec("check", "system_final_answer", lambda: query_strategy(query, exact, max_ops=n),
              lambda s: system_final_answer(s, final), "the system's final answer is DuckDB's"),
-        spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
-                                                                   max_ops=n),
-             regular.prefix_consistency, "binary chain: the DuckDB answer after every event"),
+        *([history] if not bundled or _one_minibatch_join(query) else []),
         spec("regular", "final_convergence",
              lambda: query_strategy(query, options.config(ttl=False), max_ops=n),
              regular.final_convergence, f"semantics={options.semantics}, {options.map_state_order} MapState "
                                         f"order: final answer = batch answer, no negative counts"),
     ]
-    if len(query.join.inputs) >= 3 and options.multi_join == "on":
+    if len(query.join.inputs) >= 3 and options.multi_join == "on" and not bundled:
         out.append(spec("multiway", "prefix_consistency", lambda: query_strategy(query, exact, max_ops=n),
                         multiway.prefix_consistency, "multi-way plan = binary chain = DuckDB after every event"))
     if options.ttl_ms is not None and all(s.changelog_mode != "upsert" for s in query.inputs) \
-            and len(query.join.inputs) == 2:
+            and len(query.join.inputs) == 2 and not bundled:
         out.append(spec("regular", "ttl_matches_model",
                         lambda: query_strategy(query, options.config(), ttl=True, max_ops=n),
                         regular.ttl_matches_model, f"TTL {options.ttl_ms} ms: the TTL-aware model's answer at "
@@ -169,10 +179,23 @@ def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[
     """(property, why it does not apply) for the ones left out, so the output says what was not checked."""
     out = []
     if query.join.interval is None and options.ttl_ms is not None:
-        if len(query.join.inputs) != 2:
+        if options.mini_batch_size is not None:
+            out.append(("regular/ttl_matches_model", "mini-batch: the TTL model is record by record"))
+        elif len(query.join.inputs) != 2:
             out.append(("regular/ttl_matches_model", "the TTL model covers binary joins"))
         elif any(s.changelog_mode == "upsert" for s in query.inputs):
             out.append(("regular/ttl_matches_model", "the TTL model takes retract / insert-only inputs"))
     if query.join.interval is None and len(query.join.inputs) >= 3 and options.multi_join == "off":
         out.append(("multiway/prefix_consistency", "--multi-join off"))
+    bundled = query.join.interval is None and options.mini_batch_size is not None
+    if bundled and len(query.join.inputs) >= 3 and options.multi_join == "on":
+        out.append(("multiway/prefix_consistency", "mini-batch: the multi-way history is not compared per bundle"))
+    if bundled and not _one_minibatch_join(query):
+        out.append(("minibatch/prefix_consistency", "the mini-batch history covers one INNER / LEFT / RIGHT / FULL "
+                                                    "join"))
     return out
+
+
+def _one_minibatch_join(query: MappedQuery) -> bool:
+    """A query the mini-batch properties take: one binary INNER / LEFT / RIGHT / FULL join."""
+    return len(query.join.inputs) == 2 and query.join.types[0] in ("inner", "left", "right", "full")

@@ -24,7 +24,7 @@ from sqlglot import exp
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
+from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean, interval_ms
 from converge.engine.model.flinksql.job import (
     JobSetting,
     SinkTable,
@@ -38,7 +38,7 @@ from converge.engine.model.flinksql.job import (
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.flinksql.where_joins import attach_where, comma_scope_problem
+from converge.engine.model.flinksql.where_joins import attach_where, comma_scope_problem, stray_keyword
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -232,8 +232,13 @@ class _Mapper:
         table = next((t for t in self.tables if t.casefold() == node.name.casefold()), None)
         if table is None and node.name.casefold() in self.skipped:
             raise _Skipped(node.name)
+        if table is None and stray_keyword(node):
+            raise self.text.error(node, f"{node.name} is read as a table name here: is there a stray comma before "
+                                        f"it? (`FROM a, {node.name.upper()} JOIN b` puts a comma between a table and "
+                                        f"its JOIN)")
         if table is None:
-            raise self.text.error(node, f"table {node.name!r} is not declared (declared: {', '.join(self.tables)})")
+            raise self.text.error(node, f"table {node.name!r} is not declared{did_you_mean(node.name, self.tables)} "
+                                        f"(declared: {', '.join(self.tables)})")
         alias = node.alias_or_name
         if not alias.isidentifier():
             raise self.text.error(node, f"alias {alias!r} is not an identifier")

@@ -29,6 +29,15 @@ from sqlglot import exp
 
 from converge.engine.model.flinksql.positions import SourceText
 
+# words of a join that sqlglot reads as a table's name after a stray comma (`FROM a, LEFT JOIN b ...`)
+_JOIN_WORDS = frozenset({"LEFT", "RIGHT", "FULL", "INNER", "OUTER", "CROSS", "NATURAL", "JOIN", "ON", "WHERE"})
+
+
+def stray_keyword(node: exp.Expr) -> bool:
+    """A table reference that is an unquoted join keyword: the mark of a stray comma before it."""
+    ident = node.this if isinstance(node, exp.Table) else None
+    return isinstance(ident, exp.Identifier) and not ident.quoted and ident.name.upper() in _JOIN_WORDS
+
 
 def is_comma(join: exp.Join) -> bool:
     """A comma in the FROM list: a join with no keyword, no condition, no USING."""
@@ -81,8 +90,8 @@ def comma_scope_problem(node: exp.Select) -> exp.Expr | None:
     """The first explicit join's ON that names a table before the last comma (Calcite's scope: bad input)."""
     joins = node.args.get("joins") or []
     from_ = node.args.get("from_")
-    if from_ is None or not any(is_comma(j) for j in joins):
-        return None
+    if from_ is None or not any(is_comma(j) for j in joins) or any(stray_keyword(j.this) for j in joins):
+        return None  # a stray comma is refused where it is (query.py), not as a scope problem
     seen: list[str] = []
     segment: list[str] = [a for a in [_alias_of(from_.this)] if a]
     for join in joins:

@@ -59,6 +59,11 @@ CASES = [
     (T + "SELECT a.k FROM a JOIN b FOR SYSTEM_TIME AS OF a.rt ON a.k = b.k", UNSUPPORTED),  # temporal join
     (T + "SELECT a.k FROM a NATURAL JOIN b", UNSUPPORTED),
     (T + "SELECT a.k FROM a JOIN a a2 ON a.k = a2.k", UNSUPPORTED),                # self-join
+    # two subqueries over one table: each has its own scope, so the name twice is no mistake
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c WHERE c.k = a.k) "
+         "AND EXISTS (SELECT 1 FROM c WHERE c.k = b.y)", UNSUPPORTED),
+    # a view converge does not read: its use is not "not declared" (bad input) on top of that
+    (T + "CREATE TEMPORARY VIEW v AS SELECT k FROM c;\nSELECT a.k FROM a JOIN v ON a.k = v.k", UNSUPPORTED),
     (f"CREATE TABLE a (k INT, rt TIMESTAMP(3), WATERMARK FOR rt AS rt + INTERVAL '1' SECOND) {K};\n"
      + T.split("\n", 1)[1] + J, UNSUPPORTED),                                     # another watermark form
     (f"CREATE TABLE a (k INT, n AS k + 1) {K};\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),  # computed column

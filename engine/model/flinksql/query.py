@@ -159,6 +159,8 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                 refused.append(exc)
                 if isinstance(stmt.this, exp.Schema):
                     skipped.add(stmt.this.this.name.casefold())
+                elif isinstance(stmt.this, exp.Table):  # a view: its refusal covers the query's use of it
+                    skipped.add(stmt.this.name.casefold())
                 continue
             if table.name.casefold() in {t.casefold() for t in tables}:
                 refused.append(source.error(stmt, f"table {short_repr(table.name)} is declared twice"))
@@ -433,7 +435,13 @@ class _Mapper:
             raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
                                              "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
-        alias, table = self._table(sub.args["from_"].this)
+        named = sub.args["from_"].this
+        if isinstance(named, exp.Table) and any(a.casefold() == named.alias_or_name.casefold() for a, _ in self.aliases):
+            # valid SQL (each subquery has its own scope), not a mistake: one name feeding two inputs
+            raise self.text.unsupported(named, f"{named.alias_or_name!r} is already an input of this query: a table "
+                                               f"read in two places (a self-join, two subqueries over one table) is "
+                                               f"not modelled yet")
+        alias, table = self._table(named)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in self.tables[table].columns}
         for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first

@@ -52,6 +52,8 @@ CASES = [
     (T + "SELECT a.k FROM a", UNSUPPORTED),                                       # joins nothing
     (T + "SELECT 1", UNSUPPORTED),                                                # no FROM
     (T + "CREATE FUNCTION f AS 'x.F';\n" + J, UNSUPPORTED),                        # another statement
+    (T + "CREATE TEMPORARY SYSTEM FUNCTION f AS 'x.F';\n" + J, UNSUPPORTED),       # one sqlglot does not parse
+    (T + "CREATE FOO BAR;\n" + J, BAD),                                             # no statement at all
     (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c JOIN b ON c.k = b.k)",
      UNSUPPORTED),                                                                # a subquery with a join
     (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE a.k NOT IN (SELECT k FROM c)", UNSUPPORTED),

@@ -24,7 +24,7 @@ READINGS = {
     "interval_join_residual": (("left",), ("(o.order_id = s.order_id) AND (s.shipped < o.amount)",),
                                (-3_600_000, 0), None),
     "comma_join": (("inner", "inner"), ("(o.customer_id = c.customer_id) AND (o.amount > 10)",
-                                        "(c.region_id = r.region_id)"), None, None),
+                                        "(r.region_id = c.region_id)"), None, None),
     "is_not_true": (("inner",), ("(b.item = l.item) AND (NOT (((b.price > l.max_price)) IS TRUE))",), None, None),
     "time_equality": (("inner",), ("(c.user_id = v.user_id)",), (0, 0), None),
     # s.t - o.t in [3000, 1000], so o.t - s.t in [-1000, -3000]: the lower bound is above the upper

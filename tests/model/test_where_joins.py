@@ -45,6 +45,10 @@ READINGS = {
     # time predicates in WHERE make the comma join an interval join, as in an ON
     "SELECT a.k FROM a, b WHERE a.k = b.k AND a.rt BETWEEN b.rt - INTERVAL '1' SECOND AND b.rt":
         (("inner",), ("(a.k = b.k)",), None, (-1000, 0)),
+    # Flink pushes WHERE time bounds into an INNER JOIN before it looks for the window: an interval join
+    "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE a.rt BETWEEN b.rt - INTERVAL '1' SECOND AND b.rt AND a.x > 1":
+        (("inner",), ("(a.k = b.k)",), "(a.x > 1)", (-1000, 0)),
+    "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE b.rt = a.rt": (("inner",), ("(a.k = b.k)",), None, (0, 0)),
     # an equality of the two time attributes is an interval join with bounds [d, d]
     "SELECT a.k FROM a, b WHERE a.k = b.k AND a.rt = b.rt": (("inner",), ("(a.k = b.k)",), None, (0, 0)),
     "SELECT a.k FROM a LEFT JOIN b ON a.k = b.k AND b.rt = a.rt - INTERVAL '2' SECOND":

@@ -38,7 +38,12 @@ from converge.engine.model.flinksql.job import (
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.flinksql.where_joins import attach_where, comma_scope_problem, stray_keyword
+from converge.engine.model.flinksql.where_joins import (
+    attach_where,
+    comma_scope_problem,
+    push_time_bounds,
+    stray_keyword,
+)
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -351,7 +356,10 @@ class _Mapper:
         if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
             return node
         out, notes = attach_where(node, columns, self.text)
-        self.notes += notes
+        times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
+                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_column)}
+        out, moved = push_time_bounds(out, times, self.text)
+        self.notes += notes + moved
         return out
 
     def _join(self, join: exp.Join) -> None:

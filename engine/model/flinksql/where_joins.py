@@ -151,6 +151,43 @@ def attach_where(node: exp.Select, columns: Mapping[str, set[str]], text: Source
     return out, notes
 
 
+_TIME_CMP = (exp.Between, exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def push_time_bounds(node: exp.Select, times: Mapping[str, str], text: SourceText) -> tuple[exp.Select, list[str]]:
+    """A binary INNER JOIN with its WHERE time bounds moved into its ON, as Flink's filter push-down does before
+    IntervalJoinUtil looks for the window (`a JOIN b ON a.k = b.k WHERE a.t BETWEEN b.t - ... AND b.t` is an
+    interval join in Flink, not a regular join filtered afterwards). A time bound: a comparison or BETWEEN whose
+    columns are all time attributes (`times`: alias -> its rowtime column, casefolded) of two inputs."""
+    joins = node.args.get("joins") or []
+    where = node.args.get("where")
+    if len(joins) != 1 or where is None or is_comma(joins[0]) or joins[0].args.get("on") is None \
+            or joins[0].side or (joins[0].kind or "INNER").upper() != "INNER":
+        return node, []
+    moved, kept = [], []
+    for conj in _conjuncts(where.this):
+        cols = list(conj.find_all(exp.Column)) if isinstance(conj, _TIME_CMP) else []
+        named = {c.table.casefold() for c in cols if c.table}
+        if cols and len(named) == 2 and all(c.table and times.get(c.table.casefold()) == c.name.casefold()
+                                            for c in cols):
+            moved.append(conj)
+        else:
+            kept.append(conj)
+    if not moved:
+        return node, []
+    out = node.copy()
+    join = out.args["joins"][0]
+    join.set("on", _and([join.args["on"], *moved]))
+    if kept:
+        out.args["where"].set("this", _and(kept))
+    else:
+        out.set("where", None)
+    where_ = ", ".join(text.where(p).removeprefix(text.path + ":") for p in moved)
+    return out, [f"the WHERE time bound{'s' if len(moved) > 1 else ''} at {where_}: part of the INNER JOIN's "
+                 f"condition (Flink pushes {'them' if len(moved) > 1 else 'it'} into the join, which makes it an "
+                 f"interval join)"]
+
+
 def _step_for(named: set[str], order: Sequence[str | None], types: Sequence[str]) -> int | None:
     """The comma step a conjunct naming `named` moves into: the first comma at or after the step where its last
     table joins, with no RIGHT or FULL join after it; None: it stays a filter on the output."""
@@ -166,4 +203,4 @@ def _step_for(named: set[str], order: Sequence[str | None], types: Sequence[str]
     return None
 
 
-__all__ = ["attach_where", "comma_scope_problem", "is_comma"]
+__all__ = ["attach_where", "comma_scope_problem", "is_comma", "push_time_bounds", "stray_keyword"]

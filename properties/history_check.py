@@ -51,10 +51,17 @@ def history_form(scenario: Scenario) -> str:
 
 
 def engine_outputs(scenario: Scenario, plan: Plan | None = None) -> Iterator[list]:
-    """The engine's output items per event, produced one event at a time (never all kept)."""
+    """The engine's output items per event, produced one event at a time (never all kept).
+
+    The end of the input goes with the last event, as in `LocalRuntime.run`: an operator that buffers (a
+    mini-batch bundle) emits what it holds there, so the folded output is the whole run's."""
     runtime = LocalRuntime(scenario, plan)
-    for event in scenario.events:
-        yield runtime.process_event(event)
+    last = len(scenario.events) - 1
+    for i, event in enumerate(scenario.events):
+        out = runtime.process_event(event)
+        if i == last:
+            out = out + runtime.finish()
+        yield out
 
 
 def _net(items: Sequence[object]) -> dict[tuple, int]:

@@ -26,15 +26,16 @@ accumulate +1, retract -1), without the engine's materializer.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from converge.engine.model.changelog import Change, sign
+from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import ChangeEvent, ProcessingTimeEvent, Scenario, Semantics, require_scenario
 from converge.engine.runtime.local import LocalRuntime
 from converge.oracle.shared import shared_oracle
 from converge.properties.divergence import fail, require
-from converge.properties.regular import snapshot_restore
+from converge.properties.regular import final_convergence, snapshot_restore
 
 
 def _add(bag: Counter, items: Iterable[object]) -> None:
@@ -112,6 +113,37 @@ def _checkable(prop: str, scenario: Scenario) -> None:
             "record (docs/minibatch.md)")
     require(all(isinstance(e, (ChangeEvent, ProcessingTimeEvent)) for e in scenario.events), prop,
             "needs change and processing-time events only")
+
+
+def applicable(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:
+    """The properties that decide a mini-batch scenario file with no written expectations.
+
+    The record-by-record histories do not apply: between bundle ends a mini-batch join holds back what a
+    record-by-record one has emitted. With semantics=correct: mini-batch equals record-by-record at every bundle
+    end, the DuckDB answer at every bundle end (no TTL) and at the end of the input (the last bundle flushed),
+    each where its preconditions (`_checkable`) hold. semantics=flink folds like Flink, anomalies included
+    (FLINK-34380, the suppressed padding): no oracle decides it, so nothing applies."""
+    if scenario.config.semantics != "correct":
+        return []
+    props: list[tuple[str, Callable[[Scenario], None]]] = []
+    checkable = _why_not(scenario) is None
+    if checkable:
+        props.append(("minibatch_equals_off", minibatch_equals_off))
+    if all(scenario.config.ttl_for(s.name) is None for s in scenario.inputs):
+        if checkable:
+            props.append(("minibatch_prefix_consistency", minibatch_prefix_consistency))
+        if _why_not(replace(scenario, config=replace(scenario.config, mini_batch_latency_ms=None))) is None:
+            props.append(("final_convergence", final_convergence))
+    return props
+
+
+def _why_not(scenario: Scenario) -> str | None:
+    """Why the mini-batch properties do not apply to `scenario` (None when they do)."""
+    try:
+        _checkable("minibatch", scenario)
+    except BadInputError as exc:
+        return str(exc)
+    return None
 
 
 def _bags_at(per_event: Sequence[Sequence[object]], positions: Sequence[int]) -> list[Counter]:

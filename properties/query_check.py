@@ -29,8 +29,9 @@ from converge.engine.model.scenario import Config, Scenario
 from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
-from converge.properties import exercise, interval, multiway, regular
+from converge.properties import exercise, interval, minibatch, multiway, regular
 from converge.properties.divergence import fail
+from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink, is_empty_window
 from converge.properties.query_plan import CheckOptions
 from converge.properties.query_reading import oracle_final, reading_equals_query
 from converge.properties.spec import PropertySpec
@@ -110,6 +111,18 @@ def check_properties(query: MappedQuery, options: CheckOptions,
     reading = spec("check", "reading_equals_query",
                    lambda: query_strategy(query, exact, late=query.join.interval is None, max_ops=n),
                    lambda s: None, "converge's reading of the query = the query as written, run in DuckDB")
+    if query.join.interval is not None and is_empty_window(query.scenario()):
+        return [
+            reading,
+            spec("check", "system_final_answer",
+                 lambda: query_strategy(query, exact, late=False, max_ops=n),
+                 lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
+            spec("interval", "empty_window_matches_flink", lambda: query_strategy(query, exact, max_ops=n),
+                 empty_window_matches_flink, "an empty window (lower bound above upper): Flink joins nothing and pads "
+                                             "every outer row as it arrives, at every event"),
+            spec("interval", "empty_window_equals_oracle", lambda: query_strategy(query, exact, max_ops=n),
+                 empty_window_equals_oracle, "late rows too: the output is the batch interval join over every row"),
+        ]
     if query.join.interval is not None:
         return [
             reading,
@@ -128,24 +141,34 @@ def check_properties(query: MappedQuery, options: CheckOptions,
             spec("interval", "pairs_and_padding_once", lambda: query_strategy(query, exact, max_ops=n),
                  interval.pairs_and_padding_once, "every pair and every padded row is emitted once"),
         ]
+    bundled = options.mini_batch_size is not None
+    if bundled:  # the file's SET 'table.exec.mini-batch.*': the history is compared at bundle ends
+        history = spec("minibatch", "prefix_consistency",
+                       lambda: query_strategy(query, replace(exact, multi_join="off", mini_batch_latency_ms=None),
+                                              max_ops=n),
+                       minibatch.minibatch_prefix_consistency,
+                       f"mini-batch of {options.mini_batch_size} rows: the DuckDB answer after every bundle (the "
+                       f"drawn streams advance no processing time, so the latency trigger never fires)")
+    else:
+        history = spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
+                                                                             max_ops=n),
+                       regular.prefix_consistency, "binary chain: the DuckDB answer after every event")
     out = [
         reading,
         spec("check", "system_final_answer", lambda: query_strategy(query, exact, max_ops=n),
              lambda s: system_final_answer(s, final), "the system's final answer is DuckDB's"),
-        spec("regular", "prefix_consistency", lambda: query_strategy(query, replace(exact, multi_join="off"),
-                                                                   max_ops=n),
-             regular.prefix_consistency, "binary chain: the DuckDB answer after every event"),
+        *([history] if not bundled or _one_minibatch_join(query) else []),
         spec("regular", "final_convergence",
              lambda: query_strategy(query, options.config(ttl=False), max_ops=n),
              regular.final_convergence, f"semantics={options.semantics}, {options.map_state_order} MapState "
                                         f"order: final answer = batch answer, no negative counts"),
     ]
     views = any(s.has_calc for s in query.inputs)  # the TTL model and the multi-way check read declared tables
-    if len(query.join.inputs) >= 3 and options.multi_join == "on" and not views:
+    if len(query.join.inputs) >= 3 and options.multi_join == "on" and not views and not bundled:
         out.append(spec("multiway", "prefix_consistency", lambda: query_strategy(query, exact, max_ops=n),
                         multiway.prefix_consistency, "multi-way plan = binary chain = DuckDB after every event"))
     if options.ttl_ms is not None and all(s.changelog_mode != "upsert" for s in query.inputs) \
-            and len(query.join.inputs) == 2 and not views:
+            and len(query.join.inputs) == 2 and not views and not bundled:
         out.append(spec("regular", "ttl_matches_model",
                         lambda: query_strategy(query, options.config(), ttl=True, max_ops=n),
                         regular.ttl_matches_model, f"TTL {options.ttl_ms} ms: the TTL-aware model's answer at "
@@ -158,7 +181,9 @@ def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[
     out = []
     views = any(s.has_calc for s in query.inputs)
     if query.join.interval is None and options.ttl_ms is not None:
-        if views:
+        if options.mini_batch_size is not None:
+            out.append(("regular/ttl_matches_model", "mini-batch: the TTL model is record by record"))
+        elif views:
             out.append(("regular/ttl_matches_model", "the TTL model reads the inputs as declared, without a view's "
                                                      "projection or filter"))
         elif len(query.join.inputs) != 2:
@@ -170,4 +195,15 @@ def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[
     elif query.join.interval is None and len(query.join.inputs) >= 3 and views:
         out.append(("multiway/prefix_consistency", "the multi-way check reads the inputs as declared, without a "
                                                    "view's projection or filter"))
+    bundled = query.join.interval is None and options.mini_batch_size is not None
+    if bundled and len(query.join.inputs) >= 3 and options.multi_join == "on" and not views:
+        out.append(("multiway/prefix_consistency", "mini-batch: the multi-way history is not compared per bundle"))
+    if bundled and not _one_minibatch_join(query):
+        out.append(("minibatch/prefix_consistency", "the mini-batch history covers one INNER / LEFT / RIGHT / FULL "
+                                                    "join"))
     return out
+
+
+def _one_minibatch_join(query: MappedQuery) -> bool:
+    """A query the mini-batch properties take: one binary INNER / LEFT / RIGHT / FULL join."""
+    return len(query.join.inputs) == 2 and query.join.types[0] in ("inner", "left", "right", "full")

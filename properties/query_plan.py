@@ -9,11 +9,12 @@ path's imports to sqlglot, the planner and DuckDB's parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from converge.engine.calc import core_scenario, joined_spec
 from converge.engine.condition import split_condition
 from converge.engine.model.flinksql import MappedQuery
+from converge.engine.model.flinksql.job import PLANNER_KEYS
 from converge.engine.model.scenario import Config, MapStateOrder, MultiJoinMode, Semantics
 from converge.engine.planner import plan
 from converge.engine.views import analyze_join_input
@@ -30,14 +31,54 @@ class CheckOptions:
     examples: int = 50
     seed: int | None = None
     max_ops: int = 16
+    mini_batch_size: int | None = None         # from the file's SET 'table.exec.mini-batch.*' (no flag)
+    mini_batch_latency_ms: int | None = None
+    given: frozenset[str] = frozenset()        # the options the command line gave (they win over the file's SETs)
 
     def config(self, *, ttl: bool = True, semantics: Semantics | None = None) -> Config:
         return Config(state_ttl_ms=self.ttl_ms if ttl else None, map_state_order=self.map_state_order,
-                      multi_join=self.multi_join, semantics=semantics or self.semantics)
+                      multi_join=self.multi_join, semantics=semantics or self.semantics,
+                      mini_batch_size=self.mini_batch_size, mini_batch_latency_ms=self.mini_batch_latency_ms)
+
+
+def with_file_options(query: MappedQuery, options: CheckOptions) -> tuple[CheckOptions, list[str]]:
+    """The options with the planner options the file SETs (state TTL, multi-join, mini-batch) where the command
+    line gave none, and one line per option saying where its value comes from (a flag wins over the file)."""
+    settings = {s.option: s for s in query.job if s.option in PLANNER_KEYS}  # the last SET of each wins
+    lines: list[str] = []
+    changes: dict = {}
+
+    def take(option: str, flag: str, value: object, shown: str) -> None:
+        setting = settings.get(option)
+        if setting is None:
+            return
+        if flag in options.given:
+            lines.append(f"{flag} wins over the file's {setting.written} at {setting.where}")
+            return
+        changes[option] = value
+        lines.append(f"{shown} from the file's {setting.written} at {setting.where}")
+
+    ttl = settings.get("ttl_ms")
+    if ttl is not None:
+        take("ttl_ms", "--ttl", ttl.value or None, f"state TTL {ttl.value} ms" if ttl.value else "no state TTL")
+    multi = settings.get("multi_join")
+    if multi is not None:
+        take("multi_join", "--multi-join", "on" if multi.value else "off",
+             f"multi-join {'on' if multi.value else 'off'}")
+    enabled = settings.get("mini_batch_enabled")
+    if enabled is not None and enabled.value:
+        size, latency = settings["mini_batch_size"].value, settings["mini_batch_latency_ms"].value
+        changes.update(mini_batch_size=size, mini_batch_latency_ms=latency)
+        lines.append(f"mini-batch of {size} rows or {latency} ms from the file's {enabled.written} at {enabled.where}")
+    elif enabled is not None:
+        lines.append(f"no mini-batch: the file's {enabled.written} at {enabled.where}")
+    return replace(options, **changes), lines
 
 
 def state_views(query: MappedQuery) -> list[str]:
     """Per binary step: the state view each side gets (what Flink's StreamingJoinOperator would choose)."""
+    if query.join.interval is not None and query.join.interval.lower_ms > query.join.interval.upper_ms:
+        return ["empty interval window: no state (Flink's filter and padding maps keep nothing)"]
     if query.join.interval is not None:
         return ["interval join: each side's rows are cached by time until the other side's watermark passes them"]
     lines = []
@@ -65,4 +106,4 @@ def plan_lines(query: MappedQuery, options: CheckOptions) -> list[str]:
     return calcs + lines
 
 
-__all__ = ["CheckOptions", "plan_lines", "state_views"]
+__all__ = ["CheckOptions", "plan_lines", "state_views", "with_file_options"]

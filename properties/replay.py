@@ -24,7 +24,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
 from converge.oracle import OracleName, final_oracle
 from converge.oracle.shared import shared_oracle
-from converge.properties import interval, regular
+from converge.properties import interval, minibatch, regular
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
@@ -80,6 +80,8 @@ def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scena
     ttl = scenario.config.state_ttl_ms
     if scenario.join.interval is not None:
         return interval.applicable(scenario)
+    if scenario.config.mini_batch_size is not None:
+        return minibatch.applicable(scenario)
     if ttl is None and scenario.config.semantics == "correct":
         return [("prefix_consistency", regular.prefix_consistency), ("final_convergence", regular.final_convergence)]
     if ttl is not None and len(scenario.join.inputs) == 2 and all(

@@ -19,9 +19,10 @@ from typing import Any, Literal, get_args
 from converge.cli.check_json import document, dumps, plan_document
 from converge.engine.model.errors import ConvergeError, UsageError
 from converge.engine.model.flinksql import MappedQuery, load_query
+from converge.engine.model.flinksql.job import PLANNER_KEYS
 from converge.engine.model.scenario import MapStateOrder, MultiJoinMode, Semantics
 from converge.properties.query_guard import guard_query
-from converge.properties.query_plan import CheckOptions, plan_lines, state_views
+from converge.properties.query_plan import CheckOptions, plan_lines, state_views, with_file_options
 
 OutputFormat = Literal["text", "json"]
 PLAN_ONLY_NOTE = "plan only (--plan-only): the query was read and planned; no property, finding or oracle ran"
@@ -29,10 +30,12 @@ PLAN_ONLY_NOTE = "plan only (--plan-only): the query was read and planned; no pr
 
 def add_plan_options(parser: argparse.ArgumentParser, ms: Callable[[str], int]) -> None:
     """The options that shape the plan (shared by `check` and its fast path), and --format / --plan-only."""
-    parser.add_argument("--ttl", type=ms, default=None, metavar="MS", help="state TTL in milliseconds")
+    parser.add_argument("--ttl", type=ms, default=None, metavar="MS",
+                        help="state TTL in milliseconds (wins over the file's SET 'table.exec.state.ttl')")
     parser.add_argument("--semantics", choices=get_args(Semantics), default="correct")
     parser.add_argument("--map-state-order", choices=get_args(MapStateOrder), default="rocksdb")
-    parser.add_argument("--multi-join", choices=get_args(MultiJoinMode), default="off")
+    parser.add_argument("--multi-join", choices=get_args(MultiJoinMode), default=None,
+                        help="off by default, or the file's SET 'table.optimizer.multi-join.enabled' (the flag wins)")
     parser.add_argument("--format", choices=get_args(OutputFormat), default="text", dest="output_format",
                         help="text (default) or json: one JSON document on stdout (docs/check-your-query.md)")
     parser.add_argument("--plan-only", action="store_true",
@@ -70,8 +73,10 @@ def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def options_of(args: argparse.Namespace, **more: Any) -> CheckOptions:
+    given = frozenset(flag for flag, value in (("--ttl", args.ttl), ("--multi-join", args.multi_join))
+                      if value is not None)
     return CheckOptions(ttl_ms=args.ttl, semantics=args.semantics, map_state_order=args.map_state_order,
-                        multi_join=args.multi_join, **more)
+                        multi_join=args.multi_join or "off", given=given, **more)
 
 
 def cmd_plan_only(args: argparse.Namespace) -> int:
@@ -98,15 +103,23 @@ def describe_query(query: MappedQuery) -> list[str]:
     if query.join.interval is not None:
         iv = query.join.interval
         lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
-                     f"(event time)")
+                     f"(event time)" + (": the window is empty, nothing joins (Flink plans no join)"
+                                        if iv.lower_ms > iv.upper_ms else ""))
     if query.where_sql:
         lines.append(f"where (on the join's output): {query.where_sql}")
+    lines += [f"read as Flink plans it: {note}" for note in query.notes]
     lines.append("output: " + ", ".join(f"{o.name} ({o.alias}.{o.column})" for o in query.output))
     lines.append("checked answer: the query's (join, WHERE and SELECT list), equal to the query as written run in "
                  "DuckDB on every example (check/reading_equals_query)")
-    lines.append("job options: " + ("; ".join(s.describe() for s in query.job) if query.job else
+    job = [s for s in query.job if s.option not in PLANNER_KEYS]  # the planner options: option_lines
+    lines.append("job options: " + ("; ".join(s.describe() for s in job) if job else
                                     "none set in the file (the system's defaults)"))
     return lines
+
+
+def option_lines(settings: list[str]) -> list[str]:
+    """Where the planner options come from (properties/query_plan.py with_file_options), when the file sets any."""
+    return ["planner options: " + "; ".join(settings)] if settings else []
 
 
 def read_query(query_file: str | Path) -> MappedQuery:
@@ -131,13 +144,15 @@ def plan_only(query_file: str, options: CheckOptions, output_format: OutputForma
     if output_format == "json":
         try:
             query = read_query(query_file)
+            options, _ = with_file_options(query, options)
             doc = document(query_file, plan=plan_json(query, options), plan_only=True)
         except ConvergeError as exc:
             doc = document(query_file, error=exc, plan_only=True)
         echo(dumps(doc))
         return doc["exit_code"]
     query = read_query(query_file)
-    for line in describe_query(query):
+    options, settings = with_file_options(query, options)
+    for line in describe_query(query) + option_lines(settings):
         echo(line)
     echo("\nplan:")
     for line in plan_text(query, options):
@@ -155,5 +170,5 @@ def refuse_run_options(args: argparse.Namespace, defaults: dict[str, Any]) -> No
                          f"{'it' if len(given) == 1 else 'them'} or drop --plan-only")
 
 
-__all__ = ["OutputFormat", "add_plan_options", "cmd_plan_only", "describe_query", "fast_args", "options_of", "plan_json",
-           "plan_only", "plan_text", "read_query", "refuse_run_options"]
+__all__ = ["OutputFormat", "add_plan_options", "cmd_plan_only", "describe_query", "fast_args", "option_lines", "options_of",
+           "plan_json", "plan_only", "plan_text", "read_query", "refuse_run_options"]

@@ -2,8 +2,9 @@
 
 Everything Flink's planner would refuse is refused here, before any event
 runs, with the offending key named: updating (upsert) inputs, SEMI/ANTI,
-a window with L > U, negative allowed lateness, a time attribute that is not
-an integer column of its own input.
+negative allowed lateness, a time attribute that is not
+an integer column of its own input. A window with L > U is valid SQL that
+Flink plans as no join at all (engine/operators/negative_window.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 from converge.engine.condition import compile_predicate, split_condition
 from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.model.scenario import IntervalSpec, Scenario, time_index
+from converge.engine.operators.base import Operator
 from converge.engine.operators.interval_join import IntervalJoinSpec, TimeIntervalJoinOperator
+from converge.engine.operators.negative_window import NegativeWindowJoinOperator
 from converge.engine.planner.base import Plan, PlanNode
 
 _NAMES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin", "full": "FullOuterJoin"}
@@ -23,8 +26,6 @@ def _check(scenario: Scenario, iv: IntervalSpec) -> None:
     jtype = scenario.join.types[0]
     if jtype not in _NAMES:
         raise BadInputError(f"join.types[0]: an interval join cannot be {jtype!r} (inner, left, right or full)")
-    if iv.lower_ms > iv.upper_ms:
-        raise BadInputError(f"join.interval: lower_ms {iv.lower_ms} > upper_ms {iv.upper_ms}: the window is empty")
     if iv.time == "processing" and iv.allowed_lateness_ms != 0:
         raise BadInputError("join.interval.allowed_lateness_ms: a processing-time interval join has no "
                             "allowed lateness (Flink passes 0)")
@@ -83,12 +84,25 @@ def _describe(spec: IntervalJoinSpec) -> str:
             f"where=[{spec.residual_sql or 'true'}], semantics=[{spec.semantics}])")
 
 
+def _describe_empty(spec: IntervalJoinSpec) -> str:
+    """Flink's plan of an empty window (StreamExecIntervalJoin.createNegativeWindowSizeJoin): a union of two maps."""
+    left = "PadLeft" if spec.join_type in ("left", "full") else "FilterLeft"
+    right = "PadRight" if spec.join_type in ("right", "full") else "FilterRight"
+    return (f"Union({left}, {right}) (IntervalJoin(joinType=[{_NAMES[spec.join_type]}], leftLowerBound="
+            f"{spec.lower_ms}, leftUpperBound={spec.upper_ms}): the window is empty, so Flink joins nothing and "
+            f"{'pads every outer row as it arrives' if spec.join_type != 'inner' else 'emits no row'})")
+
+
 def plan_interval_join(scenario: Scenario) -> Plan:
-    """One keyed TimeIntervalJoinOperator reading both inputs directly."""
+    """One keyed TimeIntervalJoinOperator reading both inputs directly (an empty window: Flink's maps instead)."""
     spec = build_interval_spec(scenario)
     left, right = scenario.chain
-    node = PlanNode("interval_join", TimeIntervalJoinOperator(spec), [left.name, right.name],
-                    describe=_describe(spec))
+    operator: Operator
+    if spec.lower_ms > spec.upper_ms:
+        operator, describe = NegativeWindowJoinOperator(spec), _describe_empty(spec)
+    else:
+        operator, describe = TimeIntervalJoinOperator(spec), _describe(spec)
+    node = PlanNode("interval_join", operator, [left.name, right.name], describe=describe)
     entry = {left.name: (node, 0), right.name: (node, 1)}
     cols = tuple(f"{s.name}.{c}" for s in (left, right) for c in s.column_names)
     return Plan(node, scenario, entry, cols)

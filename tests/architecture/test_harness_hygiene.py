@@ -50,6 +50,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.history_check", "converge.engine.planner"): RUNS_THE_SYSTEM + " with a given plan",
     ("converge.properties.history_check", "converge.engine.materialize"): FOLDS_OUTPUT,
     ("converge.properties.interval", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
+    ("converge.properties.empty_window", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.multiway", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.multiway", "converge.engine.planner"): INSPECTS,
     ("converge.properties.multiway", "converge.engine.planner.multi"): INSPECTS,

@@ -74,7 +74,7 @@ def test_typed_literals_and_integer_division() -> None:
 
 
 @pytest.mark.parametrize("sql, where, what, error", [
-    ("SELECT * FROM orders o JOIN pay p ON o.k = UPPER(p.k)", "q.sql:9:44", "Upper is outside", UnsupportedError),
+    ("SELECT * FROM orders o JOIN pay p ON o.k = UPPER(p.k)", "q.sql:9:44", "UPPER is outside", UnsupportedError),
     ("SELECT * FROM orders o JOIN pay p ON o.k = p.k\nGROUP BY o.k", "q.sql:10:", "GROUP is not supported",
      UnsupportedError),
     ("SELECT * FROM orders o JOIN nope n ON o.k = n.k", "q.sql:9:29", "'nope' is not declared", BadInputError),

@@ -65,7 +65,7 @@ def test_a_temporal_join_is_refused_with_its_position_never_checked(column: str,
 
 def test_a_node_type_the_translation_does_not_list_is_refused() -> None:
     # the position is the first token sqlglot kept a position of: the CASE's first column, o.k
-    with pytest.raises(UnsupportedError, match=r"^q.sql:4:34: `CASE WHEN .*Case is outside the SQL subset"):
+    with pytest.raises(UnsupportedError, match=r"^q.sql:4:34: `CASE WHEN .*CASE is outside the SQL subset"):
         parse_query(DDL + "SELECT * FROM orders o JOIN rates r\nON o.k = r.k AND r.r > CASE WHEN o.k > 1 THEN 1 ELSE 2 END", "q.sql")
 
 

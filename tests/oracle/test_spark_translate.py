@@ -120,3 +120,9 @@ def test_final_check_needs_the_spark_runtime(capsys) -> None:
 
     assert main(["bench", "--final-check", "--events", "10"]) == exit_code(UsageError("x"))
     assert "--final-check runs on Spark" in capsys.readouterr().err
+
+
+def test_is_true_and_is_not_false_keep_three_valued_logic_in_spark_sql() -> None:
+    # DuckDB regenerates `x IS TRUE` as a null-safe comparison with TRUE: never NULL, as in Flink (issue 40)
+    assert spark_of("(a.x > b.y) IS TRUE") == "((CAST(((`a`.`x` > `b`.`y`)) AS BOOLEAN) <=> TRUE))"
+    assert spark_of("(a.x > b.y) IS NOT FALSE") == "((NOT (CAST(((`a`.`x` > `b`.`y`)) AS BOOLEAN) <=> FALSE)))"

@@ -97,7 +97,10 @@ def write_capture(folder: Path, n: int) -> tuple[dict[str, Path], Path, int]:
             rec = {"op": e.kind, "pos": i}
             rec.update({c: f(v) for c, f, v in zip(col_names[e.input], col_plain[e.input], e.row, strict=False)})
             files[table_of[e.input]].write(json.dumps(rec) + "\n")
-            for item in rt.process_event(e):
+            items = rt.process_event(e)
+            if i == len(scenario.events) - 1:
+                items = items + rt.finish()  # the end of the input flushes a mini-batch bundle
+            for item in items:
                 if isinstance(item, Change):
                     o = {"op": item.kind, "pos": i}
                     o.update({nm: f(item.row[j]) for nm, f, j in zip(names, plain, picks, strict=False)})

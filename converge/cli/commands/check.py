@@ -30,6 +30,7 @@ from converge.cli.arguments import (
 from converge.cli.check_plan import (
     add_plan_options,
     describe_query,
+    option_lines,
     options_of,
     plan_json,
     plan_only,
@@ -40,6 +41,7 @@ from converge.cli.check_plan import (
 from converge.engine.model.errors import ConvergeError, MisreadQueryError, UsageError, exit_code, label
 from converge.engine.runtime.local import run_scenario
 from converge.properties.campaign import run_property
+from converge.properties.query_plan import with_file_options
 from converge.reports.progress import StepProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import format_table
@@ -85,7 +87,7 @@ def open_system_under_test(spec: str | None, timeout: float | None = None) -> Sy
 
 def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None = None,
               system: str | None = None, system_timeout: float | None = None, echo=print,
-              record: dict | None = None, steps: StepProgress | None = None) -> int:
+              record: dict | None = None, steps: StepProgress | None = None, settings: list[str] | None = None) -> int:
     """Print plan, properties and findings; the exit code (1 when a property fails). `record`, when given, receives
     the run's verdicts and findings as --format json lists them (converge/cli/check_json.py); `steps` shows
     each phase on stderr as it starts (None: nothing is shown)."""
@@ -95,14 +97,15 @@ def run_check(query: MappedQuery, options: CheckOptions, *, reports: Path | None
     with steps.watch.waiting(f"check: still starting {system}"):  # Flink's MiniCluster: a minute on a loaded machine
         under_test = open_system_under_test(system, system_timeout)
     try:
-        return _run_check(query, options, reports, system, under_test, echo, record, steps)
+        return _run_check(query, options, reports, system, under_test, echo, record, steps, settings or [])
     finally:
         if under_test is not None:
             under_test.close()
 
 
 def _run_check(query: MappedQuery, options: CheckOptions, reports: Path | None, system: str | None,
-               under_test: System | None, echo, record: dict | None, steps: StepProgress) -> int:
+               under_test: System | None, echo, record: dict | None, steps: StepProgress,
+               settings: list[str]) -> int:
     from converge.properties.findings import all_findings  # lazy: sqlglot only for check
     from converge.properties.query_check import check_properties, skipped_properties, system_final  # lazy: as above
     final = system_final(under_test, system or "") if under_test is not None else None
@@ -113,7 +116,7 @@ def _run_check(query: MappedQuery, options: CheckOptions, reports: Path | None, 
         echo(f"job options sent to {under_test.name} with every case: {sent or 'none (its defaults)'}")
     steps.step("planning")
     steps.finish()
-    for line in describe_query(query):
+    for line in describe_query(query) + option_lines(settings):
         echo(line)
     echo("\nplan:")
     for line in plan_text(query, options):
@@ -201,9 +204,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         return _check_json(args, options, steps)
     query = read_query(existing_file(args.query))
+    options, settings = with_file_options(query, options)
     with adapter_log(adapter_log_of(args)):
         return run_check(query, options, reports=reports_of(args), system=args.system,
-                         system_timeout=system_timeout_of(args), steps=steps)
+                         system_timeout=system_timeout_of(args), steps=steps, settings=settings)
 
 
 def _check_json(args: argparse.Namespace, options: CheckOptions, steps: StepProgress) -> int:
@@ -211,6 +215,7 @@ def _check_json(args: argparse.Namespace, options: CheckOptions, steps: StepProg
     record: dict = {}
     try:
         query = read_query(existing_file(args.query))
+        options, _ = with_file_options(query, options)
         record["plan"] = plan_json(query, options, args.system)
         with adapter_log(adapter_log_of(args)):
             code = run_check(query, options, reports=reports_of(args), system=args.system,

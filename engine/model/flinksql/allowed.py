@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError, UnsupportedError
-from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.positions import SourceText, sql_name
 
 _BINARY = frozenset({"this", "expression"})
 
@@ -90,14 +90,16 @@ def _value(value: object) -> str:
     return (value.name if isinstance(value, exp.Expr) else str(value)).upper()
 
 
-def problems(node: exp.Expr) -> Iterator[tuple[exp.Expr, str]]:
-    """(node, why) for every node of the tree under `node` that is not on the allow-list, in tree order.
+def problems(node: exp.Expr, text: SourceText | None = None) -> Iterator[tuple[exp.Expr, str]]:
+    """(node, why) for every node of the tree under `node` that is not on the allow-list, in tree order; `text`
+    names a function as the file writes it.
 
     The subtree of a refused node or argument is not looked at (the refusal covers it); the node's other
     arguments are."""
     kind = type(node)
     if kind not in ALLOWED:
-        yield node, (f"{kind.__name__} is outside the SQL subset converge maps (columns, literals, comparisons, "
+        name = text.name(node) if text is not None else sql_name(node)
+        yield node, (f"{name} is outside the SQL subset converge maps (columns, literals, comparisons, "
                      f"AND/OR/NOT, IS [NOT] NULL, IS [NOT] DISTINCT FROM, BETWEEN, + - * / %, INTERVAL, typed "
                      f"literals, [NOT] EXISTS / IN (SELECT ...))")
         return
@@ -114,13 +116,13 @@ def problems(node: exp.Expr) -> Iterator[tuple[exp.Expr, str]]:
             continue
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, exp.Expr):
-                yield from problems(child)
+                yield from problems(child, text)
 
 
 def refusals(node: exp.Expr, text: SourceText) -> list[UnsupportedError]:
     """One UnsupportedError (file:line:col, the clause, why) for each problem under `node`."""
     out = []
-    for where, why in problems(node):
+    for where, why in problems(node, text):
         while text.where(where) == text.path and where.parent is not None:  # a node sqlglot kept no position of
             where = where.parent
         out.append(text.unsupported(where, why))

@@ -175,4 +175,5 @@ def _watermark(node: exp.WatermarkColumnConstraint, names: list[str], types: dic
     if isinstance(expr, exp.Sub) and isinstance(expr.this, exp.Column) and expr.this.name == column \
             and isinstance(expr.expression, exp.Interval):
         return column, interval_ms(expr.expression, text)
-    raise text.error(node, "the watermark must be `col` or `col - INTERVAL 'n' unit` (bounded out-of-orderness)")
+    raise text.unsupported(node, "converge reads a watermark `col` or `col - INTERVAL 'n' unit` (bounded "
+                                 "out-of-orderness) only")

@@ -14,7 +14,8 @@ number. Anything else is refused with its position in the file.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -68,6 +69,13 @@ def interval_ms(node: exp.Interval, text: SourceText) -> int:
     return int(ms)
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for the known name closest to a misspelt one (case aside), or nothing."""
+    folded = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
+    return f"; did you mean {folded[close[0]]!r}?" if close else ""
+
+
 class Scope:
     """The inputs an expression may name: alias -> (column names, Flink types)."""
 
@@ -81,19 +89,22 @@ class Scope:
         if node.table:
             alias = self._pick(node.table, self.inputs)
             if alias is None:
-                raise self.text.error(node, f"unknown table or alias {node.table!r} (known here: "
-                                            f"{', '.join(self.inputs)})")
+                raise self.text.error(node, f"unknown table or alias {node.table!r}{did_you_mean(node.table, self.inputs)}"
+                                            f" (known here: {', '.join(self.inputs)})")
             aliases = [alias]
         else:
             aliases = [a for a, cols in self.inputs.items() if self._pick(name, cols)]
             if len(aliases) != 1:
-                what = f"ambiguous (in {', '.join(aliases)})" if aliases else "unknown"
-                raise self.text.error(node, f"column {name!r} is {what}; qualify it with its table's alias")
+                if aliases:
+                    raise self.text.error(node, f"column {name!r} is ambiguous (in {', '.join(aliases)}); qualify it "
+                                                f"with its table's alias")
+                every = [c for cols in self.inputs.values() for c in cols]
+                raise self.text.error(node, f"column {name!r} is unknown{did_you_mean(name, every)}")
         alias = aliases[0]
         column = self._pick(name, self.inputs[alias])
         if column is None:
-            raise self.text.error(node, f"{alias!r} has no column {name!r} (columns: "
-                                        f"{', '.join(self.inputs[alias])})")
+            raise self.text.error(node, f"{alias!r} has no column {name!r}{did_you_mean(name, self.inputs[alias])} "
+                                        f"(columns: {', '.join(self.inputs[alias])})")
         return alias, column, self.inputs[alias][column]
 
     @staticmethod
@@ -127,8 +138,16 @@ class Renderer:
         if isinstance(node, exp.Not):
             return Typed(f"(NOT {self.boolean(node.this)})", "boolean")
         if isinstance(node, exp.Is):
+            if isinstance(node.expression, exp.Boolean):
+                # IS [NOT] TRUE / FALSE: never NULL (three-valued logic's UNKNOWN is neither); sqlglot reads
+                # IS [NOT] UNKNOWN as IS [NOT] NULL, the same test on a boolean
+                operand = self.render(node.this)
+                if operand.kind not in ("boolean", "null"):
+                    raise self.text.error(node, f"IS {'TRUE' if node.expression.this else 'FALSE'} needs a boolean "
+                                                f"operand, got a {operand.kind} value")
+                return Typed(f"({operand.sql} IS {'TRUE' if node.expression.this else 'FALSE'})", "boolean")
             if not isinstance(node.expression, exp.Null):
-                raise self.text.unsupported(node, "only IS NULL / IS NOT NULL are supported")
+                raise self.text.unsupported(node, "only IS [NOT] NULL / TRUE / FALSE / UNKNOWN are supported")
             return Typed(f"({self.render(node.this).sql} IS NULL)", "boolean")
         if type(node) in _CMP:
             left, right = self._same_footing(node, self.render(node.this), self.render(node.expression))
@@ -167,7 +186,7 @@ class Renderer:
                     return Typed(str(date_days(node.this.name)), "date")
             except BadInputError as exc:
                 raise self.text.error(node, str(exc)) from None
-        raise self.text.unsupported(node, f"{type(node).__name__} is outside the SQL subset converge maps "
+        raise self.text.unsupported(node, f"{self.text.name(node)} is outside the SQL subset converge maps "
                                           f"(columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, "
                                           f"IS [NOT] DISTINCT FROM, BETWEEN, + - * / %, INTERVAL, typed literals)")
 

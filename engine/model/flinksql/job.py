@@ -10,6 +10,7 @@ its position, never ignored: the system would run a job the user did not write.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +29,23 @@ _SET_OPTIONS: dict[str, tuple[str, dict[str, Any] | type]] = {
 }
 # Options whose value converge checks anyway: only this value is what converge checks, any other is refused.
 _FIXED = {"execution.runtime-mode": "streaming"}
-# Options converge reads from its own command line instead: the refusal names the flag.
-_FLAGS = {"table.exec.state.ttl": "--ttl MS", "table.optimizer.multi-join.enabled": "--multi-join on|off"}
+# Planner options that change the join converge checks: read from the file into the check's options (a flag on
+# the command line wins, properties/query_plan.py), never sent as a job option of their own.
+# Flink option -> (check option, "bool" | "duration" | "count")
+PLANNER_OPTIONS: dict[str, tuple[str, str]] = {
+    "table.exec.state.ttl": ("ttl_ms", "duration"),
+    "table.optimizer.multi-join.enabled": ("multi_join", "bool"),
+    "table.exec.mini-batch.enabled": ("mini_batch_enabled", "bool"),
+    "table.exec.mini-batch.size": ("mini_batch_size", "count"),
+    "table.exec.mini-batch.allow-latency": ("mini_batch_latency_ms", "duration"),
+}
+PLANNER_KEYS = frozenset(option for option, _ in PLANNER_OPTIONS.values())
+# Flink's duration units (TimeUtils.parseDuration), in milliseconds; a bare number is milliseconds
+_UNITS = {**dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+          **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1000),
+          **dict.fromkeys(("min", "m", "minute", "minutes"), 60_000),
+          **dict.fromkeys(("h", "hour", "hours"), 3_600_000), **dict.fromkeys(("d", "day", "days"), 86_400_000)}
+_DURATION = re.compile(r"^(\d+)\s*([a-z]*)$")
 
 
 @dataclass(frozen=True)
@@ -76,17 +92,20 @@ def read_set(stmt: exp.Set, text: SourceText) -> list[JobSetting]:
             if raw.lower() != _FIXED[key]:
                 raise text.unsupported(item, f"converge checks {_FIXED[key]} jobs only")
             continue
-        if key in _FLAGS:
-            raise text.unsupported(item, f"converge does not read this option from the file; give `converge check` "
-                                         f"{_FLAGS[key]} instead")
+        if key in PLANNER_OPTIONS:
+            option, kind = PLANNER_OPTIONS[key]
+            out.append(JobSetting(option, _planner_value(kind, raw, item, text), written, text.where(item)))
+            continue
         if key not in _SET_OPTIONS:
-            known = ", ".join(f"'{k}'" for k in sorted(_SET_OPTIONS) + sorted(_FIXED))
+            known = ", ".join(f"'{k}'" for k in sorted(_SET_OPTIONS) + sorted(_FIXED) + sorted(PLANNER_OPTIONS))
             raise text.unsupported(item, f"converge cannot send this option to the system, so the job would not be "
                                          f"the one you run (options it sends: {known})")
         option, values = _SET_OPTIONS[key]
         if values is int:
-            if not raw.isdigit() or not 1 <= int(raw) <= 64:
-                raise text.error(item, "the parallelism must be a whole number from 1 to 64")
+            if not raw.isdigit() or int(raw) < 1:
+                raise text.error(item, "the parallelism must be a whole number of at least 1")
+            if int(raw) > 64:
+                raise text.unsupported(item, "converge runs a parallelism of at most 64")
             value: Any = int(raw)
         else:
             assert isinstance(values, dict)
@@ -95,6 +114,32 @@ def read_set(stmt: exp.Set, text: SourceText) -> list[JobSetting]:
             value = values[raw.lower()]
         out.append(JobSetting(option, value, written, text.where(item)))
     return out
+
+
+def _planner_value(kind: str, raw: str, item: exp.Expr, text: SourceText) -> Any:
+    """A planner option's value as Flink parses it (a boolean, a duration, a count); anything else is bad input."""
+    value = raw.strip().lower()
+    if kind == "bool":
+        if value not in ("true", "false"):
+            raise text.error(item, "expected 'true' or 'false'")
+        return value == "true"
+    if kind == "count":
+        if not re.fullmatch(r"-?\d+", value):
+            raise text.error(item, "expected a whole number")
+        return int(value)
+    found = _DURATION.match(value)
+    if found is None or (found.group(2) and found.group(2) not in _UNITS):
+        raise text.error(item, f"expected a duration such as '10 s', '500 ms' or '1 h' (units: "
+                               f"{', '.join(sorted(set(_UNITS)))})")
+    ms = int(found.group(1)) * _UNITS[found.group(2) or "ms"]
+    if ms > 2**62:
+        raise text.error(item, "the duration is beyond the range converge holds")
+    return ms
+
+
+def planner_config(settings: Sequence[JobSetting]) -> dict[str, Any]:
+    """The planner options the file sets, the last SET of each winning (the check's options, not the job's)."""
+    return {s.option: s.value for s in settings if s.option in PLANNER_KEYS}
 
 
 def read_sink(node: exp.Create, text: SourceText) -> SinkTable:
@@ -159,13 +204,23 @@ def sink_settings(node: exp.Insert, sink: SinkTable, outputs: Sequence[tuple[str
 
 
 def job_config(settings: Sequence[JobSetting]) -> dict[str, Any]:
-    """The settings as Config fields (a later SET of one option wins, as in a Flink SQL session)."""
-    return {s.option: s.value for s in settings}
+    """The settings as Config fields (a later SET of one option wins, as in a Flink SQL session); the planner
+    options are the check's (planner_config), not fields a case's config takes from the file."""
+    return {s.option: s.value for s in settings if s.option not in PLANNER_KEYS}
 
 
 def check_consistent(settings: Sequence[JobSetting], text: SourceText) -> None:
     """Options that only make sense together: upsert-materialize needs an upsert sink."""
     config = job_config(settings)
+    planner = planner_config(settings)
+    if planner.get("mini_batch_enabled"):
+        # Flink refuses a mini-batch job without both triggers (table.exec.mini-batch.size > 0, allow-latency > 0)
+        for option, key in (("mini_batch_size", "table.exec.mini-batch.size"),
+                            ("mini_batch_latency_ms", "table.exec.mini-batch.allow-latency")):
+            if planner.get(option, 0) <= 0:
+                enabled = next(s for s in reversed(settings) if s.option == "mini_batch_enabled")
+                raise BadInputError(f"{enabled.where}: {enabled.written} needs SET '{key}' to a value above 0 "
+                                    f"(Flink requires both mini-batch triggers)")
     materialize = next((s for s in settings if s.option == "upsert_materialize"), None)
     if materialize is not None and config.get("sink") != "upsert" and materialize.value != "auto":
         raise BadInputError(f"{materialize.where}: {materialize.written} applies to an upsert sink; the query "

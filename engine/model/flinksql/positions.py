@@ -45,6 +45,13 @@ def byte_line_col(data: bytes, offset: int) -> tuple[int, int]:
     return line_col(before, len(before))
 
 
+def sql_name(node: exp.Expr) -> str:
+    """A node's SQL name without the file's text: a function's name, else the node's keyword, upper case."""
+    if isinstance(node, exp.Func):
+        return node.sql_name().upper()
+    return node.key.upper().replace("_", " ")
+
+
 class SourceText:
     """The query file's text, to turn sqlglot's character offsets into line:column."""
 
@@ -70,12 +77,41 @@ class SourceText:
             node = node.parent
         return self.at(0)
 
+    def written(self, node: exp.Expr) -> str | None:
+        """The file's own text of `node`: from its first token to its last, closing the parentheses it opens
+        (sqlglot keeps no position of a closing one); None where no token of it has a position."""
+        starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
+        ends = [n.meta["end"] for n in node.walk() if "end" in n.meta]
+        if not starts or not ends:
+            return None
+        end = max(ends) + 1
+        depth = self.text.count("(", min(starts), end) - self.text.count(")", min(starts), end)
+        while depth > 0 and end < len(self.text):
+            depth += {"(": 1, ")": -1}.get(self.text[end], 0)
+            end += 1
+        return " ".join(self.text[min(starts):end].split()) if depth == 0 else None
+
+    def clause(self, node: exp.Expr) -> str:
+        """A clause as the message echoes it: as written for a table reference (`FOR SYSTEM_TIME AS OF` stays
+        the user's, never sqlglot's `FOR TIMESTAMP AS OF`) and a function call; else sqlglot's SQL of it."""
+        if isinstance(node, exp.Table) or (isinstance(node, exp.Func) and "start" in node.meta):
+            written = self.written(node)  # a function whose name token is its first (not CASE ... END)
+            if written is not None:
+                return written
+        return " ".join(node.sql().split())
+
+    def name(self, node: exp.Expr) -> str:
+        """What a refusal calls a node: a function by its name as written (`UPPER`, not sqlglot's `Upper`),
+        anything else by its SQL keyword (CASE, LIKE, ...)."""
+        if isinstance(node, exp.Func) and "start" in node.meta and "end" in node.meta:
+            return self.text[node.meta["start"]:node.meta["end"] + 1]
+        return sql_name(node)
+
     def located(self, node: exp.Expr | None, message: str) -> str:
         """`message` after the clause's position and its SQL, shortened."""
         clause = ""
         if node is not None:
-            sql = " ".join(node.sql().split())
-            clause = f" `{clip(sql)}`"
+            clause = f" `{clip(self.clause(node))}`"
         return f"{self.where(node)}:{clause} {clip_words(message)}"
 
     def error(self, node: exp.Expr | None, message: str) -> BadInputError:
@@ -90,9 +126,8 @@ class SourceText:
         """Valid Flink SQL that converge does not map yet, named like `error` names bad input."""
         return self._parts(UnsupportedError(self.located(node, message)), node, message)
 
-    @staticmethod
-    def _parts(exc: E, node: exp.Expr | None, message: str) -> E:
+    def _parts(self, exc: E, node: exp.Expr | None, message: str) -> E:
         """`exc` with the clause and the reason kept apart (`check --format json` lists them as fields)."""
-        exc.clause = clip(" ".join(node.sql().split())) if node is not None else None  # type: ignore[attr-defined]
+        exc.clause = clip(self.clause(node)) if node is not None else None  # type: ignore[attr-defined]
         exc.reason = clip_words(message)  # type: ignore[attr-defined]
         return exc

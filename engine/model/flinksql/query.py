@@ -24,7 +24,7 @@ from sqlglot import exp
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.expressions import Renderer, Scope, interval_ms
+from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean, interval_ms
 from converge.engine.model.flinksql.job import (
     JobSetting,
     SinkTable,
@@ -39,6 +39,12 @@ from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.flinksql.views import DerivedInput, derived_input, inline_views, is_view, read_view
+from converge.engine.model.flinksql.where_joins import (
+    attach_where,
+    comma_scope_problem,
+    push_time_bounds,
+    stray_keyword,
+)
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -170,6 +176,8 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                 name, body = read_view(stmt, source)
             except (BadInputError, UnsupportedError) as exc:
                 refused.append(exc)
+                if isinstance(stmt.this, exp.Table):  # its refusal covers the query's use of it
+                    skipped.add(stmt.this.name.casefold())
                 continue
             if name.casefold() in views or name.casefold() in {t.casefold() for t in tables}:
                 refused.append(source.error(stmt, f"{short_repr(name)} is declared twice"))
@@ -187,6 +195,8 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
                 refused.append(exc)
                 if isinstance(stmt.this, exp.Schema):
                     skipped.add(stmt.this.this.name.casefold())
+                elif isinstance(stmt.this, exp.Table):  # a view: its refusal covers the query's use of it
+                    skipped.add(stmt.this.name.casefold())
                 continue
             if table.name.casefold() in {t.casefold() for t in tables}:
                 refused.append(source.error(stmt, f"table {short_repr(table.name)} is declared twice"))
@@ -203,14 +213,14 @@ def parse_query(text: str, path: str = "<query>") -> MappedQuery:
         elif isinstance(stmt, exp.Select):
             selects.append(stmt)
         else:
-            refused.append(source.error(stmt, "only SET, CREATE TABLE, CREATE VIEW statements and one SELECT (or "
-                                              "INSERT INTO ... SELECT) are supported"))
+            refused.append(source.unsupported(stmt, "only SET, CREATE TABLE, CREATE VIEW statements and one SELECT "
+                                              "(or INSERT INTO ... SELECT) are supported"))
     if not selects:
         raise one_error(refused + [source.error_at(len(text.rstrip()), "expected one SELECT after the CREATE TABLE "
                                                                       "statements, found none")], path)
     if len(selects) > 1:
-        raise one_error(refused + [source.error(selects[1], f"expected exactly one SELECT, found {len(selects)} "
-                                                            f"(this is the second)")], path)
+        raise one_error(refused + [source.unsupported(selects[1], f"converge checks one SELECT a file, found "
+                                                                  f"{len(selects)} (this is the second)")], path)
     if views:
         try:
             inline_views(selects[0], views, source)
@@ -255,6 +265,7 @@ class _Mapper:
         self.interval: IntervalSpec | None = None
         self.positions: list[tuple[str, str]] = []
         self.derived: dict[str, DerivedInput] = {}
+        self.notes: list[str] = []
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -267,8 +278,13 @@ class _Mapper:
         table = next((t for t in self.tables if t.casefold() == node.name.casefold()), None)
         if table is None and node.name.casefold() in self.skipped:
             raise _Skipped(node.name)
+        if table is None and stray_keyword(node):
+            raise self.text.error(node, f"{node.name} is read as a table name here: is there a stray comma before "
+                                        f"it? (`FROM a, {node.name.upper()} JOIN b` puts a comma between a table and "
+                                        f"its JOIN)")
         if table is None:
-            raise self.text.error(node, f"table {node.name!r} is not declared (declared: {', '.join(self.tables)})")
+            raise self.text.error(node, f"table {node.name!r} is not declared{did_you_mean(node.name, self.tables)} "
+                                        f"(declared: {', '.join(self.tables)})")
         alias = node.alias_or_name
         if not alias.isidentifier():
             raise self.text.error(node, f"alias {alias!r} is not an identifier")
@@ -332,8 +348,10 @@ class _Mapper:
                     f"{key.rstrip('_').upper()} is not supported: converge checks joins"))
         from_ = node.args.get("from_")
         if from_ is None:
-            self.refused.append(self.text.error(node, "the SELECT has no FROM"))
+            self.refused.append(self.text.unsupported(node, "the SELECT has no FROM: converge checks joins"))
             return None
+        node = self._comma_joins(node)
+        from_ = node.args["from_"]
         if not self._attempt(lambda: self.aliases.append(self._table(from_.this))):
             return None
         for join in node.args.get("joins") or ():
@@ -361,7 +379,7 @@ class _Mapper:
             self._attempt(lambda f: rendered.append(renderer.boolean(f)), f)
         where_sql = " AND ".join(rendered) if rendered else None
         if len(self.aliases) < 2:
-            self.refused.append(self.text.error(node, "the query joins nothing: converge checks joins of two or "
+            self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
         if self.refused:
@@ -373,7 +391,31 @@ class _Mapper:
             self.refused.append(self.text.error(node, str(exc)))
             return None
         return MappedQuery(self.text.path, dict(self.tables), tuple(self.aliases), join, output, where_sql,
-                           text=self.text.text, positions=tuple(self.positions), derived=tuple(self.derived.items()))
+                           text=self.text.text, positions=tuple(self.positions), derived=tuple(self.derived.items()),
+                           notes=tuple(self.notes))
+
+    def _comma_joins(self, node: exp.Select) -> exp.Select:
+        """The SELECT with its comma joins given the WHERE conjuncts Flink pushes into them (where_joins)."""
+        wrong = comma_scope_problem(node)
+        if wrong is not None:
+            self.refused.append(self.text.error(wrong, f"{wrong.text('table')!r} is not visible in this ON: a comma "
+                                                       f"binds looser than JOIN, so the ON names only the tables "
+                                                       f"joined since the last comma (move the condition to WHERE)"))
+        tables = [node.args["from_"].this] + [j.this for j in node.args.get("joins") or ()]
+        columns: dict[str, set[str]] = {}
+        for t in tables:
+            declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
+                            None)
+            if declared is not None:
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns}
+        if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
+            return node
+        out, notes = attach_where(node, columns, self.text)
+        times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
+                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_column)}
+        out, moved = push_time_bounds(out, times, self.text)
+        self.notes += notes + moved
+        return out
 
     def _join(self, join: exp.Join) -> None:
         alias, table = self._table(join.this)
@@ -401,25 +443,31 @@ class _Mapper:
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
 
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
-        """Take the time-bound conjuncts out of a binary join's ON; both bounds make it an interval join."""
+        """Take the time-bound conjuncts out of a binary join's ON; the window they make turns it into an interval
+        join where Flink's IntervalJoinUtil.extractWindowBoundsFromPredicate finds one: a single equality of the
+        two time attributes ([d, d]) or exactly one lower and one upper bound (a BETWEEN is both)."""
         left, right = (a for a, _ in self.aliases)
-        lower: int | None = None
-        upper: int | None = None
+        found: list[tuple[str, int]] = []
         rest = []
         for c in conjuncts:
             bounds = _time_bounds(c, left, right, self)
             if bounds is None:
                 rest.append(c)
-                continue
-            lo, hi = bounds
-            lower = lo if lo is not None and (lower is None or lo > lower) else lower
-            upper = hi if hi is not None and (upper is None or hi < upper) else upper
-        if lower is None and upper is None:
+            else:
+                found += bounds
+        if not found:
             return conjuncts
-        if lower is None or upper is None:
-            raise self.text.unsupported(join.args["on"], "a time condition with only one bound: Flink plans it as "
-                                                         "a regular join over time attributes, which converge does "
-                                                         "not map; give both bounds (BETWEEN ... AND ...)")
+        kinds = sorted(k for k, _ in found)
+        if kinds == ["eq"]:
+            lower = upper = found[0][1]
+        elif kinds == ["lower", "upper"]:
+            lower, upper = (dict(found)[k] for k in ("lower", "upper"))
+        else:
+            raise self.text.unsupported(join.args["on"], "these time conditions are not one equality of the two "
+                                                         "time attributes nor one lower and one upper bound: Flink "
+                                                         "plans a regular join over time attributes then "
+                                                         "(IntervalJoinUtil), which converge does not map; give both "
+                                                         "bounds once (BETWEEN ... AND ...) or one equality")
         lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
         self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
         return rest
@@ -447,9 +495,16 @@ class _Mapper:
             raise self.text.unsupported(conj, "EXISTS / IN after an interval join is not supported")
         if not isinstance(sub, exp.Select) or sub.args.get("joins") or sub.args.get("group") \
                 or sub.args.get("from_") is None:
-            raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
+            raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
+                                             "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
-        alias, table = self._table(sub.args["from_"].this)
+        named = sub.args["from_"].this
+        if isinstance(named, exp.Table) and any(a.casefold() == named.alias_or_name.casefold() for a, _ in self.aliases):
+            # valid SQL (each subquery has its own scope), not a mistake: one name feeding two inputs
+            raise self.text.unsupported(named, f"{named.alias_or_name!r} is already an input of this query: a table "
+                                               f"read in two places (a self-join, two subqueries over one table) is "
+                                               f"not modelled yet")
+        alias, table = self._table(named)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in self.tables[table].columns}
         for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first
@@ -535,17 +590,18 @@ def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:
     return alias, offset
 
 
-def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[int | None, int | None] | None:
-    """(lower, upper) that conjunct `c` puts on left.t - right.t, or None when it is not a time bound."""
-    if isinstance(c, exp.Between):
+def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> list[tuple[str, int]] | None:
+    """The bounds conjunct `c` puts on left.t - right.t, each ("lower" | "upper" | "eq", ms), or None when it is
+    no time predicate (Flink's identifyTimePredicate: a comparison of the two inputs' time attributes)."""
+    if isinstance(c, exp.Between):  # Calcite expands it into its two comparisons
         x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
         if x is None or lo is None or hi is None or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:
             return None
         if x[0] == left:
-            return lo[1], hi[1]
-        return -hi[1], -lo[1]
+            return [("lower", lo[1]), ("upper", hi[1])]
+        return [("lower", -hi[1]), ("upper", -lo[1])]
     ops: dict[type[exp.Expr], tuple[int, str]] = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"),
-                                                  exp.LT: (-1, "upper")}
+                                                  exp.LT: (-1, "upper"), exp.EQ: (0, "eq")}
     if type(c) not in ops:
         return None
     a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
@@ -556,14 +612,16 @@ def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> tuple[i
     bound = b[1] - a[1]
     if a[0] != left:  # right.t + oa OP left.t + ob  ->  (left.t - right.t) flipped OP oa - ob
         bound = -bound
-        kind = "upper" if kind == "lower" else "lower"
+        kind = {"upper": "lower", "lower": "upper", "eq": "eq"}[kind]
         strict = -strict
-    bound += strict
-    return (bound, None) if kind == "lower" else (None, bound)
+    return [(kind, bound + strict)]
 
 
 def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
     if isinstance(c, exp.Between):
         return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
+    if type(c) in (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE):  # a comparison of two inputs' time attributes
+        a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
+        return a is not None and b is not None and a[0] != b[0]
     return False
 

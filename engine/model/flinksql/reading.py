@@ -54,6 +54,9 @@ def read_statements(source: SourceText) -> list[exp.Expr]:
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     for stmt in statements:
         if isinstance(stmt, exp.Command):
+            if _FLINK_STATEMENT.match(" ".join(stmt.sql().split())):  # valid Flink SQL converge does not read
+                raise source.unsupported(stmt, "converge reads SET, CREATE TABLE and one SELECT (or INSERT INTO ... "
+                                               "SELECT); this statement is not read")
             raise source.error(stmt, "cannot parse this statement (expected CREATE TABLE ... or SELECT ...)")
         _check_depth(stmt, source)
     return statements
@@ -108,6 +111,9 @@ def _plain_tokens(text: str) -> str:
                       text)
 
 
+# Flink SQL statements sqlglot keeps as an unparsed command: a function, catalog or module, a JAR
+_FLINK_STATEMENT = re.compile(r"^(CREATE\s+(TEMPORARY\s+)?(SYSTEM\s+)?FUNCTION|CREATE\s+(CATALOG|DATABASE)|USE\s|"
+                              r"LOAD\s+MODULE|UNLOAD\s+MODULE|ADD\s+JAR)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+.*?>")
 
 

@@ -57,9 +57,9 @@ def test_a_sink_without_a_primary_key_is_retract_and_a_column_list_maps_the_key_
 
 @pytest.mark.parametrize("line, error, words", [
     ("SET 'execution.checkpointing.interval' = '10s';", UnsupportedError, "cannot send this option"),
-    ("SET 'table.exec.state.ttl' = '1 h';", UnsupportedError, "--ttl MS"),
+    ("SET 'table.exec.source.idle-timeout' = '1 s';", UnsupportedError, "cannot send this option"),
     ("SET 'execution.runtime-mode' = 'batch';", UnsupportedError, "streaming jobs only"),
-    ("SET 'parallelism.default' = '0';", BadInputError, "from 1 to 64"),
+    ("SET 'parallelism.default' = '0';", BadInputError, "whole number of at least 1"),
     ("SET 'state.backend.type' = 'forst';", BadInputError, "hashmap, rocksdb"),
 ])
 def test_a_set_converge_cannot_send_is_refused_at_its_position(line: str, error: type, words: str) -> None:

@@ -81,7 +81,7 @@ def test_an_unterminated_string_is_refused_where_it_opens() -> None:
 
 
 def test_a_second_select_is_named_and_a_missing_one_at_the_end() -> None:
-    text, line, _ = _refused(BASE + ";\nSELECT * FROM orders;\n")
+    text, line, _ = _refused(BASE + ";\nSELECT * FROM orders;\n", UnsupportedError)
     assert line == 21 and "found 2 (this is the second)" in text
     text, line, _ = _refused(BASE.split("SELECT")[0])
     assert line == 14 and "found none" in text

@@ -1,0 +1,85 @@
+"""Every refusal of the query reader has the class its meaning gives it (issue 40): "bad input" only for a mistake in
+the query (Flink would refuse it too), "unsupported" for valid Flink SQL that converge does not map. The table is
+written by hand, one row per refusal site of engine/model/flinksql (query.py, ddl.py, job.py, expressions.py,
+where_joins.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from converge.engine.model.errors import BadInputError, UnsupportedError
+from converge.engine.model.flinksql import parse_query
+
+K = "WITH ('connector' = 'kafka', 'format' = 'json')"
+T = f"""CREATE TABLE a (k INT, x INT, s STRING, rt TIMESTAMP(3), WATERMARK FOR rt AS rt) {K};
+CREATE TABLE b (k INT, y INT, rt TIMESTAMP(3), WATERMARK FOR rt AS rt) {K};
+CREATE TABLE c (k INT, z STRING) {K};
+"""
+J = "SELECT a.k FROM a JOIN b ON a.k = b.k"
+
+BAD = BadInputError
+UNSUPPORTED = UnsupportedError
+
+# (the file, its class): a mistake is BAD, a valid query converge does not map is UNSUPPORTED
+CASES = [
+    # mistakes Flink refuses as well
+    (T + "SELECT a.k FROM a JOIN nope n ON a.k = n.k", BAD),                       # table not declared
+    (T + "SELECT a.k FROM a JOIN b a ON a.k = a.k", BAD),                          # one alias twice in a FROM
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.nope", BAD),                         # no such column
+    (T + "SELECT a.k FROM a JOIN b ON k = b.k", BAD),                              # ambiguous column
+    (T + "SELECT a.k FROM a JOIN b ON a.k = q.k", BAD),                            # unknown alias
+    (T + "SELECT a.k FROM a JOIN b ON a.k + b.k", BAD),                            # ON is not a boolean
+    (T + "SELECT a.k FROM a JOIN b ON a.s = b.k", BAD),                            # STRING = INT
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k AND a.x IS TRUE", BAD),            # IS TRUE of an INT
+    (T + "SELECT a.k FROM a, b JOIN c ON a.k = c.k", BAD),                         # a is out of the ON's scope
+    (T + "SELECT q.* FROM a JOIN b ON a.k = b.k", BAD),                            # unknown alias in q.*
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE a.k IN (SELECT k, z FROM c)", BAD),  # IN of two columns
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k AND a.x > 1e999", BAD),            # beyond DOUBLE
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k AND a.rt > b.rt + INTERVAL 'x' SECOND", BAD),  # not a number
+    ("CREATE TABLE a (k INT) WITH ('connector' = 'upsert-kafka');\n" + T.split("\n", 1)[1] + J, BAD),  # no key
+    (f"CREATE TABLE a (k INT, k INT) {K};\n" + T.split("\n", 1)[1] + J, BAD),     # a column twice
+    ("CREATE TABLE a (k INT);\n" + T.split("\n", 1)[1] + J, BAD),                  # no connector
+    (T + f"CREATE TABLE a (k INT) {K};\n" + J, BAD),                               # a table twice
+    (f"CREATE TABLE a (k INT, t INT, WATERMARK FOR t AS t) {K};\n" + T.split("\n", 1)[1] + J, BAD),  # rowtime INT
+    (T + "SET 'parallelism.default' = 'zero';\n" + J, BAD),                        # not a number
+    (T + "SET 'state.backend.type' = 'memory';\n" + J, BAD),                      # not a state backend
+    (T, BAD),                                                                     # no SELECT at all
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k AND", BAD),                        # does not parse
+    # valid Flink SQL that converge does not map
+    (T + "SELECT a.k FROM a JOIN b ON a.k = UPPER(b.k)", UNSUPPORTED),             # a function call
+    (T + "SELECT a.k, COUNT(*) FROM a JOIN b ON a.k = b.k GROUP BY a.k", UNSUPPORTED),
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k; SELECT b.k FROM a JOIN b ON a.k = b.k", UNSUPPORTED),  # two
+    (T + "SELECT a.k FROM a", UNSUPPORTED),                                       # joins nothing
+    (T + "SELECT 1", UNSUPPORTED),                                                # no FROM
+    (T + "CREATE FUNCTION f AS 'x.F';\n" + J, UNSUPPORTED),                        # another statement
+    (T + "CREATE TEMPORARY SYSTEM FUNCTION f AS 'x.F';\n" + J, UNSUPPORTED),       # one sqlglot does not parse
+    (T + "CREATE FOO BAR;\n" + J, BAD),                                             # no statement at all
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c JOIN b ON c.k = b.k)",
+     UNSUPPORTED),                                                                # a subquery with a join
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE a.k NOT IN (SELECT k FROM c)", UNSUPPORTED),
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k AND a.rt > b.rt", UNSUPPORTED),    # one time bound
+    (T + "SELECT a.k FROM a JOIN b FOR SYSTEM_TIME AS OF a.rt ON a.k = b.k", UNSUPPORTED),  # temporal join
+    (T + "SELECT a.k FROM a NATURAL JOIN b", UNSUPPORTED),
+    (T + "SELECT a.k FROM a JOIN a a2 ON a.k = a2.k", UNSUPPORTED),                # self-join
+    # two subqueries over one table: each has its own scope, so the name twice is no mistake
+    (T + "SELECT a.k FROM a JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c WHERE c.k = a.k) "
+         "AND EXISTS (SELECT 1 FROM c WHERE c.k = b.y)", UNSUPPORTED),
+    # a view converge does not read (a join inside it): its use is not "not declared" (bad input) on top of that
+    (T + "CREATE TEMPORARY VIEW v AS SELECT c.k FROM c JOIN b ON c.k = b.k;\nSELECT a.k FROM a JOIN v ON a.k = v.k",
+     UNSUPPORTED),
+    (f"CREATE TABLE a (k INT, rt TIMESTAMP(3), WATERMARK FOR rt AS rt + INTERVAL '1' SECOND) {K};\n"
+     + T.split("\n", 1)[1] + J, UNSUPPORTED),                                     # another watermark form
+    (f"CREATE TABLE a (k INT, n AS k + 1) {K};\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),  # computed column
+    ("CREATE TABLE a (k INT) WITH ('connector' = 'jdbc');\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),
+    (T + "SET 'parallelism.default' = '128';\n" + J, UNSUPPORTED),                 # valid, beyond converge's 64
+    (T + "SET 'table.exec.source.idle-timeout' = '1 s';\n" + J, UNSUPPORTED),      # an option converge cannot send
+    (T + "SET 'execution.runtime-mode' = 'batch';\n" + J, UNSUPPORTED),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES, ids=[f"{i}-{e.__name__}" for i, (_, e) in enumerate(CASES)])
+def test_each_refusal_has_the_class_of_its_meaning(text: str, expected: type) -> None:
+    with pytest.raises((BadInputError, UnsupportedError)) as info:
+        parse_query(text, "q.sql")
+    assert type(info.value) is expected, str(info.value)
+    assert str(info.value).startswith("q.sql:"), str(info.value)  # every refusal names its place in the file

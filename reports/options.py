@@ -34,9 +34,18 @@ class RunOptions:
     only: tuple[str, ...] | None = None  # just these family/property names (the command line resolves -k EXPR and
                                        # --last-failed into them, converge/cli/selection.py); None: all
     seeds: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, seed) run with that seed
+    examples_each: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, examples) it failed with
+                                       # (`examples` wins; then each property's default)
     maxfail: int | None = None         # `--maxfail N` / `-x`: stop after N properties failed; the rest are not run
     junit: Path | None = None          # `--junit-xml FILE` (reports/junit.py)
     quiet: bool = False                # `--quiet`: no progress lines on stderr
+
+    def examples_of(self, key: str, default: int) -> int:
+        """The examples property `key` (family/property) runs: --examples, else what it failed with last time
+        (--last-failed), else `default`, its own."""
+        if self.examples is not None:
+            return self.examples
+        return dict(self.examples_each).get(key, default)
 
 
 @dataclass(frozen=True)

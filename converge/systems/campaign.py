@@ -136,7 +136,7 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
             note(f"{prop.key}: reducing the diverging case on {system.title}: round {done.rounds}, "
                  f"{done.events_after} of {done.events_before} events left, {done.requests} run requests")
 
-    cases = options.examples if options.examples is not None else prop.examples
+    cases = options.examples_of(prop.key, prop.examples)
     quota = CaseQuota(cases, max(1, min(options.batch, system.capabilities.max_batch)))
     spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
                 on_reduction=reducing, quota=quota)
@@ -242,7 +242,8 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
     keyed = [((r.prop.family, r.prop.name), r) for r in runs if r.result is not None]
     summary = reports.summary(results, system=system.title, outcomes=known_outcomes,
                               counts={k: r.counts for k, r in keyed if r.counts is not None},
-                              waited={k: r.waited for k, r in keyed if r.waited is not None})
+                              waited={k: r.waited for k, r in keyed if r.waited is not None},
+                              system_spec=options.system, batch=options.batch)
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:

@@ -46,7 +46,7 @@ from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
+from converge.reports.terminal import Footnotes, failure_excerpt, format_table, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 from converge.systems.adapter.requests import note_stderr, requests_carrying
 from converge.systems.base import SystemType
@@ -234,7 +234,8 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
     finally:
         watch.finish()
         system.close()
-    print(format_table(*table(system, runs)))
+    notes = Footnotes()
+    print(notes.under(format_table(*table(system, runs, notes))))
     results = [r.result for r in runs if r.result is not None]
     if options.stats:  # --stats: the special cases of the batches sent (properties/coverage.py)
         print("\n" + format_table(*coverage_summary(results, unit="batches")))
@@ -278,19 +279,24 @@ def junit_case(system: System, spec: str, r: SystemRun) -> JUnitCase:
                    seed=res.seed, system=spec, key=r.prop.key)
 
 
-def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
-    """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates."""
+def table(system: System, runs: list[SystemRun], notes: Footnotes | None = None) -> tuple[tuple[str, ...], list[tuple]]:
+    """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates.
+    An outcome cell is short: why a property was not applicable, not run or not checked is a footnote in `notes`
+    (reports/terminal.py), printed under the table."""
+    notes = notes if notes is not None else Footnotes()
     headers = ("system", "family", "property", "outcome", "examples", "batches", "cases", "compared", "unsupported",
                "known", "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
         if r.result is None or r.counts is None:  # not applicable, or not run
-            why = f"{NOT_RUN}: {r.not_run}" if r.not_run is not None else f"{NOT_APPLICABLE}: {r.reason}"
+            why = notes.mark(NOT_RUN, r.not_run) if r.not_run is not None else notes.mark(NOT_APPLICABLE, r.reason)
             rows.append((system.title, r.prop.family, r.prop.name, why, 0, 0, 0, 0, 0, 0, 0, "", ""))
             continue
         res, seen, counts = r.result, r.result.exercised, r.counts
         rate = f"{counts.cases / res.seconds:.0f}" if res.seconds > 0 else ""
-        outcome = outcome_cell(r.outcome, res.error)
+        outcome = r.outcome
+        if r.outcome == "not checked" and res.error is not None:
+            outcome = notes.mark(r.outcome, str(res.error).splitlines()[0] if str(res.error) else None)
         if r.only_known and seen.compared == 0:
             outcome = f"{KNOWN} (nothing else compared)"
         outcome += shrink_note(res.shrink_stopped)

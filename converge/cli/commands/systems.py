@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from types import ModuleType
+from typing import Any
 
 from converge.cli.arguments import Subparsers
-from converge.reports.terminal import format_table
+from converge.reports.terminal import Footnotes, format_table
 from converge.systems.flink import environment as flink_environment
 from converge.systems.pathway import environment as pathway_environment
 from converge.systems.venv_system import systems_dir
@@ -64,15 +65,29 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"no system installed under {systems_dir()}; run {hints}")
         return 0
     rows = []
+    notes = Footnotes()  # the lacks sentences and a broken adapter's message go under the table
     for environment, s in found:
         capabilities = s.capabilities
         if args.no_check:
             status = "not checked"
         else:
             check = environment.smoke_check(s.command(), s.version, with_case=False)
-            status = f"works (handshake {check['seconds']} s)" if check["ok"] else f"BROKEN: {check['message']}"
+            status = f"works (handshake {check['seconds']} s)" if check["ok"] else \
+                notes.mark("BROKEN", check["message"], f"{s.name} {s.version} is broken")
             capabilities = capabilities or check["capabilities"]  # an older record: what the adapter says now
-        rows.append((s.name, s.version, s.java, s.python, *environment.features(capabilities, s.version),
+        honours, lacks = environment.features(capabilities, s.version)
+        rows.append((s.name, s.version, s.java, s.python, honours, lacks_cell(notes, s, capabilities, lacks),
                      str(s.folder), status))
-    print(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"), rows))
+    print(notes.under(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"),
+                                   rows)))
     return 0
+
+
+def lacks_cell(notes: Footnotes, s: Any, capabilities: dict | None, lacks: str) -> str:
+    """The settings a system lacks, by name, with a footnote holding the adapter's sentences ("-": none)."""
+    if lacks == "-":
+        return lacks
+    if not capabilities:  # recorded by an older converge: the footnote says how to record them
+        return notes.mark("not recorded", lacks, f"{s.name} {s.version}")
+    names = ", ".join(capabilities.get("lacks") or {}) or "not recorded"
+    return notes.mark(names, lacks, f"{s.name} {s.version} lacks")

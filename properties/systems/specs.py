@@ -33,6 +33,7 @@ from converge.properties.systems.known import KnownDivergence, Recogniser
 from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
 from converge.properties.systems.restarts import restart_changes_nothing
+from converge.properties.systems.sent import Sent
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 
 OUTER = ("inner", "left", "right", "full")
@@ -322,7 +323,8 @@ def batches(template: st.SearchStrategy[Scenario], batch: int,
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
          system_spec: str | None = None, known: Sequence[KnownDivergence] = (),
          reduce_budget: float | None = None,
-         on_reduction: Callable[[Reduction], None] | None = None, quota: CaseQuota | None = None) -> PropertySpec:
+         on_reduction: Callable[[Reduction], None] | None = None, quota: CaseQuota | None = None,
+         sent: Sent | None = None) -> PropertySpec:
     """The property as a PropertySpec for run_property, checking `system`; it must be applicable. A case
     whose divergence one of `known` matches is counted as known inside the check, so it never fails an
     example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged).
@@ -332,7 +334,8 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     runs Hypothesis without its shrinker. The reduction is remembered, so Hypothesis's replay of the failing
     batch does not reduce it again. `on_reduction` is told after every round. With a `quota`
     (properties/systems/quota.py), every batch holds the quota's next size and is counted in it: run the spec
-    with max_examples=quota.planned_batches to send exactly quota.total cases."""
+    with max_examples=quota.planned_batches to send exactly quota.total cases. `sent` counts every batch checked
+    (properties/systems/sent.py: its shapes, modes, join types and retractions)."""
     factory, reason = prop.draws(system.capabilities, system.name)
     if reason is not None:
         raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
@@ -349,6 +352,8 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     reduced: dict[str, PropertyFailure] = {}  # the diverging case (as sent) -> the failure of its reduced case
 
     def check(cases: list[Scenario]) -> None:
+        if sent is not None:
+            sent.add(cases)
         if quota is None:
             return checked(cases)
         try:

@@ -145,7 +145,7 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
                 on_reduction=reducing, quota=quota, sent=sent)
     waited = waiting(system)
     result = run_property(spec, max_examples=quota.planned_batches, seed=options.seed, shrink=False,
-                          progress=progress)
+                          progress=progress, target=False)  # fresh shapes, not variations of one (issue 39)
     if waited is not None:
         waited = waiting(system) - waited  # type: ignore[operator]
     call = result.failure.call if result.failure is not None else None  # a reduced failure says what reduced it

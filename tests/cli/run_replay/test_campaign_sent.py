@@ -42,11 +42,11 @@ def sent_rows(out: str) -> dict[str, list[str]]:
 
 
 def test_a_green_campaign_that_sent_no_retraction_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
-    """Seed 7, 30 examples: regular/final_equals_oracle draws insert-only shapes only, so the retraction bug
+    """Seed 3, 30 examples: regular/final_equals_oracle draws insert-only shapes only, so the retraction bug
     passes; the campaign says that none of its cases retracted anything."""
     monkeypatch.setattr(run_command, "system_type_of", lambda spec, timeout=None: ForgetfulType(spec))
     code = main(["run", "--system", "reference", "-k", "regular/final_equals_oracle or regular/upsert_equals",
-                 "--examples", "30", "--seed", "7", "--reports-dir", str(tmp_path), "--quiet", "--stats"])
+                 "--examples", "30", "--seed", "3", "--reports-dir", str(tmp_path), "--quiet", "--stats"])
     out = capsys.readouterr().out
     rows = sent_rows(out)
     final = rows["regular/final_equals_oracle"]

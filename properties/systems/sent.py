@@ -3,8 +3,10 @@ many of its cases held a retraction.
 
 A green campaign says what it exercised (issue 41 row 6: at 30 examples a
 buggy adapter received only insert-only inputs and passed its retraction
-bug). Each batch the property checks (properties/systems/specs.py `bind`) is
-counted here: a shape is a batch's inputs, join and config (all its cases
+bug). Each batch the property sends (properties/systems/specs.py `bind`; a
+failing batch Hypothesis replays counted again, a reduction's candidates not)
+is counted here, so the counts are of cases sent, which can exceed the
+table's cases checked when a batch stops at its first divergence: a shape is a batch's inputs, join and config (all its cases
 share them); a case counts once per mode, join type and retraction it holds,
 so the counts read "cases that sent ...". The campaign prints them per
 property under its table, and a property that sent cases but no retraction
@@ -65,7 +67,7 @@ class Sent:
     def cells(self) -> tuple[int, str, str, str]:
         """Shapes, changelog modes, join types and retractions, as the campaign's "sent" table shows them."""
         return (len(self.shapes), _counted(self.modes), _counted(self.joins),
-                f"{self.retracting} of {self.cases} cases" + (" (none)" if self.no_retraction else ""))
+                f"{self.retracting} of {self.cases} sent" + (" (none)" if self.no_retraction else ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"cases": self.cases, "shapes": len(self.shapes), "cases_with_retraction": self.retracting,

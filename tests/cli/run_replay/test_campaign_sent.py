@@ -50,7 +50,7 @@ def test_a_green_campaign_that_sent_no_retraction_says_so(tmp_path: Path, monkey
     out = capsys.readouterr().out
     rows = sent_rows(out)
     final = rows["regular/final_equals_oracle"]
-    assert final[3] == "insert_only 30" and final[5] == "0 of 30 cases (none)", out
+    assert final[3] == "insert_only 30" and final[5] == "0 of 30 sent (none)", out
     assert int(final[2]) >= 1 and re.fullmatch(r"(inner|left|right|full)( \d+)(, \w+ \d+)*", final[4]), out
     assert ("NOTE regular/final_equals_oracle: none of its 30 cases sent a retraction (-U or -D): it checked "
             "inserts only") in out
@@ -67,7 +67,7 @@ def test_sent_counts_cases_by_what_they_hold() -> None:
     sent = Sent()
     retracting = TLP.with_events(tuple(TLP.events) + (ChangeEvent(TLP.join.inputs[0], "-D", TLP.events[0].row),))
     sent.add([TLP, TLP])
-    assert sent.no_retraction and sent.cells()[0] == 1 and sent.cells()[3] == "0 of 2 cases (none)"
+    assert sent.no_retraction and sent.cells()[0] == 1 and sent.cells()[3] == "0 of 2 sent (none)"
     sent.add([retracting])
-    assert not sent.no_retraction and sent.cells()[3] == "1 of 3 cases"
+    assert not sent.no_retraction and sent.cells()[3] == "1 of 3 sent"
     assert sent.to_json()["cases"] == 3 and sum(sent.joins.values()) == 3

@@ -27,16 +27,26 @@ class RunOptions:
     system_timeout: float | None = None  # `--system-timeout`: the base of a run request's limit (adapter systems)
     known: tuple[Path, ...] = ()       # `--known FILE`s: known divergences added to the built-in list (docs/systems.md)
     builtin_known: bool = True         # apply the built-in known divergences (`--no-known`: off)
-    batch: int = 20                    # cases per run request of a system campaign
+    batch: int = 10                    # cases per run request of a system campaign (a batch is one shape: 200
+                                       # cases send 20 shapes, issue 39)
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
     shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)
     only: tuple[str, ...] | None = None  # just these family/property names (the command line resolves -k EXPR and
                                        # --last-failed into them, converge/cli/selection.py); None: all
     seeds: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, seed) run with that seed
+    examples_each: tuple[tuple[str, int], ...] = ()  # `--last-failed`: (family/property, examples) it failed with
+                                       # (`examples` wins; then each property's default)
     maxfail: int | None = None         # `--maxfail N` / `-x`: stop after N properties failed; the rest are not run
     junit: Path | None = None          # `--junit-xml FILE` (reports/junit.py)
     quiet: bool = False                # `--quiet`: no progress lines on stderr
+
+    def examples_of(self, key: str, default: int) -> int:
+        """The examples property `key` (family/property) runs: --examples, else what it failed with last time
+        (--last-failed), else `default`, its own."""
+        if self.examples is not None:
+            return self.examples
+        return dict(self.examples_each).get(key, default)
 
 
 @dataclass(frozen=True)

@@ -97,13 +97,14 @@ class RunReports:
 
     def summary(self, results: Sequence, *, system: str | None = None,
                 outcomes: Mapping[tuple[str, str], str] | None = None, **more: Any) -> Path | None:
-        """Write summary.md/summary.json (`more`: write_summary's counts and waited); the Markdown's path (None
-        when not written)."""
+        """Write summary.md/summary.json (`more`: write_summary's counts, waited, system_spec, batch and
+        last_failed); the Markdown's path (None when not written). A pass that does not clear an earlier failure
+        (reports/last_failed.py) is a warning."""
         folder = self.directory()
         if folder is None:
             return None
         try:
-            return write_summary(results, folder, system=system, outcomes=outcomes, **more)[0]
+            return write_summary(results, folder, system=system, outcomes=outcomes, notes=self.warnings, **more)[0]
         except OSError as exc:
             self._note("the summary was", exc)
             return None

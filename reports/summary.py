@@ -22,6 +22,7 @@ import hypothesis
 from converge.engine.model.errors import label
 from converge.engine.model.files import write_text_whole
 from converge.reports.counts import Counts, default_counts
+from converge.reports.last_failed import entries_of, pending_after, previous_summary
 from converge.reports.terminal import shrink_note
 
 Key = tuple[str, str]   # (family, property)
@@ -65,14 +66,20 @@ def _cell(value: int | None) -> str:
 
 def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
                   outcomes: Mapping[Key, str] | None = None, counts: Mapping[Key, Counts] | None = None,
-                  waited: Mapping[Key, float] | None = None) -> tuple[Path, Path]:
+                  waited: Mapping[Key, float] | None = None, system_spec: str | None = None,
+                  batch: int | None = None, notes: list[str] | None = None,
+                  sent: Mapping[Key, dict[str, Any]] | None = None,
+                  last_failed: bool = True) -> tuple[Path, Path]:
     """Write summary.md and summary.json for a list of PropertyResult into `folder` (`system`: the system
     under test, `name version`, of a `converge run --system` campaign; `outcomes`: per (family, property) an
     outcome the campaign decided beyond the result's own, such as "known" for a property whose only divergences
     matched known entries; `counts`: per (family, property) its examples, batches and cases (reports/counts.py;
     a result without them counts its examples run as both examples and cases); `waited`: per (family,
     property) the seconds spent waiting for the system's answers, the rest of its seconds being converge's own
-    work (generation, oracle, checks))."""
+    work (generation, oracle, checks); `system_spec` and `batch`: the `--system` and `--batch` a rerun needs;
+    `sent`: per (family, property) of a system campaign, what its cases held (properties/systems/sent.py);
+    `last_failed`: record what `--last-failed` reruns (reports/last_failed.py), each pass that does not clear
+    an earlier failure noted in `notes`)."""
     decided = dict(outcomes or {})
     given = dict(counts or {})
     waits = dict(waited or {})
@@ -95,7 +102,8 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
          "seconds": round(r.seconds, 3), **timing(r), "cases_per_second": _rate(counted(r).cases, r.seconds),
          "seed": getattr(r, "seed", None), "reports": list(r.reports),
          "shrink_stopped_after_s": getattr(r, "shrink_stopped", None),  # None: shrinking finished (or no failure)
-         "error": None if r.ok else str(r.failure or f"{type(r.error).__name__}: {r.error}")}
+         "error": None if r.ok else str(r.failure or f"{type(r.error).__name__}: {r.error}"),
+         **({"sent": (sent or {})[(r.family, r.name)]} if (r.family, r.name) in (sent or {}) else {})}
         for r in results
     ]
     families = _families(rows)
@@ -111,6 +119,13 @@ def write_summary(results: Sequence, folder: Path, *, system: str | None = None,
             "families": families, "properties": rows}
     if system is not None:
         data["system"] = system
+    if last_failed:
+        data["system_spec"], data["batch"] = system_spec, batch
+        before = previous_summary(folder.parent, folder, system_spec)
+        earlier = [] if before is None else entries_of(before[1], before[0])
+        data["last_failed"], kept = pending_after(rows, earlier, batch=batch, run=folder.name)
+        if notes is not None:
+            notes.extend(kept)
     js = folder / "summary.json"
     write_text_whole(js, json.dumps(data, indent=1) + "\n")
     lines = ["# converge campaign summary", "",

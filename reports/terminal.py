@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-__all__ = ["failure_excerpt", "format_table", "outcome_cell", "progress", "shrink_note", "tally"]
+__all__ = ["Footnotes", "failure_excerpt", "format_table", "outcome_cell", "progress", "shrink_note", "tally"]
 
 REASON_WIDTH = 70
 
@@ -45,6 +46,30 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+@dataclass
+class Footnotes:
+    """Reasons kept out of a table's cells, so that a row fits a terminal: the cell holds a short outcome and
+    "[n]", and the reasons are listed under the table, [1], [2], ... (one number per distinct reason)."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def mark(self, short: str, reason: str | None, label: str | None = None) -> str:
+        """`short` with the number of `reason`'s footnote ("short [n]", the note "label: reason", `label`
+        defaulting to `short`); `short` alone when there is no reason."""
+        if not reason:
+            return short
+        text = f"{label or short}: {reason}"
+        if text not in self.notes:
+            self.notes.append(text)
+        return f"{short} [{self.notes.index(text) + 1}]"
+
+    def under(self, table: str) -> str:
+        """`table` with the footnotes under it."""
+        if not self.notes:
+            return table
+        return table + "\n" + "\n".join(f"[{n}] {text}" for n, text in enumerate(self.notes, 1))
 
 
 def tally(labels: Iterable[str]) -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from converge.cli.arguments import add_quiet, output_file, positive_int
-from converge.cli.last_failed import last_failed
+from converge.cli.last_failed import ANY_SYSTEM, LastFailed, last_failed
 from converge.cli.project_config import ProjectConfig
 from converge.engine.model.errors import UsageError
 from converge.reports.location import ENVIRONMENT_VARIABLE
@@ -41,12 +41,14 @@ def with_project_defaults(args: argparse.Namespace, config: ProjectConfig) -> ar
     apply to a --system campaign only: `--system none` runs the embedded campaign, which has no known lists."""
     out = argparse.Namespace(**vars(args))
     if config.values is None:
+        out.system_named = out.system is not None
         if out.system == "none":  # the embedded campaign, as with a file that names a system
             out.system = None
         return out
+    out.system_named = out.system is not None or config.get("system") is not None  # "none" included
     for key, attr in (("examples", "examples"), ("seed", "seed"), ("maxfail", "maxfail")):
-        if key == "seed" and args.last_failed:  # each property reruns with the seed it failed with
-            continue
+        if key in ("seed", "examples") and args.last_failed:  # each property reruns with the seed and examples
+            continue                                           # it failed with
         if getattr(out, attr) is None and config.get(key) is not None:
             setattr(out, attr, config.get(key))
     if out.system is None and config.get("system") is not None:
@@ -67,19 +69,24 @@ def with_project_defaults(args: argparse.Namespace, config: ProjectConfig) -> ar
     return out
 
 
-def last_failed_of(args: argparse.Namespace, reports: Path | None) -> tuple[tuple[str, ...] | None,
-                                                                           tuple[tuple[str, int], ...]]:
-    """--last-failed as the properties to run and their seeds ((None, ()): not asked; ((), ()): nothing failed
-    last time, which it says on stderr). --seed with it is refused: each property keeps the seed it failed with."""
+def last_failed_of(args: argparse.Namespace, reports: Path | None) -> LastFailed | None:
+    """--last-failed as what the last campaign left failing (None: not asked; no properties: nothing failed
+    last time, which it says on stderr). --seed with it is refused: each property keeps the seed it failed
+    with. The campaign is the newest of the --system asked for (on the command line or in [tool.converge];
+    `none`: the embedded campaign), else of any system, and the rerun runs on its system."""
     if not args.last_failed:
-        return None, ()
+        return None
     if args.seed is not None:
         raise UsageError("--last-failed reruns each property with the seed it failed with; --seed would change it")
-    last = last_failed(reports)
+    last = last_failed(reports, args.system if getattr(args, "system_named", False) else ANY_SYSTEM)
     if not last.failed:
         print(f"converge: --last-failed: no property failed in the last campaign ({last.run_dir}); nothing was run",
               file=sys.stderr)
-        return (), ()
-    print(f"converge: --last-failed: rerunning {len(last.failed)} properties from {last.run_dir}: "
-          f"{', '.join(last.failed)}", file=sys.stderr)
-    return tuple(last.failed), tuple((k, s) for k, s in last.failed.items() if isinstance(s, int))
+        return last
+    how = ", ".join(last.failed) + " (as they failed: " + "; ".join(
+        f"seed {r.seed}, {r.examples if r.examples is not None else 'default'} examples" for r in last.failed.values()) + ")"
+    on = f" on --system {last.system}" + (f", batches of {last.batch}" if last.batch is not None else "") \
+        if last.system is not None else ""
+    print(f"converge: --last-failed: rerunning {len(last.failed)} properties still failing after {last.run_dir}"
+          f"{on}: {how}", file=sys.stderr)
+    return last

@@ -257,7 +257,7 @@ def run_spark_campaign(options: RunOptions) -> int:
              f"{r.examples_per_second:.1f}") for r in results]
     print(format_table(("family", "property", "outcome", "examples", "failures", "seconds", "examples/s"), rows))
     print("(seconds: the family's Spark queries, shared by its properties)")
-    summary = reports.summary(results)
+    summary = reports.summary(results, last_failed=False)  # --last-failed reruns the local campaign only
     if summary is not None:
         print(f"summary: {summary}")
     failed = [r for r in results if not r.ok]

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from converge.reports.progress import StepProgress
-from converge.reports.terminal import format_table
+from converge.reports.terminal import Footnotes, format_table
 from converge.systems import venv_system
 from converge.systems.flink import environment as flink_environment
 from converge.systems.pathway import environment as pathway_environment
@@ -73,15 +73,18 @@ def list_systems(args: argparse.Namespace) -> int:
         return 0
     steps = StepProgress("systems list", quiet=not args.check)
     rows = []
+    notes = Footnotes()  # the lacks sentences and a broken adapter's message go under the table
     for environment, s in found:
         capabilities, check = s.capabilities, s.recorded_check()
         if args.check:
             check = _check_now(environment, s, steps)
             capabilities = capabilities or check.get("capabilities")  # an older record: what the adapter says now
-        rows.append((s.name, s.version, s.java, s.python, *environment.features(capabilities, s.version),
+        honours, lacks = environment.features(capabilities, s.version)
+        rows.append((s.name, s.version, s.java, s.python, honours, lacks_cell(notes, s, capabilities, lacks),
                      str(s.folder), status(check, now=args.check)))
     steps.finish()
-    print(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"), rows))
+    print(notes.under(format_table(("system", "version", "java", "python", "honours", "lacks", "folder", "status"),
+                                   rows)))
     if not args.check:
         print("status: the last recorded check (at install, or the last `converge systems list --check`); "
               "--check starts each adapter now")
@@ -107,3 +110,13 @@ def status(check: dict, *, now: bool = False) -> str:
         seconds = check.get("seconds")
         return f"works (checked {at}{f', handshake {seconds} s' if now and seconds is not None else ''})"
     return f"BROKEN (checked {at}): {check.get('message') or 'no message'}"
+
+
+def lacks_cell(notes: Footnotes, s: Any, capabilities: dict | None, lacks: str) -> str:
+    """The settings a system lacks, by name, with a footnote holding the adapter's sentences ("-": none)."""
+    if lacks == "-":
+        return lacks
+    if not capabilities:  # recorded by an older converge: the footnote says how to record them
+        return notes.mark("not recorded", lacks, f"{s.name} {s.version}")
+    names = ", ".join(capabilities.get("lacks") or {}) or "not recorded"
+    return notes.mark(names, lacks, f"{s.name} {s.version} lacks")

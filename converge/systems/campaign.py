@@ -40,13 +40,14 @@ from converge.properties.systems.known import KnownDivergence, campaign_known
 from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reduction
 from converge.properties.systems.replay import ReplayOutcome, replay_on_system
+from converge.properties.systems.sent import APPEND_ONLY_FAMILIES, Sent
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
 from converge.reports.counts import Counts, system_counts
 from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
-from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, print_replay_outcomes, shrink_note
+from converge.reports.terminal import Footnotes, failure_excerpt, format_table, print_replay_outcomes, shrink_note
 from converge.reports.terminal import tally as outcome_counts
 from converge.systems.adapter.requests import note_stderr, requests_carrying
 from converge.systems.base import SystemType
@@ -65,6 +66,7 @@ class SystemRun:
     quota: CaseQuota | None = None           # the cases asked (--examples) and the batches that carried them
     waited: float | None = None              # seconds spent waiting for the system's answers (None: not measured)
     not_run: str | None = None               # why it did not run (--maxfail reached; then nothing ran)
+    sent: Sent | None = None                 # what its checked batches held (None: nothing ran)
 
     @property
     def short(self) -> str | None:
@@ -136,17 +138,18 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
             note(f"{prop.key}: reducing the diverging case on {system.title}: round {done.rounds}, "
                  f"{done.events_after} of {done.events_before} events left, {done.requests} run requests")
 
-    cases = options.examples if options.examples is not None else prop.examples
+    cases = options.examples_of(prop.key, prop.examples)
     quota = CaseQuota(cases, max(1, min(options.batch, system.capabilities.max_batch)))
+    sent = Sent()
     spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
-                on_reduction=reducing, quota=quota)
+                on_reduction=reducing, quota=quota, sent=sent)
     waited = waiting(system)
     result = run_property(spec, max_examples=quota.planned_batches, seed=options.seed, shrink=False,
-                          progress=progress)
+                          progress=progress, target=False)  # fresh shapes, not variations of one (issue 39)
     if waited is not None:
         waited = waiting(system) - waited  # type: ignore[operator]
     call = result.failure.call if result.failure is not None else None  # a reduced failure says what reduced it
-    run = SystemRun(prop, result=result, known=matched(known, result), quota=quota, waited=waited)
+    run = SystemRun(prop, result=result, known=matched(known, result), quota=quota, waited=waited, sent=sent)
     if not result.ok and not result.not_checked:
         notes = {"system": system.title}
         if call is not None and call.reduction is not None:
@@ -234,7 +237,9 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
     finally:
         watch.finish()
         system.close()
-    print(format_table(*table(system, runs)))
+    notes = Footnotes()
+    print(notes.under(format_table(*table(system, runs, notes))))
+    print_sent(runs)
     results = [r.result for r in runs if r.result is not None]
     if options.stats:  # --stats: the special cases of the batches sent (properties/coverage.py)
         print("\n" + format_table(*coverage_summary(results, unit="batches")))
@@ -242,7 +247,9 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
     keyed = [((r.prop.family, r.prop.name), r) for r in runs if r.result is not None]
     summary = reports.summary(results, system=system.title, outcomes=known_outcomes,
                               counts={k: r.counts for k, r in keyed if r.counts is not None},
-                              waited={k: r.waited for k, r in keyed if r.waited is not None})
+                              waited={k: r.waited for k, r in keyed if r.waited is not None},
+                              system_spec=options.system, batch=options.batch,
+                              sent={k: r.sent.to_json() for k, r in keyed if r.sent is not None})
     if summary is not None:
         print(f"summary: {summary}")
     if options.junit is not None:
@@ -277,19 +284,24 @@ def junit_case(system: System, spec: str, r: SystemRun) -> JUnitCase:
                    seed=res.seed, system=spec, key=r.prop.key)
 
 
-def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[tuple]]:
-    """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates."""
+def table(system: System, runs: list[SystemRun], notes: Footnotes | None = None) -> tuple[tuple[str, ...], list[tuple]]:
+    """The campaign's table: examples asked, batches and cases checked (reports/counts.py), then the cases' fates.
+    An outcome cell is short: why a property was not applicable, not run or not checked is a footnote in `notes`
+    (reports/terminal.py), printed under the table."""
+    notes = notes if notes is not None else Footnotes()
     headers = ("system", "family", "property", "outcome", "examples", "batches", "cases", "compared", "unsupported",
                "known", "failures", "seconds", "cases/s")
     rows = []
     for r in runs:
         if r.result is None or r.counts is None:  # not applicable, or not run
-            why = f"{NOT_RUN}: {r.not_run}" if r.not_run is not None else f"{NOT_APPLICABLE}: {r.reason}"
+            why = notes.mark(NOT_RUN, r.not_run) if r.not_run is not None else notes.mark(NOT_APPLICABLE, r.reason)
             rows.append((system.title, r.prop.family, r.prop.name, why, 0, 0, 0, 0, 0, 0, 0, "", ""))
             continue
         res, seen, counts = r.result, r.result.exercised, r.counts
         rate = f"{counts.cases / res.seconds:.0f}" if res.seconds > 0 else ""
-        outcome = outcome_cell(r.outcome, res.error)
+        outcome = r.outcome
+        if r.outcome == "not checked" and res.error is not None:
+            outcome = notes.mark(r.outcome, str(res.error).splitlines()[0] if str(res.error) else None)
         if r.only_known and seen.compared == 0:
             outcome = f"{KNOWN} (nothing else compared)"
         outcome += shrink_note(res.shrink_stopped)
@@ -297,6 +309,21 @@ def table(system: System, runs: list[SystemRun]) -> tuple[tuple[str, ...], list[
                      counts.cases, seen.compared, seen.unsupported, seen.known, res.failures, f"{res.seconds:.1f}",
                      rate))
     return headers, rows
+
+
+def print_sent(runs: Sequence[SystemRun]) -> None:
+    """What each property that ran sent (properties/systems/sent.py), and a note for each that sent no
+    retraction: its pass says nothing about retractions."""
+    ran = [r for r in runs if r.sent is not None and r.sent.cases]
+    if not ran:
+        return
+    headers = ("family", "property", "shapes", "changelog modes (cases)", "join types (cases)", "with a retraction")
+    print("\nsent:\n" + format_table(headers, [(r.prop.family, r.prop.name, *r.sent.cells()) for r in ran
+                                                if r.sent is not None]))
+    for r in ran:
+        if r.sent is not None and r.sent.no_retraction and r.prop.family not in APPEND_ONLY_FAMILIES:
+            print(f"NOTE {r.prop.key}: none of its {r.sent.cases} cases sent a retraction (-U or -D): it checked "
+                  f"inserts only (more --examples draw retractions)")
 
 
 def closing_note(system: System, runs: list[SystemRun], startup: float) -> None:

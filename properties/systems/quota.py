@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from converge.engine.model.errors import ApiMisuseError
+
+if TYPE_CHECKING:
+    from converge.properties.systems.sent import Sent
+
+REPEATS_AFTER = 20  # rejected batches in a row after which a shape already sent is taken (a small shape space)
 
 
 @dataclass
@@ -55,3 +61,23 @@ class CaseQuota:
                 self.passed += size
         elif self.frozen is None:
             self.frozen = size
+
+
+@dataclass
+class FreshShapes:
+    """Whether a drawn batch's shape is taken: not when the campaign has sent that shape already (issue 39:
+    Hypothesis's generation copies parts of a test case into others, which keeps the template, so 200 cases in
+    10 batches sent 9 or 10 shapes). Decided after the batch's every choice is drawn, so the choices never depend
+    on it. After a failing batch every shape is taken (its replay must be the same batch), and after
+    REPEATS_AFTER rejections in a row too (a property with few shapes still sends its cases)."""
+
+    quota: CaseQuota
+    sent: Sent
+    rejected: int = 0  # rejections in a row
+
+    def admit(self, shape: str) -> bool:
+        if self.quota.frozen is not None or shape not in self.sent.shapes or self.rejected >= REPEATS_AFTER:
+            self.rejected = 0
+            return True
+        self.rejected += 1
+        return False

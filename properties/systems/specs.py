@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from converge.engine.model.errors import ApiMisuseError
@@ -30,9 +31,10 @@ from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks, map_order, sinks
 from converge.properties.systems.answers import engine_model_reason
 from converge.properties.systems.known import KnownDivergence, Recogniser
-from converge.properties.systems.quota import CaseQuota
+from converge.properties.systems.quota import CaseQuota, FreshShapes
 from converge.properties.systems.reduce import Reducer, Reduction, case_key
 from converge.properties.systems.restarts import restart_changes_nothing
+from converge.properties.systems.sent import Sent, shape_of
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
 
 OUTER = ("inner", "left", "right", "full")
@@ -305,16 +307,21 @@ def not_applicable(prop: SystemProperty, system: System) -> str | None:
     return prop.draws(system.capabilities, system.name)[1]
 
 
-def batches(template: st.SearchStrategy[Scenario], batch: int,
-            quota: CaseQuota | None = None) -> st.SearchStrategy[tuple]:
+def batches(template: st.SearchStrategy[Scenario], batch: int, quota: CaseQuota | None = None,
+            fresh: FreshShapes | None = None) -> st.SearchStrategy[tuple]:
     """One shape and up to `batch` cases of it: a template, then 0..batch-1 more (shrinking drops them). With a
-    `quota` (a campaign's exact number of cases), exactly `quota.next_size()` cases, nothing drawn for the size."""
+    `quota` (a campaign's exact number of cases), exactly `quota.next_size()` cases, nothing drawn for the size.
+    With `fresh`, a batch of a shape the campaign has sent already is rejected once drawn (quota.py FreshShapes:
+    the choices drawn never depend on it, only whether the batch is used)."""
     @st.composite
     def draw(draw_: st.DrawFn) -> tuple:
         first = draw_(template)
         more = quota.next_size() - 1 if quota is not None else draw_(st.integers(0, batch - 1))
         same = same_shape(first)
-        return ([first] + [draw_(same) for _ in range(more)],)
+        cases = [first] + [draw_(same) for _ in range(more)]
+        if fresh is not None and not fresh.admit(shape_of(first)):
+            reject()
+        return (cases,)
 
     return draw()
 
@@ -322,7 +329,8 @@ def batches(template: st.SearchStrategy[Scenario], batch: int,
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
          system_spec: str | None = None, known: Sequence[KnownDivergence] = (),
          reduce_budget: float | None = None,
-         on_reduction: Callable[[Reduction], None] | None = None, quota: CaseQuota | None = None) -> PropertySpec:
+         on_reduction: Callable[[Reduction], None] | None = None, quota: CaseQuota | None = None,
+         sent: Sent | None = None) -> PropertySpec:
     """The property as a PropertySpec for run_property, checking `system`; it must be applicable. A case
     whose divergence one of `known` matches is counted as known inside the check, so it never fails an
     example (nothing is shrunk for it) and the rest of its batch is still judged (checks.Judged).
@@ -332,7 +340,8 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     runs Hypothesis without its shrinker. The reduction is remembered, so Hypothesis's replay of the failing
     batch does not reduce it again. `on_reduction` is told after every round. With a `quota`
     (properties/systems/quota.py), every batch holds the quota's next size and is counted in it: run the spec
-    with max_examples=quota.planned_batches to send exactly quota.total cases."""
+    with max_examples=quota.planned_batches to send exactly quota.total cases. `sent` counts every batch checked
+    (properties/systems/sent.py: its shapes, modes, join types and retractions)."""
     factory, reason = prop.draws(system.capabilities, system.name)
     if reason is not None:
         raise ApiMisuseError(f"{prop.key} does not apply to {system.name}: {reason}")
@@ -345,10 +354,13 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
             require(reason is None, prop.name, reason or "")
         prop.check(on, cases, prop=prop.name, system_spec=system_spec, known=recognise)
 
+    fresh = FreshShapes(quota, sent) if quota is not None and sent is not None else None
     reducer = None if reduce_budget is None else Reducer(system, judge, budget=reduce_budget, on_round=on_reduction)
     reduced: dict[str, PropertyFailure] = {}  # the diverging case (as sent) -> the failure of its reduced case
 
     def check(cases: list[Scenario]) -> None:
+        if sent is not None:
+            sent.add(cases)
         if quota is None:
             return checked(cases)
         try:
@@ -374,5 +386,5 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
                 reduced[key] = seen
             raise seen from None
 
-    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size, quota), check, prop.examples,
+    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size, quota, fresh), check, prop.examples,
                         prop.description)

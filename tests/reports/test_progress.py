@@ -136,7 +136,7 @@ def test_a_system_campaign_says_it_starts_the_system_before_it_is_up_and_notes_a
     stream = io.StringIO()
     kind = DroppingSystemType(stream)
     options = RunOptions(examples=60, seed=2, family="regular", property="final_equals_oracle", system="reference",
-                         reports=tmp_path, shrink_budget=0)
+                         reports=tmp_path, shrink_budget=0, batch=20)
     watch = CampaignProgress(stream, tty=False, unit=("batch", "batches"))
     assert run_system_campaign(options, kind, watch=watch) == 1
     assert kind.seen == ["starting reference (a fake, ~0 s)...\n"]

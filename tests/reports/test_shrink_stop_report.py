@@ -30,7 +30,7 @@ class _EmptySystemType(ReferenceSystemType):
 
 def test_a_stopped_shrink_is_named_in_the_closing_note_and_the_summary_markdown(tmp_path, capsys) -> None:
     options = RunOptions(examples=60, seed=2, family="regular", property="final_equals_oracle", system="reference",
-                         reports=tmp_path, shrink_budget=0)
+                         reports=tmp_path, shrink_budget=0, batch=20)
     assert run_system_campaign(options, _EmptySystemType("reference")) == 1
     out = capsys.readouterr().out
     block = out[out.index("\nDIVERGED regular/final_equals_oracle on empty 0"):]

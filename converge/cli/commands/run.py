@@ -22,6 +22,7 @@ from converge.cli.arguments import (
     system_timeout_of,
 )
 from converge.cli.ci_options import add_ci_options, last_failed_of, with_project_defaults
+from converge.cli.last_failed import LastFailed
 from converge.cli.project_config import load_project_config
 from converge.cli.selection import narrow
 from converge.engine.model.errors import UsageError, exit_code, label
@@ -85,12 +86,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     --known, --no-known and --batch without --system are refused, not ignored."""
     args = with_project_defaults(args, load_project_config())
     reports = reports_of(args)
+    last = last_failed_of(args, reports)
+    only: tuple[str, ...] | None = None if last is None else tuple(last.failed)
+    if only == ():
+        return 0
+    if last is not None:  # each property as it failed: on its campaign's system, in its batches
+        args.system, args.batch = last.system, args.batch or (last.batch if last.system is not None else None)
     if args.system is None and (args.known is not None or args.no_known or args.batch is not None):
         raise UsageError("--known, --no-known and --batch apply to a campaign against a system (--system SPEC)")
     known = tuple(existing_file(f, "--known") for f in args.known or ())
-    only, seeds = last_failed_of(args, reports)
-    if only == ():
-        return 0
     if args.keyword is not None or only is not None:  # -k and --last-failed: the names, resolved once here
         names = campaign_names(args)
         if names:  # none: an unknown --family or --property, which the campaign refuses in its own words
@@ -101,8 +105,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                                    system=args.system, known=known, builtin_known=not args.no_known,
                                    batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
                                    system_timeout=system_timeout_of(args), shrink_budget=args.shrink_budget,
-                                   only=only, seeds=seeds, maxfail=args.maxfail,
+                                   only=only, maxfail=args.maxfail, **reruns_of(last),
                                    junit=args.junit_xml, quiet=args.quiet))
+
+
+def reruns_of(last: LastFailed | None) -> dict[str, tuple[tuple[str, int], ...]]:
+    """RunOptions' seeds and examples_each for --last-failed: each property's as it failed (none: not asked)."""
+    if last is None:
+        return {}
+    return {"seeds": tuple((k, r.seed) for k, r in last.failed.items() if r.seed is not None),
+            "examples_each": tuple((k, r.examples) for k, r in last.failed.items() if r.examples is not None)}
 
 
 def campaign_names(args: argparse.Namespace) -> list[str]:
@@ -190,14 +202,14 @@ def run_campaign(options: RunOptions) -> int:
                 results.append(PropertyResult(spec.family, spec.name))
                 not_run[(spec.family, spec.name)] = stop
                 continue
-            examples = options.examples if options.examples is not None else spec.examples
+            examples = options.examples_of(f"{spec.family}/{spec.name}", spec.examples)
             results.append(run_property(spec, max_examples=examples,
                                         seed=seeds.get(f"{spec.family}/{spec.name}", options.seed),
                                         on_failure=reporter, shrink_budget=options.shrink_budget, progress=watch))
     finally:
         watch.finish()
     counts = [Counts(0, None, 0) if (r.family, r.name) in not_run else
-              embedded_counts(r, options.examples if options.examples is not None else s.examples)
+              embedded_counts(r, options.examples_of(f"{s.family}/{s.name}", s.examples))
               for s, r in zip(specs, results, strict=False)]
     print_results(specs, results, stats=options.stats, counts=counts, not_run=not_run)
     summary = reports.summary(results, counts={(r.family, r.name): c for r, c in zip(results, counts, strict=False)},

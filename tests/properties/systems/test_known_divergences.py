@@ -81,7 +81,7 @@ def _entries(*entries: dict) -> list:
 
 
 def _run(system: System, entries: list, examples: int = 60, key: str = "regular/final_equals_oracle"):
-    return run_one(_prop(key), system, "fake", RunOptions(examples=examples, seed=int(SEED)), entries,
+    return run_one(_prop(key), system, "fake", RunOptions(examples=examples, seed=int(SEED), batch=20), entries,
                    RunReports.open(None, "run"))
 
 

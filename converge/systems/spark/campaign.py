@@ -143,8 +143,9 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: NativeJoi
 
 
 def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCache, seed: int, examples: int,
-                concurrency: int, watch: CampaignProgress) -> list[NativeRunOutcome]:
+                concurrency: int, watch: CampaignProgress, phases: dict[str, float]) -> list[NativeRunOutcome]:
     """Every property by batches (one query per batch, prefetched `concurrency` at once), failures reduced."""
+    before = time.perf_counter()
     batches, per_query = batch_plan(examples, options.batch)
     drawn = drawn_batches(batches, per_query, seed)
     watch.note(f"running {sum(len(b) for b in drawn)} drawn cases in {len(drawn)} Spark queries "
@@ -152,6 +153,7 @@ def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCach
     stopped = cache.prefetch([b.merged for b in drawn], concurrency)
     if stopped is not None:
         watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
+    phases["drawn cases on Spark"] = time.perf_counter() - before
     runs = []
     for i, prop in enumerate(props):
         watch.begin(i, len(props))
@@ -161,7 +163,10 @@ def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCach
         run = NativeRunOutcome(prop, result, tally)
         if result.failure is not None:
             watch.note(f"{prop.name} failed: reducing it on Spark...")
+            before = time.perf_counter()
             run.reduction = reduce_failure(prop, cache, tally, budget_or_default(options.shrink_budget))
+            phases["reducing failures on Spark"] = phases.get("reducing failures on Spark", 0.0) + (
+                time.perf_counter() - before)
             if run.reduction is not None:
                 result.failure = run.reduction.failure
         runs.append(run)
@@ -169,14 +174,16 @@ def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCach
 
 
 def _one_per_case(props: list[NativeProperty], options: RunOptions, cache: RunCache, seed: int, examples: int,
-                  concurrency: int, watch: CampaignProgress) -> list[NativeRunOutcome]:
+                  concurrency: int, watch: CampaignProgress, phases: dict[str, float]) -> list[NativeRunOutcome]:
     """Every property one query per case (the reference path), cases prefetched `concurrency` queries at once."""
+    before = time.perf_counter()
     if concurrency > 1:
         cases = drawn_cases(examples, seed)
         watch.note(f"running the {len(cases)} drawn cases, {concurrency} Spark queries at once...")
         stopped = cache.prefetch(cases, concurrency)
         if stopped is not None:
             watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
+    phases["drawn cases on Spark"] = time.perf_counter() - before
     runs = []
     for i, prop in enumerate(props):
         watch.begin(i, len(props))
@@ -210,16 +217,19 @@ def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_
                f"{'property' if len(props) == 1 else 'properties'} to run")
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
+    phases = {"session start": startup}
     try:
         runs = (_by_batches if by_batches else _one_per_case)(props, options, cache, seed, examples, concurrency,
-                                                               watch)
+                                                               watch, phases)
         for run in runs:
             if not run.result.ok and not run.result.not_checked:
                 _write_failure(reports, run, system)
     finally:
         watch.finish()
         system.close()
+    phases["properties (Hypothesis runs, cache hits and checks)"] = sum(r.result.seconds for r in runs)
     _print_table(runs, system, cache, seed, startup, time.perf_counter() - started, by_batches, concurrency)
+    print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     for r in runs:
         if r.result.ok:
             continue

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hypothesis import strategies as st
+
 from converge.engine.model.native_join_batch import NativeBatch
 from converge.generators.native_join import native_join_batches
 from converge.properties import exercise
@@ -46,7 +48,8 @@ def batch_plan(examples: int, per_query: int) -> tuple[int, int]:
     return math.ceil(examples / per), per
 
 
-def batch_strategy(per_query: int):  # noqa: ANN201 - a Hypothesis strategy of 1-tuples, as PropertySpec takes
+def batch_strategy(per_query: int) -> st.SearchStrategy[tuple]:
+    """Batches of `per_query` cases, as 1-tuples (what PropertySpec's strategy gives the check)."""
     return native_join_batches(cases=per_query).map(lambda b: (b,))
 
 

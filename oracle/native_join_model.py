@@ -26,9 +26,11 @@ docs/spark.md ("Spark's native joins as a system"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import cast
 
+from converge.engine.model.native_join_batch import NativeBatch
 from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, sentinel_row
 
 
@@ -45,12 +47,24 @@ class ModelRow:
 
 @dataclass(frozen=True)
 class CaseModel:
-    """The rule's view of a case: W per epoch (index n + 1 is every later epoch's) and every row, sentinel last."""
+    """The rule's view of a case: W per epoch (index n + 1 is every later epoch's) and every row, sentinel last.
+
+    For a case of a batch (batch_models), W is the query's, and `query_rows` are the rows of every case of the
+    query (what Spark reads and keeps for all of them); for a case alone they are its own rows."""
 
     watermarks: tuple[int, ...]
     rows: tuple[ModelRow, ...]
     lower_ms: int
     upper_ms: int
+    query_rows: tuple[ModelRow, ...] = ()
+    cases: int = 1                      # cases in the query
+    # the case's batch answers (of its kept rows, of all its rows) when computed for the whole batch at once
+    answers: tuple[Counter, Counter] | None = field(default=None, compare=False)
+
+    @property
+    def all_rows(self) -> tuple[ModelRow, ...]:
+        """Every row the query reads: the case's own when it runs alone."""
+        return self.query_rows or self.rows
 
     def watermark(self, epoch: int) -> int:
         return self.watermarks[min(epoch, len(self.watermarks) - 1)]
@@ -64,9 +78,9 @@ class CaseModel:
 
     def live_rows(self, epoch: int) -> int:
         """Rows received by epoch `epoch`, not late, whose range end is not below W(epoch): the most a join
-        needs to keep after that epoch."""
+        needs to keep after that epoch (over every case of the query)."""
         w = self.watermark(epoch)
-        return sum(1 for r in self.rows if r.epoch <= epoch and not r.late and not r.filtered
+        return sum(1 for r in self.all_rows if r.epoch <= epoch and not r.late and not r.filtered
                    and self.range_end(r) >= w)
 
 
@@ -116,3 +130,23 @@ def model_case(case: NativeJoinCase, *, with_sentinel: bool = True) -> CaseModel
         chosen = min(input_wm.values()) if case.policy == "min" else max(input_wm.values())
         watermarks.append(max(watermarks[-1], chosen))
     return CaseModel(tuple(watermarks), tuple(rows), case.lower_ms, case.upper_ms)
+
+
+def batch_models(batch: NativeBatch) -> list[CaseModel]:
+    """Each case's model under its query's watermark: the merged case's watermarks and late rows (derived from
+    every case's rows), the case's own rows in its own ids, and the query's sentinel rows after them."""
+    whole = model_case(batch.merged)
+    own: list[list[ModelRow]] = [[] for _ in batch.cases]
+    sentinels: list[ModelRow] = []
+    for r in whole.rows:
+        if r.sentinel:
+            sentinels.append(r)
+            continue
+        c, rid = batch.origin[r.side][r.id]
+        own[c].append(replace(r, id=rid))
+    out = []
+    for c, case in enumerate(batch.cases):
+        ids = {s: len(case.rows(s)) for s in SIDES}
+        rows = (*own[c], *(replace(r, id=ids[r.side]) for r in sentinels))
+        out.append(CaseModel(whole.watermarks, rows, whole.lower_ms, whole.upper_ms, whole.rows, len(batch.cases)))
+    return out

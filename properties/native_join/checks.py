@@ -30,7 +30,7 @@ def _fail(prop: str, case: NativeJoinCase, message: str, got: Counter | None = N
 
 def check_alignment(case: NativeJoinCase, run: NativeRun, model: CaseModel) -> None:
     """Epoch j read micro-batch j (the sentinel batch last), then only no-data epochs: else nothing else holds."""
-    want = Counter(r.epoch for r in model.rows)
+    want = Counter(r.epoch for r in model.all_rows)   # Spark reads every case's rows of its query
     for e in run.epochs:
         if e.input_rows != want.get(e.batch_id, 0):
             raise SystemUnderTestError(f"Spark's epoch {e.batch_id} read {e.input_rows} rows, the case's micro-batch "
@@ -44,6 +44,13 @@ def _kept(model: CaseModel) -> dict[str, set[int]]:
     return {s: {r.id for r in model.rows if r.side == s and not r.late and not r.sentinel} for s in SIDES}
 
 
+def _answers(case: NativeJoinCase, model: CaseModel) -> tuple[Counter, Counter]:
+    """The batch answers of the rows the rule keeps and of all rows: the batch's, when computed for it at once."""
+    if model.answers is not None:
+        return model.answers
+    return batch_answer(case, _kept(model)), batch_answer(case)
+
+
 def _padded(bag: Counter) -> Counter:
     return Counter({p: n for p, n in bag.items() if p[0] is None or p[1] is None})
 
@@ -54,7 +61,7 @@ def _pairs(bag: Counter) -> Counter:
 
 def no_late_equals_batch(case: NativeJoinCase, run: NativeRun, model: CaseModel) -> bool:
     """Output multiset = the batch answer of the rows Spark's rule keeps (all rows when none is late)."""
-    got, want = Counter(run.output()), batch_answer(case, _kept(model))
+    got, want = Counter(run.output()), _answers(case, model)[0]
     if got != want:
         late = sum(r.late for r in model.rows)
         _fail("no_late_equals_batch", case, f"Spark's output differs from the batch answer of the "
@@ -66,7 +73,7 @@ def no_late_equals_batch(case: NativeJoinCase, run: NativeRun, model: CaseModel)
 def within_batch_bounds(case: NativeJoinCase, run: NativeRun, model: CaseModel) -> bool:
     """batch(non-late) <= output <= batch(all) for matched rows; a null-padded row only for a kept unmatched row."""
     got = Counter(run.output())
-    low, high = batch_answer(case, _kept(model)), batch_answer(case)
+    low, high = _answers(case, model)
     if case.join in OUTER:
         low_m, got_m, high_m = _pairs(low), _pairs(got), _pairs(high)
         if not (low_m <= got_m):
@@ -129,10 +136,12 @@ def state_bounded_by_watermark(case: NativeJoinCase, run: NativeRun, model: Case
     """After each epoch the join keeps no more rows than those (not late) whose range end the watermark has not
     passed."""
     for e in run.epochs:
-        bound = model.live_rows(e.batch_id)
+        bound = model.live_rows(e.batch_id)   # over every case of the query: numRowsTotal is the query's
         if e.state_rows is not None and e.state_rows > bound:
+            whose = "" if model.cases == 1 else f" (for the {model.cases} cases of its query)"
             _fail("state_bounded_by_watermark", case, f"after epoch {e.batch_id} (watermark "
-                  f"{model.watermark(e.batch_id)}) the join keeps {e.state_rows} rows; at most {bound} can still match")
+                  f"{model.watermark(e.batch_id)}) the join keeps {e.state_rows} rows{whose}; at most {bound} can "
+                  f"still match")
     return True
 
 
@@ -169,10 +178,25 @@ NATIVE_PROPERTIES: tuple[NativeProperty, ...] = (
 )
 
 
-def check_run(prop: NativeProperty, case: NativeJoinCase, run: NativeRun) -> bool:
-    """Check one property on one run; False when the run checks nothing for it (rejected query, not exercised)."""
+def watermark_note(model: CaseModel) -> str:
+    """Under which watermark a case ran: the query's, by epoch (and how many cases shared it)."""
+    whose = "its own query" if model.cases == 1 else f"a query of {model.cases} cases"
+    return f"run in {whose}; the query's watermark by epoch (by the rule): {list(model.watermarks)}"
+
+
+def check_run(prop: NativeProperty, case: NativeJoinCase, run: NativeRun, model: CaseModel | None = None) -> bool:
+    """Check one property on one run; False when the run checks nothing for it (rejected query, not exercised).
+
+    `model` is the case's model under its query's watermark (oracle/native_join_model.batch_models) when the
+    case ran in a batch; by default the case's own (one query for the case). A failure says which watermark."""
     if run.status != "ok":
         return False
-    model = model_case(case)
+    model = model_case(case) if model is None else model
     check_alignment(case, run, model)
-    return prop.check(case, run, model)
+    try:
+        return prop.check(case, run, model)
+    except PropertyFailure as exc:
+        exc.divergence.message += f"\n  ({watermark_note(model)})"
+        exc.divergence.extra["watermarks"] = list(model.watermarks)
+        exc.divergence.extra["cases_in_query"] = model.cases
+        raise PropertyFailure(exc.divergence, call=exc.call) from None

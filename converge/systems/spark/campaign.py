@@ -1,13 +1,20 @@
 """`converge run --system spark` and `converge replay --system spark`: Spark's native joins against their
 documented semantics (docs/spark.md, "Spark's native joins as a system").
 
-One SparkSession for the whole campaign; every property is its own
-Hypothesis run with the same seed and strategy, so they draw the same cases,
-and a cache keyed by the case runs each distinct case on Spark once (a
-query costs seconds). Those cases are drawn first and run several queries
-at once into the cache (docs/spark.md, "Many cases at once"). Shrinking runs
-against the live session. A failure
-writes the shrunk case as a replayable case file and a short Markdown report.
+One SparkSession for the whole campaign, and campaigns by batches
+(docs/spark.md, "A batch: one query, many cases"): an example of a property
+is one query shape with `--batch` cases (generators/native_join.py,
+`native_join_batches`), all run in ONE streaming query, each case judged
+under the query's watermark (properties/native_join/batches.py). Every
+property is its own Hypothesis run with the same seed and strategy, so they
+draw the same batches; they are drawn first and run several queries at once
+into a cache keyed by the merged case, where every property finds them. A
+failing case is reduced on Spark, one query a round, down to a one-case query
+where it still diverges (properties/native_join/reduce.py); the report
+writes that case (or the reduced batch's merged case) as a replayable file
+and says under which watermark it diverged. `run_native_join_campaign(...,
+by_batches=False)` is the one-query-per-case path (each example one case,
+Hypothesis shrinking on Spark), kept as the reference.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from converge import renamed
 from converge.engine.model.errors import UsageError, exit_code, label
@@ -26,13 +33,16 @@ from converge.engine.model.native_join_case import NativeJoinCase, dump_case
 from converge.generators.native_join import native_join_cases
 from converge.oracle.native_join_model import model_case
 from converge.properties import exercise
+from converge.properties.budget import budget_or_default
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.native_join.checks import NATIVE_PROPERTIES, NativeProperty, check_run
+from converge.properties.native_join.reduce import NativeReduction
 from converge.properties.spec import PropertySpec
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, print_replay_outcomes, shrink_note
+from converge.systems.spark.batch_specs import BatchTally, batch_plan, batch_spec, drawn_batches, reduce_failure
 from converge.systems.spark.replay import replay_native
 from converge.systems.spark.runs import RunCache
 from converge.systems.spark.system import DEFAULT_CONCURRENCY, NativeJoinSystem
@@ -54,8 +64,9 @@ class NativeTally:
 class NativeRunOutcome:
     prop: NativeProperty
     result: PropertyResult
-    tally: NativeTally
+    tally: NativeTally | BatchTally
     reports: list[str] = field(default_factory=list)
+    reduction: NativeReduction | None = None   # by batches: what reducing the failure on Spark did
 
     @property
     def outcome(self) -> str:  # run_property made a run that exercised no case NotCheckedError
@@ -101,20 +112,27 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: NativeJoi
     folder = reports.directory() if failure is not None else None
     if failure is None or folder is None:
         return
-    case: NativeJoinCase = failure.divergence.scenario  # type: ignore[assignment]
-    meta = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
+    reduction = run.reduction
+    case: NativeJoinCase = reduction.case if reduction is not None else failure.divergence.scenario  # type: ignore
+    meta: dict[str, Any] = {"property": f"{FAMILY}/{run.prop.name}", "seed": run.result.seed, "system": system.title,
             "message": failure.divergence.describe()}
+    if reduction is not None:
+        meta["reduction"] = reduction.describe()
+        meta["watermarks"] = reduction.watermarks
     stopped = run.result.shrink_stopped
     if stopped is not None:  # the smallest case found within the shrink budget, maybe not a minimal one
         meta["shrink_stopped_after_s"] = stopped
-    shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta=meta)
+    shrunk = replace(case, name=f"{run.prop.name}-shrunk", meta={**case.meta, **meta})
     path = folder / f"{FAMILY}-{run.prop.name}.json"
+    how = "" if reduction is None else f"\n\n{reduction.describe()}."
+    what = ("The shrunk case" if reduction is None or reduction.alone else
+            "The reduced batch, as one case (its cases joined on the case column)")
     try:
         dump_case(shrunk, path)
         md = write_text_whole(path.with_suffix(".md"),
                               f"# {FAMILY}/{run.prop.name} fails on {system.title}\n\n{run.prop.description}\n\n"
-                              f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`\n\n"
-                              f"```\n{failure.divergence.describe()}\n```\n\nThe shrunk case"
+                              f"Seed {run.result.seed}. Replay: `converge replay --system spark {path.name}`{how}\n\n"
+                              f"```\n{failure.divergence.describe()}\n```\n\n{what}"
                               f"{shrink_note(stopped)}:\n\n```json\n"
                               f"{json.dumps(shrunk.to_json(), indent=1)}\n```\n")
         run.reports += [str(path), str(md)]
@@ -124,11 +142,65 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: NativeJoi
                                 f"{exc.strerror or exc}")
 
 
-def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_CONCURRENCY) -> int:
+def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCache, seed: int, examples: int,
+                concurrency: int, watch: CampaignProgress, phases: dict[str, float]) -> list[NativeRunOutcome]:
+    """Every property by batches (one query per batch, prefetched `concurrency` at once), failures reduced."""
+    before = time.perf_counter()
+    batches, per_query = batch_plan(examples, options.batch)
+    drawn = drawn_batches(batches, per_query, seed)
+    watch.note(f"running {sum(len(b) for b in drawn)} drawn cases in {len(drawn)} Spark queries "
+               f"({per_query} cases a query, {concurrency} queries at once)...")
+    stopped = cache.prefetch([b.merged for b in drawn], concurrency)
+    if stopped is not None:
+        watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
+    phases["drawn cases on Spark"] = time.perf_counter() - before
+    runs = []
+    for i, prop in enumerate(props):
+        watch.begin(i, len(props))
+        tally = BatchTally()
+        result = run_property(batch_spec(prop, cache, tally, batches, per_query), max_examples=batches, seed=seed,
+                              shrink=False, progress=watch)
+        run = NativeRunOutcome(prop, result, tally)
+        if result.failure is not None:
+            watch.note(f"{prop.name} failed: reducing it on Spark...")
+            before = time.perf_counter()
+            run.reduction = reduce_failure(prop, cache, tally, budget_or_default(options.shrink_budget))
+            phases["reducing failures on Spark"] = phases.get("reducing failures on Spark", 0.0) + (
+                time.perf_counter() - before)
+            if run.reduction is not None:
+                result.failure = run.reduction.failure
+        runs.append(run)
+    return runs
+
+
+def _one_per_case(props: list[NativeProperty], options: RunOptions, cache: RunCache, seed: int, examples: int,
+                  concurrency: int, watch: CampaignProgress, phases: dict[str, float]) -> list[NativeRunOutcome]:
+    """Every property one query per case (the reference path), cases prefetched `concurrency` queries at once."""
+    before = time.perf_counter()
+    if concurrency > 1:
+        cases = drawn_cases(examples, seed)
+        watch.note(f"running the {len(cases)} drawn cases, {concurrency} Spark queries at once...")
+        stopped = cache.prefetch(cases, concurrency)
+        if stopped is not None:
+            watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
+    phases["drawn cases on Spark"] = time.perf_counter() - before
+    runs = []
+    for i, prop in enumerate(props):
+        watch.begin(i, len(props))
+        tally = NativeTally()
+        result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed,
+                              shrink_budget=options.shrink_budget, progress=watch)
+        runs.append(NativeRunOutcome(prop, result, tally))
+    return runs
+
+
+def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_CONCURRENCY,
+                             by_batches: bool = True) -> int:
     """Start one session, run every selected native-join property, print the table and what it cost.
 
-    With `concurrency` > 1 the cases the properties will draw are drawn first (no Spark) and run that many
-    queries at once into the cache; 1 runs each case when a property first asks for it (one query at a time).
+    By batches (the default): `--examples` cases per property, `--batch` cases a query. `by_batches=False` is
+    the one-query-per-case path: with `concurrency` > 1 the cases the properties will draw are drawn first (no
+    Spark) and run that many queries at once into the cache; 1 runs each case when a property first asks.
     """
     props = [p for p in NATIVE_PROPERTIES if options.property is None or p.name == options.property]
     if options.family not in (None, FAMILY) or not props:
@@ -145,44 +217,25 @@ def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_
                f"{'property' if len(props) == 1 else 'properties'} to run")
     cache = RunCache(system)
     reports = RunReports.open(options.reports, "run")
-    runs: list[NativeRunOutcome] = []
-    prefetch_s = 0.0
+    phases = {"session start": startup}
     try:
-        if concurrency > 1:
-            before = time.perf_counter()
-            cases = drawn_cases(examples, seed)
-            watch.note(f"running the {len(cases)} drawn cases, {concurrency} Spark queries at once...")
-            stopped = cache.prefetch(cases, concurrency)
-            if stopped is not None:
-                watch.note(f"running them at once stopped ({stopped}); the rest run one by one")
-            prefetch_s = time.perf_counter() - before
-        for i, prop in enumerate(props):
-            watch.begin(i, len(props))
-            tally = NativeTally()
-            result = run_property(native_spec(prop, cache, tally, examples), max_examples=examples, seed=seed,
-                                  shrink_budget=options.shrink_budget, progress=watch)
-            run = NativeRunOutcome(prop, result, tally)
-            if not result.ok and not result.not_checked:
+        runs = (_by_batches if by_batches else _one_per_case)(props, options, cache, seed, examples, concurrency,
+                                                               watch, phases)
+        for run in runs:
+            if not run.result.ok and not run.result.not_checked:
                 _write_failure(reports, run, system)
-            runs.append(run)
     finally:
         watch.finish()
         system.close()
-    headers = ("system", "family", "property", "outcome", "examples", "exercised", "with late rows", "rejected",
-               "spark runs", "seconds")
-    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome + shrink_note(r.result.shrink_stopped),
-                                  r.tally.examples, r.tally.exercised,
-                                  r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
-                                  f"{r.result.seconds:.1f}") for r in runs]))
-    total = prefetch_s + sum(r.result.seconds for r in runs)
-    per_run = cache.spark_seconds / cache.spark_runs if cache.spark_runs else 0.0
-    print(f"\nsystem: {system.title} (session started in {startup:.1f} s); seed {seed}; {cache.spark_runs} Spark "
-          f"queries in {cache.spark_seconds:.1f} s ({per_run:.2f} s per case), {cache.hits} cache hits; "
-          f"{concurrency} at once; {total:.1f} s in all")
+    phases["properties (Hypothesis runs, cache hits and checks)"] = sum(r.result.seconds for r in runs)
+    _print_table(runs, system, cache, seed, startup, time.perf_counter() - started, by_batches, concurrency)
+    print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     for r in runs:
         if r.result.ok:
             continue
         print(f"\n{r.outcome.upper()} {FAMILY}/{r.prop.name} on {system.title} (seed {seed})")
+        if r.reduction is not None:
+            print(r.reduction.describe())
         print(failure_excerpt(str(r.result.failure or f"{type(r.result.error).__name__}: {r.result.error}"),
                               r.reports))
     counts: dict[str, int] = {}
@@ -190,6 +243,24 @@ def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
     print("\n" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: kv[0] != "passed")))
     return reports.settle(max((r.exit_code for r in runs), default=0))
+
+
+def _print_table(runs: list[NativeRunOutcome], system: NativeJoinSystem, cache: RunCache, seed: int,
+                 startup: float, wall: float, by_batches: bool, concurrency: int) -> None:
+    """The per-property table and the campaign's cost: cases per second of wall time, session start included."""
+    headers = ("system", "family", "property", "outcome", "cases", "exercised", "with late rows", "rejected",
+               "spark runs", "seconds")
+    print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome + shrink_note(r.result.shrink_stopped),
+                                  r.tally.examples, r.tally.exercised,
+                                  r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
+                                  f"{r.result.seconds:.1f}") for r in runs]))
+    per_run = cache.spark_seconds / cache.spark_runs if cache.spark_runs else 0.0
+    cases = max((r.tally.examples for r in runs), default=0)
+    how = "by batches (one query, many cases)" if by_batches else "one query per case"
+    print(f"\nsystem: {system.title} (session started in {startup:.1f} s); seed {seed}; {how}; {cache.spark_runs} "
+          f"Spark queries in {cache.spark_seconds:.1f} s ({per_run:.2f} s per query), {cache.hits} cache hits; "
+          f"{concurrency} at once; {cases} cases a property in {wall:.1f} s in all, session start included: "
+          f"{cases / wall if wall > 0 else 0.0:.2f} cases/s")
 
 
 def replay_native_files(files: list[Path]) -> int:

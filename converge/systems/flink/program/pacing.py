@@ -34,10 +34,10 @@ class PacingError(ValueError):
 class Pacing:
     interval_ms: int = MIN_INTERVAL_MS
     pause_ms: float = 20.0
-    pause_per_record_ms: float = 0.5
+    pause_per_record_ms: float = 0.05
     guard: int = 1
     jobs: str = "request"
-    runs: str = "event"
+    runs: str = "merge"
 
     def merges_runs(self, parallelism: int) -> bool:
         """Whether a job's rounds hold runs of one input's events (arrival.rounds) rather than one event each."""

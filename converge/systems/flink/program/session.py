@@ -95,6 +95,8 @@ class FlinkSession:
             self.t_env.get_config().set("restart-strategy.type", "none")
         self.jvm = jvm
         self.jobs = 0
+        self.built = 0.0            # when the last job's source rows were handed to Java (perf_counter)
+        self.laid = (0, 0)          # the last paced job's rounds and their width
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -154,6 +156,9 @@ class FlinkSession:
         from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
 
         self.jobs += 1
+        started = time.perf_counter()
+        self.laid = (0, 0)
+        self.built = started
         views = [[f"j{self.jobs}_s{n}_v{p.view}" for p in s.inputs] for n, (s, _) in enumerate(parts)]
         starts = [sum(len(cases) for _, cases in parts[:n]) for n in range(len(parts))]
         times = [t for _, cases in parts for case in cases for t in case.times]
@@ -176,6 +181,7 @@ class FlinkSession:
             else:
                 streams = [[self._free_stream(p, cases, times, start) for p in s.inputs]
                            for (s, cases), start in zip(parts, starts)]
+            self.built = time.perf_counter()  # the source's rows laid out and handed to Java
             parallel.before_join(config, shape.job.parallelism)
             for (s, _), part_views, part_streams in zip(parts, views, streams):
                 for p, view, stream in zip(s.inputs, part_views, part_streams):
@@ -210,6 +216,10 @@ class FlinkSession:
                     self.t_env.drop_temporary_view(view)
                 except Exception:  # a view that was never created
                     pass
+        rounds_laid, width = self.laid
+        print(f"converge flink adapter: job {self.jobs}: {len(parts)} shapes, {starts[-1] + len(parts[-1][1])} cases, "
+              f"{rounds_laid} rounds of {width} records, built in {self.built - started:.2f} s, answered after "
+              f"{time.perf_counter() - started:.2f} s", file=sys.stderr, flush=True)
         everything = _changelogs(text, starts[-1] + len(parts[-1][1]))
         return [strip_all({c: everything[start + c] for c in range(len(cases))}, s.rowtimes)
                 for (s, cases), start in zip(parts, starts)]
@@ -293,6 +303,7 @@ class FlinkSession:
                                          + [_TYPE_INFOS[t](self.types)() for t in all_types])
         jvm = self.jvm
         width = len(laid[0])
+        self.laid = (len(laid), width)
         gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
         self.env.get_checkpoint_config().set_min_pause_between_checkpoints(self.pacing.pause(width))
         function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from typing import Any
 
 from converge.engine.model.changelog import sign
 from converge.engine.model.errors import UsageError
@@ -57,13 +58,13 @@ def _case(i: int, rng: random.Random, shape: int = 0, interleave: bool = False) 
                 live.append(row)
                 rows.append(["+I", *row])
         changelogs[name] = rows
-    events = []
+    events: list[dict] = []
     if interleave:
-        left = {name: list(rows) for name, rows in changelogs.items()}
+        left: dict[str, list[list[Any]]] = {name: list(rows) for name, rows in changelogs.items()}
         while left["a"] or left["b"]:
             name = rng.choice([n for n in ("a", "b") if left[n]])
-            kind, *row = left[name].pop(0)
-            events.append({"input": name, "kind": kind, "row": row})
+            change = left[name].pop(0)
+            events.append({"input": name, "kind": change[0], "row": change[1:]})
     inputs = [{"name": n, "columns": [["k", "BIGINT"], [c, "BIGINT"]], "unique_key": None,
                "changelog_mode": "retract"} for n, c in (("a", "x"), ("b", "y"))]
     return {"id": f"c{i}", "scenario": {"name": "bench", "inputs": inputs, "join": {

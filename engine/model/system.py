@@ -77,6 +77,9 @@ class Capabilities:
     # why it ignores a setting it does not honour, in its own words ("Flink 1.19.0 has no multi-way join operator
     # (FLIP-516, from 2.1)"): (setting, sentence) pairs, read from the protocol's object {setting: sentence}
     lacks: tuple[tuple[Setting, str], ...] = ()
+    # a paced adapter (Flink's) delivers a job's events in rounds, this many per event of the job's longest case
+    # (a mini-batch job: per bundle of each case), so a request's time limit counts them; 0: not paced
+    rounds_per_event: int = 0
 
     def __post_init__(self) -> None:
         for key, lit in (("families", JoinCategory), ("join_types", JoinType), ("changelog_modes", ChangelogMode),
@@ -87,6 +90,7 @@ class Capabilities:
         check_literal(self.output, OutputForm, "capabilities.output")
         check_bool(self.deterministic_order, "capabilities.deterministic_order")
         check_int(self.max_batch, "capabilities.max_batch", lo=1, hi=MAX_BATCH_LIMIT)
+        check_int(self.rounds_per_event, "capabilities.rounds_per_event", lo=0, hi=100)
 
     @classmethod
     def everything(cls, *, max_batch: int = MAX_BATCH_LIMIT) -> Capabilities:
@@ -96,15 +100,16 @@ class Capabilities:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "capabilities") -> Capabilities:
-        """Read the protocol's object; every key but `settings` (absent: none honoured) and `lacks` (absent: no
-        sentences) is required, and an unknown key is an error naming it."""
+        """Read the protocol's object; every key but `settings` (absent: none honoured), `lacks` (absent: no
+        sentences) and `rounds_per_event` (absent: 0, not paced) is required, and an unknown key is an error
+        naming it."""
         if not isinstance(obj, Mapping):
             raise BadInputError(f"expected an object, got {short_repr(obj)}", path=path)
         names = [f.name for f in fields(cls)]
         unknown = [k for k in obj if k not in names]
         if unknown:
             raise BadInputError(f"unknown key {unknown[0]!r} (known: {', '.join(names)})", path=f"{path}.{unknown[0]}")
-        missing = [k for k in names if k not in obj and k not in ("settings", "lacks")]
+        missing = [k for k in names if k not in obj and k not in ("settings", "lacks", "rounds_per_event")]
         if missing:
             raise BadInputError(f"missing key {missing[0]!r}", path=path)
         return cls(**{k: obj[k] for k in names if k in obj})
@@ -119,11 +124,14 @@ class Capabilities:
         return own if own is not None else f"{system} does not honour {SETTING_MEANING[setting]}"
 
     def to_json(self) -> dict[str, Any]:
-        """The protocol's object; `lacks` only when the system gave sentences (it is optional, like `settings`)."""
+        """The protocol's object; `lacks` only when the system gave sentences (it is optional, like `settings`),
+        `rounds_per_event` only when paced."""
         out = {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
         out["lacks"] = dict(self.lacks)
         if not self.lacks:
             del out["lacks"]
+        if not self.rounds_per_event:
+            del out["rounds_per_event"]
         return out
 
 

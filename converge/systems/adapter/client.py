@@ -31,6 +31,7 @@ from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.systems.adapter import processes, protocol
 from converge.systems.adapter.log import Conversation, StderrTail, active_log
 from converge.systems.adapter.requests import RequestHistory, RequestRecord
+from converge.systems.adapter.rounds import request_rounds
 
 STDERR_TAIL_LINES = 40
 MAX_LINE_BYTES = 256 * 1024 * 1024   # a batch of results is one line; a line without an end is a broken adapter
@@ -48,22 +49,27 @@ MAX_TIMEOUT = 7 * 24 * 3600.0             # a week: a larger limit is a typo, no
 @dataclass(frozen=True)
 class Timeouts:
     """Seconds converge waits (docs/adapter-protocol.md): the hello (a JVM starts), a run request (a base, plus
-    each case and each event of its cases: a request's limit grows with what it asks), the shutdown."""
+    each case and each event of its cases, plus each round a paced adapter delivers them in: a request's limit
+    grows with what it asks), the shutdown."""
 
     hello: float = 120.0
     run_base: float = 30.0
     run_per_case: float = 1.0
     run_per_event: float = 0.01
     shutdown: float = 10.0
+    run_per_round: float = 0.25   # a paced round is a checkpoint cycle: ~0.05 s idle, 0.1 s or more at load 18
 
-    def run(self, cases: int, events: int = 0) -> float:
-        """The limit of a run request of `cases` cases holding `events` events in all."""
-        return self.run_base + self.run_per_case * cases + self.run_per_event * events
+    def run(self, cases: int, events: int = 0, rounds: int = 0) -> float:
+        """The limit of a run request of `cases` cases holding `events` events in all, delivered in `rounds`
+        paced rounds (rounds.request_rounds; 0 for an adapter that is not paced)."""
+        return self.run_base + self.run_per_case * cases + self.run_per_event * events + self.run_per_round * rounds
 
-    def explain(self, cases: int, events: int) -> str:
+    def explain(self, cases: int, events: int, rounds: int = 0) -> str:
         """How a run request's limit was reached, for a message that must say which limit was used."""
-        return (f"{self.run_base:g} s + {self.run_per_case:g} s per case + {self.run_per_event:g} s per event = "
-                f"{self.run(cases, events):g} s for {cases} cases of {events} events")
+        per_round = f" + {self.run_per_round:g} s per paced round" if rounds else ""
+        in_rounds = f" in {rounds} rounds" if rounds else ""
+        return (f"{self.run_base:g} s + {self.run_per_case:g} s per case + {self.run_per_event:g} s per event"
+                f"{per_round} = {self.run(cases, events, rounds):g} s for {cases} cases of {events} events{in_rounds}")
 
     @classmethod
     def configured(cls, seconds: float | None = None) -> Timeouts:
@@ -80,6 +86,16 @@ class Timeouts:
 
 # The default limits, one shared frozen value (a default argument is evaluated once).
 DEFAULT_TIMEOUTS = Timeouts()
+Cost = tuple[int, int, int]   # a run request's cases, events and paced rounds (Timeouts.run's arguments)
+
+
+def load_text() -> str:
+    """The machine's load when a limit was met: a time-out on a machine busy with other work is not a hang."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # not every platform has it
+        return "load average unknown"
+    return f"load average {one:.1f}/{five:.1f}/{fifteen:.1f} (1/5/15 min) on {os.cpu_count() or 1} cores"
 
 
 def timeout_seconds(text: str, source: str = "--system-timeout") -> float:
@@ -408,28 +424,31 @@ class AdapterSystem(System):
         self.requests += 1
         request = self.requests
         cases = [(f"c{i}", s) for i, s in enumerate(scenarios)]
-        events = sum(len(s.events) for s in scenarios)
+        cost = (len(cases), sum(len(s.events) for s in scenarios),
+                request_rounds(scenarios, self.capabilities.rounds_per_event))
         try:
             try:
-                return self._exchange(request, cases, events)
-            except SystemUnderTestError:
-                if request != 1 or not self.process.timed_out:
-                    raise
-            self._restart(request, cases, events)
-            try:
-                return self._exchange(request, cases, events)
+                return self._exchange(request, cases, cost)
             except SystemUnderTestError as exc:
                 if not self.process.timed_out:
                     raise
-                raise self._timed_out_twice(exc, cases, events) from None
+                if request != 1:
+                    raise self._timed_out(exc, cost) from None
+            self._restart(request, cases, cost[1], cost[2])
+            try:
+                return self._exchange(request, cases, cost)
+            except SystemUnderTestError as exc:
+                if not self.process.timed_out:
+                    raise
+                raise self._timed_out_twice(exc, cost) from None
         except SystemUnderTestError as exc:
             self.failure = exc
             raise
 
-    def _exchange(self, request: int, cases: list[tuple[str, Scenario]], events: int) -> list[CaseResult]:
+    def _exchange(self, request: int, cases: list[tuple[str, Scenario]], cost: Cost) -> list[CaseResult]:
         """Send one run request and read its results, within the limit its size gives it."""
         during = f"run request {request} (its {len(cases)} cases not checked)"
-        limit = self.timeouts.run(len(cases), events)
+        limit = self.timeouts.run(*cost)
         started = time.monotonic()
         deadline = started + limit
         self.process.send(protocol.run_request(request, cases, self.protocol_version), during=during, timeout=limit)
@@ -446,11 +465,11 @@ class AdapterSystem(System):
         lines, dropped = self.process.conversation.request_stderr()
         self.history.add(RequestRecord(request, tuple(s for _, s in cases), seconds, lines, dropped))
 
-    def _restart(self, request: int, cases: list[tuple[str, Scenario]], events: int) -> None:
+    def _restart(self, request: int, cases: list[tuple[str, Scenario]], events: int, rounds: int = 0) -> None:
         """A fresh adapter process in place of the one that timed out (already killed), greeted; it must be the
         same system with the same capabilities, or the cases of one campaign would meet two systems."""
         self.restarts += 1
-        limit = self.timeouts.run(len(cases), events)
+        limit = self.timeouts.run(len(cases), events, rounds)
         label = self.process.label
         print(f"retrying: adapter {label}: run request {request} timed out after {limit:g} s; the first request of a "
               f"session may meet a cold engine, so the adapter is restarted once and the request resent",
@@ -463,15 +482,23 @@ class AdapterSystem(System):
                                     f"capabilities or protocol than {self.name} {self.version} (protocol "
                                     f"{self.protocol_version}) before the restart", during=during)
 
-    def _timed_out_twice(self, exc: SystemUnderTestError, cases: list[tuple[str, Scenario]],
-                         events: int) -> SystemUnderTestError:
-        """The second timeout of the first request, as a message naming both attempts, the limit and its knobs."""
+    def _timed_out_twice(self, exc: SystemUnderTestError, cost: Cost) -> SystemUnderTestError:
+        """The second timeout of the first request, as a message naming both attempts, the limit, its knobs and
+        the machine's load."""
         head, _, rest = str(exc).partition("\n")
         text = (f"{head}, on the second attempt: the first had timed out too, then the adapter was restarted and "
-                f"the request resent; the limit was {self.timeouts.explain(len(cases), events)}; give the system "
-                f"more time with --system-timeout SECONDS or {ENV_TIMEOUT}=SECONDS (the base of every request's "
-                f"limit, {self.timeouts.run_base:g} s now)")
+                f"the request resent; the limit was {self.timeouts.explain(*cost)}; {self._knobs()}; {load_text()}")
         return SystemUnderTestError(text + ("\n" + rest if rest else ""))
+
+    def _timed_out(self, exc: SystemUnderTestError, cost: Cost) -> SystemUnderTestError:
+        """A later request's timeout, as a message naming the limit it used, its knobs and the machine's load."""
+        head, _, rest = str(exc).partition("\n")
+        text = f"{head}; the limit was {self.timeouts.explain(*cost)}; {self._knobs()}; {load_text()}"
+        return SystemUnderTestError(text + ("\n" + rest if rest else ""))
+
+    def _knobs(self) -> str:
+        return (f"give the system more time with --system-timeout SECONDS or {ENV_TIMEOUT}=SECONDS (the base of "
+                f"every request's limit, {self.timeouts.run_base:g} s now)")
 
     def close(self) -> None:
         self.process.shutdown(self.timeouts.shutdown)

@@ -2,7 +2,8 @@
 
 `slow-first MARK`: the first run request of the first process (the one that finds no file MARK; it creates it)
 never gets an answer, as a cold engine's first job on a loaded machine; every other request is answered.
-`hang-later`: answers run request 1, never answers request 2.
+`hang-later`: answers run request 1, never answers request 2. `paced-hang-later`: the same, from an adapter that
+declares paced rounds (two per event, as Flink's).
 `slow-hello MARK`: greets only once the file MARK exists (at most 60 s), as an engine that starts at the hello
 (Flink's MiniCluster): the test creates MARK when it has seen what it waits for.
 `flink-VERSION`: greets with the settings and `lacks` the Flink adapter declares for that version (its own
@@ -47,12 +48,14 @@ def main():
                 hello["capabilities"].update(families=["regular", "multiway"],
                                              settings=flink.honoured_settings(version),
                                              lacks=flink.lacked_settings(version))
+            if MODE.startswith("paced-"):
+                hello["capabilities"]["rounds_per_event"] = 2
             if MODE == "unknown-key":
                 hello["capabilities"]["colour"] = "blue"
             send(hello)
         elif msg["type"] == "run":
             print(f"request {msg['request']}: {len(msg['cases'])} cases", file=sys.stderr, flush=True)
-            if MODE == "hang" or (MODE == "hang-later" and msg["request"] == 2):
+            if MODE == "hang" or (MODE.endswith("hang-later") and msg["request"] == 2):
                 time.sleep(600)
             if MODE == "slow-first" and not os.path.exists(MARK):
                 with open(MARK, "w") as mark:

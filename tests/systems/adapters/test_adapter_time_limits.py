@@ -3,6 +3,7 @@ CONVERGE_SYSTEM_TIMEOUT), and a first request that times out is resent once to a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -11,8 +12,10 @@ import pytest
 
 from converge.cli.main import main
 from converge.engine.model.errors import SystemUnderTestError, UsageError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinSpec, Scenario
+from converge.systems.adapter import client
 from converge.systems.adapter.client import AdapterSystem, Timeouts, timeout_seconds
+from converge.systems.adapter.rounds import request_rounds
 from converge.systems.registry import open_system, system_type_of
 from tests.support.paths import FAKE_ADAPTERS
 from tests.support.processes import gone
@@ -166,3 +169,44 @@ def test_run_and_check_take_the_flag_only_with_an_adapter_system(tmp_path: Path,
     assert main(["run", "--system", "reference", "--system-timeout", "9", "--examples", "1", "--no-reports"]) == 2
     assert "--system-timeout applies to systems behind an adapter (cmd:COMMAND, flink[:VERSION], " \
            "pathway[:VERSION]), not to --system reference" in capsys.readouterr().err
+
+
+def _config_case(n: int, events: int, **config: object) -> Scenario:
+    return dataclasses.replace(case(n, events), config=Config(**config))  # type: ignore[arg-type]
+
+
+def test_a_paced_adapters_rounds_are_counted_per_job_of_the_request() -> None:
+    """By hand from docs/flink.md "Arrival": two lead rounds a job, then two rounds per event of the job's longest
+    case (record by record) or per bundle of each case (mini-batch); upsert sinks and restarts are jobs of their
+    own, a restart with a 60-round gap."""
+    assert request_rounds([case(0, 3), case(1, 7)], 2) == 2 + 2 * 7
+    assert request_rounds([case(0, 3), case(1, 7)], 0) == 0
+    assert request_rounds([case(0, 3), _config_case(1, 7, multi_join="on")], 2) == (2 + 2 * 3) + (2 + 2 * 7)
+    mini = [_config_case(0, 5, mini_batch_size=2), _config_case(1, 4, mini_batch_size=2)]  # 3 + 2 bundles
+    assert request_rounds(mini, 2) == 2 + 2 * 5
+    alone = [_config_case(0, 4, restart_after=2), _config_case(1, 4, restart_after=2)]
+    assert request_rounds(alone, 2) == 2 * (60 + 2 + 2 * 4)
+    assert request_rounds([case(0, 0)], 2) == 2
+
+
+def test_a_time_out_counts_the_paced_rounds_and_names_the_limit_and_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client.os, "getloadavg", lambda: (9.25, 4.5, 3.0))
+    monkeypatch.setattr(client.os, "cpu_count", lambda: 2)
+    limits = Timeouts(hello=20, run_base=1, run_per_case=0, run_per_event=0, run_per_round=0.05, shutdown=5)
+    system = AdapterSystem([sys.executable, FAKE, "paced-hang-later"], label="fake paced", timeouts=limits)
+    assert system.capabilities.rounds_per_event == 2
+    assert [r.status for r in system.run_cases([case(0, 1)])] == ["ok"]
+    with pytest.raises(SystemUnderTestError) as info:
+        system.run_cases([case(1, 3), case(2, 1)])  # one job: 2 lead rounds + 2 per event of the longest (3)
+    assert str(info.value).startswith(
+        "adapter fake paced, run request 2 (its 2 cases not checked): no answer within 1.4 s (timed out); the limit "
+        "was 1 s + 0 s per case + 0 s per event + 0.05 s per paced round = 1.4 s for 2 cases of 4 events in 8 "
+        "rounds; give the system more time with --system-timeout SECONDS or CONVERGE_SYSTEM_TIMEOUT=SECONDS (the "
+        "base of every request's limit, 1 s now); load average 9.2/4.5/3.0 (1/5/15 min) on 2 cores\n"), info.value
+    assert gone(system.process.proc.pid)
+
+
+def test_the_default_limit_gives_a_paced_round_a_quarter_second() -> None:
+    assert Timeouts().run(20, 400, 82) == 30 + 20 + 4 + 20.5
+    assert Timeouts().explain(20, 400, 82) == ("30 s + 1 s per case + 0.01 s per event + 0.25 s per paced round = "
+                                               "74.5 s for 20 cases of 400 events in 82 rounds")

@@ -104,3 +104,34 @@ def test_plan_carries_the_case_order():
     planned = plan(case("c", [a, b], ["left"], ["a.k = b.k"], {"a": [["+I", 1, 5]], "b": [["+I", 1, 0]]},
                         events=events))
     assert planned.order == [(1, ["+I", 1, 0]), (0, ["+I", 1, 5])]
+
+
+def test_runs_are_stretches_of_consecutive_events_on_one_input():
+    order = [(0, ["+I", 1]), (0, ["+I", 2]), (1, ["+I", 7]), (0, ["-D", 1]), (1, ["-D", 7]), (1, ["+I", 8])]
+    assert arrival.runs_of(order) == [[(0, ["+I", 1]), (0, ["+I", 2])], [(1, ["+I", 7])], [(0, ["-D", 1])],
+                                      [(1, ["-D", 7]), (1, ["+I", 8])]]
+    assert arrival.runs_of([]) == []
+
+
+def test_with_runs_round_k_holds_run_k_of_every_case():
+    a = [(0, ["+I", 1]), (0, ["+I", 2]), (1, ["+I", 7]), (1, ["-D", 7])]
+    b = [(1, ["+I", 9]), (0, ["+I", 3])]
+    assert arrival.rounds([a, b], 2, guard=1, runs=True) == [
+        [(LEAD, 0, ["+I"]), (LEAD, 1, ["+I"]), None], [None, None, None],
+        [(0, 0, ["+I", 1]), (0, 0, ["+I", 2]), (1, 1, ["+I", 9])], [None, None, None],
+        [(0, 1, ["+I", 7]), (0, 1, ["-D", 7]), (1, 0, ["+I", 3])]]
+    # a mini-batch job keeps its bundles: runs do not apply
+    assert arrival.rounds([a], 2, bundle=3, runs=True) == arrival.rounds([a], 2, bundle=3)
+
+
+@given(event_lists, st.integers(0, 2))
+def test_with_runs_no_round_holds_two_inputs_of_one_case(orders, guard):
+    laid = arrival.rounds(orders, 3, None, guard, runs=True)
+    assert len({len(r) for r in laid}) == 1
+    for c, order in enumerate(orders):
+        placed = [(slot[1], slot[2]) for r in laid for slot in r if slot is not None and slot[0] == c]
+        assert placed == order
+        assert all(len({slot[1] for slot in r if slot is not None and slot[0] == c}) <= 1 for r in laid)
+    events = [r for r in laid[2:] if any(slot is not None for slot in r)]
+    runs = [sum(1 for i, e in enumerate(o) if i == 0 or o[i - 1][0] != e[0]) for o in orders]
+    assert len(events) == max(runs, default=0)

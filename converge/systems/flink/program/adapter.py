@@ -27,12 +27,15 @@ from typing import Any, Callable
 
 sys.path.append(str(Path(__file__).resolve().parent))  # the sibling modules, as top-level names
 
-from case_plan import CaseError, PlannedCase, plan
+from case_plan import CaseError, PlannedCase, combinable, plan
 from condition_sql import FLINK_TYPES, Untranslatable
+from pacing import DEFAULT, Pacing, PacingError, parse
+from pacing import ENV as ENV_PACING
 from session import ARRIVALS, FlinkJobError, FlinkSession
 
 PROTOCOL = "converge-adapter"
 MAX_BATCH = 500
+MAX_SHAPES_PER_JOB = 40   # shapes whose queries share one job (one UNION ALL): the planner's work grows with them
 _MESSAGE_KEYS = {"hello": {"type", "protocol", "versions"}, "run": {"type", "request", "cases"},
                  "shutdown": {"type"}}
 _CASE_KEYS = {"id", "scenario", "changelogs"}
@@ -83,10 +86,11 @@ class Adapter:
     """The protocol loop: one request line in, one answer line out."""
 
     def __init__(self, write: Callable[[dict], None], session_factory: Callable[[], FlinkSession],
-                 arrival: str = "paced") -> None:
+                 arrival: str = "paced", pacing: Pacing = DEFAULT) -> None:
         if arrival not in ARRIVALS:
             raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
         self.arrival = arrival
+        self.pacing = pacing
         self.write = write
         self.session_factory = session_factory
         self.session: FlinkSession | None = None
@@ -105,6 +109,9 @@ class Adapter:
                     # paced arrival repeats each case's changelog; free arrival interleaves inputs as Flink reads
                     "deterministic_order": self.arrival == "paced",
                     "max_batch": MAX_BATCH,
+                    # paced: a round per event (and `guard` filler rounds after it), which converge's time limit
+                    # counts (converge/systems/adapter/rounds.py); free: no rounds
+                    "rounds_per_event": 1 + self.pacing.guard if self.arrival == "paced" else 0,
                     "settings": [s for s in honoured_settings(flink_version) if s != "restart" or self.arrival == "paced"],
                     "lacks": {**lacked_settings(flink_version), **({} if self.arrival == "paced" else {
                         "restart": "a restart needs the paced arrival (CONVERGE_FLINK_ARRIVAL=paced)"})}}}
@@ -175,10 +182,41 @@ class Adapter:
             groups[planned.shape.key].append((n, planned))
         if len(set(ids)) != len(ids):
             raise RequestError("case ids must be distinct within a request")
-        for members in groups.values():
-            for n, answer in self.run_group(members):
+        for job in self.jobs(list(groups.values())):
+            for n, answer in self.run_job(job):
                 results[n] = {"id": ids[n], **answer}
         return [r for r in results if r is not None]
+
+    def jobs(self, groups: list[list[tuple[int, PlannedCase]]]) -> list[list[list[tuple[int, PlannedCase]]]]:
+        """The request's jobs, each a list of shape groups: with paced arrival and `jobs=request`, the shapes that
+        share their job settings (and may share a job: case_plan.combinable) run together, at most
+        MAX_SHAPES_PER_JOB a job; otherwise a job per shape."""
+        if self.arrival != "paced" or self.pacing.jobs == "shape":
+            return [[group] for group in groups]
+        shared: dict[str, list[list[tuple[int, PlannedCase]]]] = defaultdict(list)
+        alone = []
+        for group in groups:
+            shape = group[0][1].shape
+            if combinable(shape):
+                shared[shape.job_key].append(group)
+            else:
+                alone.append([group])
+        chunks = [same[i:i + MAX_SHAPES_PER_JOB] for same in shared.values()
+                  for i in range(0, len(same), MAX_SHAPES_PER_JOB)]
+        return chunks + alone
+
+    def run_job(self, groups: list[list[tuple[int, PlannedCase]]]) -> list[tuple[int, dict]]:
+        """One job for several shape groups; if it fails, a job per shape (run_group), so an error is narrowed
+        to a shape and then to the case that causes it, and the other cases still get their answers."""
+        assert self.session is not None
+        if len(groups) == 1:
+            return self.run_group(groups[0])
+        try:
+            parts = self.session.run_shapes([(g[0][1].shape, [p for _, p in g]) for g in groups])
+        except FlinkJobError:
+            return [answer for group in groups for answer in self.run_group(group)]
+        return [(n, {"status": "ok", "changelog": changelogs[i]})
+                for group, changelogs in zip(groups, parts) for i, (n, _) in enumerate(group)]
 
     def run_group(self, members: list[tuple[int, PlannedCase]]) -> list[tuple[int, dict]]:
         """One job for the group; if it fails, each case alone, so an error names the case that causes it."""
@@ -210,7 +248,12 @@ def main() -> int:
         print(f"converge flink adapter: CONVERGE_FLINK_ARRIVAL={arrival!r}: expected one of {', '.join(ARRIVALS)}",
               file=sys.stderr)
         return 2
-    adapter = Adapter(write, lambda: FlinkSession(arrival), arrival)
+    try:
+        pacing = parse(os.environ.get(ENV_PACING))
+    except PacingError as exc:
+        print(f"converge flink adapter: {exc}", file=sys.stderr)
+        return 2
+    adapter = Adapter(write, lambda: FlinkSession(arrival, pacing), arrival, pacing)
     try:
         for line in protocol_in:
             if not line.strip():

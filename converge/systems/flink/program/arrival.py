@@ -14,7 +14,13 @@ the join has processed round k before any record of round k+1 exists.
 Rounds are filled so that cases never share more than the job: events of different cases do not
 interact (the case id is part of every key), so round k can hold event k of every case at once.
 
-* Record-by-record joins: round k is event k of each case (in the scenario's global order).
+* Record-by-record joins: round k is event k of each case (in the scenario's global order). With `runs`
+  (a job at parallelism 1 only), round k is instead RUN k of each case: its k-th stretch of consecutive events
+  on one input. One input's records reach the join over one channel, in the order the source emitted them,
+  and the join handles them one by one in that order, so a run needs no checkpoint inside it; only a change
+  of input does, since the join reads its inputs' channels in whatever order data arrives. At parallelism
+  above 1 two records of one input with different keys go to different subtasks, whose outputs interleave
+  at the sink as they come, so there each event keeps a round of its own.
 * Mini-batch joins (bundle size N): a checkpoint flushes Flink's bundle (`prepareSnapshotPreBarrier`),
   so a round is one bundle: N consecutive events of ONE case, and the next round another bundle. The
   count trigger then closes the bundle at the round's end, the barrier closes a case's last, partial
@@ -71,16 +77,32 @@ def _chain_order(rows: list[list[list]]) -> list[Event]:
     return [(view, row) for view, changes in enumerate(rows) for row in changes]
 
 
+def runs_of(order: list[Event]) -> list[list[Event]]:
+    """A case's events cut into runs: maximal stretches of consecutive events on one input."""
+    out: list[list[Event]] = []
+    for event in order:
+        if out and out[-1][0][0] == event[0]:
+            out[-1].append(event)
+        else:
+            out.append([event])
+    return out
+
+
 def rounds(orders: list[list[Event]], inputs: int, bundle: int | None = None,
-           guard: int = 0) -> list[list[Slot | None]]:
+           guard: int = 0, runs: bool = False) -> list[list[Slot | None]]:
     """The job's rounds: each a list of `width` slots (a case's event, or None for a filler record).
 
     `orders[c]` is case c's events in order. Without `bundle`, round k holds event k of every case
-    that has one; with `bundle` N, each round holds N consecutive events of one case. `guard` filler
-    rounds follow every round but the last. The first two rounds are always the lead: one dummy
-    record per input (case -1, LEAD) and fillers, then a round of fillers; see the module's docstring."""
+    that has one (with `runs`: run k of every case, runs_of); with `bundle` N, each round holds N
+    consecutive events of one case. `guard` filler rounds follow every round but the last. The first
+    two rounds are always the lead: one dummy record per input (case -1, LEAD) and fillers, then a
+    round of fillers; see the module's docstring."""
     laid: list[list[Slot]]
-    if bundle is None:
+    if bundle is None and runs:
+        cut = [runs_of(o) for o in orders]
+        depth = max((len(r) for r in cut), default=0)
+        laid = [[(c, *e) for c, r in enumerate(cut) if k < len(r) for e in r[k]] for k in range(depth)]
+    elif bundle is None:
         depth = max((len(o) for o in orders), default=0)
         laid = [[(c, *o[k]) for c, o in enumerate(orders) if k < len(o)] for k in range(depth)]
     else:

@@ -76,6 +76,18 @@ class Shape:
     rowtimes: tuple[int, ...] = ()               # regular joins: output positions checked against a rowtime's text
     sink_columns: tuple[str, ...] = ()           # an upsert sink's key columns, as Flink names (sinks.py)
 
+    @property
+    def job_key(self) -> str:
+        """The settings of the whole job (table config, checkpointing, sink): shapes that agree on it and are
+        `combinable` can share one job (session.FlinkSession.run_shapes)."""
+        return json.dumps([self.multi_join, self.mini_batch, self.job.key()])
+
+
+def combinable(shape: Shape) -> bool:
+    """Whether the shape's cases may share a job with other shapes' (of the same job_key): a retract sink
+    (collect) without a restart. An upsert sink's key and a restart's savepoint belong to one query."""
+    return shape.job.sink == "retract" and shape.job.restart_after is None
+
 
 @dataclass
 class PlannedCase:

@@ -67,7 +67,7 @@ def cut_points(orders: list[list[Event]], restart_after: int, bundle: int | None
 
 
 def restart_rounds(orders: list[list[Event]], inputs: int, bundle: int | None, guard: int, restart_after: int,
-                   gap: int = GAP) -> tuple[list[list[Slot | None]], int]:
+                   gap: int = GAP, runs: bool = False) -> tuple[list[list[Slot | None]], int]:
     """The job's rounds with the restart between the changes before and after the cut, and the index of the
     marker's round. Round k of each part is as arrival.rounds lays it out (the same bundles as without a
     restart: the cut falls on a bundle's end), all rounds padded to one width; the marker record (case
@@ -76,8 +76,8 @@ def restart_rounds(orders: list[list[Event]], inputs: int, bundle: int | None, g
     state (the mini-batch assigner sends a watermark with the first record of each input, and that watermark
     flushes the bundle) start afresh in job 2, so each input's first record there must be a dummy, as in job 1."""
     cuts = cut_points(orders, restart_after, bundle)
-    before = rounds([o[:c] for o, c in zip(orders, cuts)], inputs, bundle, guard)
-    after = rounds([o[c:] for o, c in zip(orders, cuts)], inputs, bundle, guard)[2:]  # no second lead
+    before = rounds([o[:c] for o, c in zip(orders, cuts)], inputs, bundle, guard, runs)
+    after = rounds([o[c:] for o, c in zip(orders, cuts)], inputs, bundle, guard, runs)[2:]  # no second lead
     width = max(len(r) for r in before + after)
     marker: list[Slot | None] = [(MARKER, 0, ["+I"])]
     gap_end: list[Slot | None] = [(GAP_END, 0, ["+I"])] + [(LEAD, view, ["+I"]) for view in range(1, inputs)]

@@ -18,7 +18,8 @@ from typing import Any
 import parallel  # the program's folder is on sys.path
 import sinks  # the program's folder is on sys.path
 from arrival import LEAD, rounds  # the program's folder is on sys.path
-from case_plan import InputPlan, PlannedCase, Shape, plan  # the program's folder is on sys.path
+from case_plan import InputPlan, PlannedCase, Shape, combinable, plan  # the program's folder is on sys.path
+from pacing import DEFAULT, Pacing  # the program's folder is on sys.path
 from restart import RestartedRun, RestartMissed, restart_rounds, retrying  # the program's folder is on sys.path
 from state_backend import apply_state_backend, backend_of  # the program's folder is on sys.path
 from time_attributes import TIME_ZONE, strip_all  # the program's folder is on sys.path
@@ -26,10 +27,6 @@ from time_attributes import TIME_ZONE, strip_all  # the program's folder is on s
 # How the inputs of a job reach the join (arrival.py): "paced", one checkpoint-gated source in the scenario's
 # order, or "free", one source per input as Flink interleaves them. Chosen by CONVERGE_FLINK_ARRIVAL.
 ARRIVALS = ("paced", "free")
-CHECKPOINT_MS = 10       # the checkpoint interval: Flink's smallest
-PAUSE_MS = 20            # the least time between two checkpoints: how long the source has to emit a round,
-PAUSE_PER_RECORD_MS = 0.5  # ... plus this per record of the round's width
-GUARD = 1                # filler rounds between two rounds (arrival.rounds)
 LATENCY_MS = 86_400_000  # mini-batch allow-latency when paced: its markers fall at UTC midnight only
 _MODES = {"insert_only": "insert_only", "retract": "all", "upsert": "upsert"}
 
@@ -55,11 +52,11 @@ def flink_message(exc: BaseException, lines: int = 4) -> str:
 class FlinkSession:
     """The long-lived MiniCluster and the table environment that submits jobs to it."""
 
-    def __init__(self, arrival: str = "paced", guard: int = GUARD) -> None:
+    def __init__(self, arrival: str = "paced", pacing: Pacing = DEFAULT) -> None:
         if arrival not in ARRIVALS:
             raise ValueError(f"arrival {arrival!r}: expected one of {', '.join(ARRIVALS)}")
         self.arrival = arrival
-        self.guard = guard
+        self.pacing = pacing
         _drain_gateway_stderr()
         from py4j.protocol import Py4JJavaError  # lazy: the module must import without pyflink (tests, docs)
         from pyflink.common import Configuration, Types  # lazy: pyflink
@@ -85,7 +82,7 @@ class FlinkSession:
         self.env = StreamExecutionEnvironment(remote)
         self.env.set_parallelism(1)
         if arrival == "paced":  # the gate of arrival.py: one round per checkpoint (the pause is set per job)
-            self.env.enable_checkpointing(CHECKPOINT_MS)
+            self.env.enable_checkpointing(pacing.interval_ms)
             # with checkpoints on, Flink's default restart strategy retries a failed job forever; fail at once
             restart = jvm.org.apache.flink.configuration.Configuration()
             restart.setString("restart-strategy.type", "none")
@@ -98,6 +95,8 @@ class FlinkSession:
             self.t_env.get_config().set("restart-strategy.type", "none")
         self.jvm = jvm
         self.jobs = 0
+        self.built = 0.0            # when the last job's source rows were handed to Java (perf_counter)
+        self.laid = (0, 0)          # the last paced job's rounds and their width
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -126,7 +125,8 @@ class FlinkSession:
             answer: Any = fold(self.run(planned.shape, [planned])[0])
         except FlinkJobError as exc:  # only time is lost: the first request pays the warm-up instead
             answer = f"failed: {exc}"
-        print(f"converge flink adapter: warm-up job in {time.perf_counter() - started:.1f} s: {answer}",
+        print(f"converge flink adapter: warm-up job in {time.perf_counter() - started:.1f} s: {answer}; "
+              f"pacing {self.pacing.text()}",
               file=sys.stderr, flush=True)
 
     def close(self) -> None:
@@ -137,12 +137,31 @@ class FlinkSession:
         With `restart_after`: two jobs, the second restored from the first's savepoint (restart.py; `gap`)."""
         if shape.job.restart_after is not None and gap is None:
             return retrying(lambda wider: self.run(shape, cases, wider))
+        return self.run_shapes([(shape, cases)], gap)[0]
+
+    def run_shapes(self, parts: list[tuple[Shape, list[PlannedCase]]],
+                   gap: int | None = None) -> list[dict[int, list[list[Any]]]]:
+        """Run the cases of several shapes as ONE job: one paced source whose round k holds event k of every case
+        of every shape, each shape's query over its own views, the queries' rows in one UNION ALL into one
+        collect sink. The shapes must share their job settings (case_plan.Shape.job_key) and a retract sink with
+        no restart (case_plan.combinable), since those are options of the whole job. A case's id in the job is
+        its position in `parts` (shape after shape), so each shape's rows are told apart by it. For each part,
+        each case's changelog ([kind, value...]) in emission order, by the case's index within its part."""
+        shape = parts[0][0]  # the job's settings (every part agrees)
+        if len(parts) > 1 and (gap is not None or any(s.job_key != shape.job_key or not combinable(s)
+                                                      for s, _ in parts)):
+            raise ValueError("only shapes with the same job settings and a retract sink without a restart "
+                             "share a job")
         from pyflink.table import Schema  # lazy: pyflink
         from pyflink.table.changelog_mode import ChangelogMode  # lazy: pyflink
 
         self.jobs += 1
-        views = [f"j{self.jobs}_v{p.view}" for p in shape.inputs]
-        times = [t for case in cases for t in case.times]
+        started = time.perf_counter()
+        self.laid = (0, 0)
+        self.built = started
+        views = [[f"j{self.jobs}_s{n}_v{p.view}" for p in s.inputs] for n, (s, _) in enumerate(parts)]
+        starts = [sum(len(cases) for _, cases in parts[:n]) for n in range(len(parts))]
+        times = [t for _, cases in parts for case in cases for t in case.times]
         try:
             # first: the paced split plans its own small queries (to_changelog_stream) with this config
             config = self.t_env.get_config()
@@ -158,32 +177,20 @@ class FlinkSession:
             sinks.configure(config, shape.job.sink, shape.job.upsert_materialize)
             parallel.before_arrival(config)
             if self.arrival == "paced":
-                streams = self._paced_streams(shape, cases, gap)
+                streams = self._paced_streams(parts, gap)
             else:
-                streams = [self._free_stream(p, cases, times) for p in shape.inputs]
+                streams = [[self._free_stream(p, cases, times, start) for p in s.inputs]
+                           for (s, cases), start in zip(parts, starts)]
+            self.built = time.perf_counter()  # the source's rows laid out and handed to Java
             parallel.before_join(config, shape.job.parallelism)
-            for p, view, stream in zip(shape.inputs, views, streams):
-                names = _names(p)
-                schema = Schema.new_builder()
-                key = [names[0]] + [names[1 + j] for j in p.primary_key]
-                for name, ctype in zip(names, ["INTEGER", *p.types]):
-                    dtype = _data_type(ctype)
-                    schema.column(name, dtype.not_null() if p.primary_key and name in key else dtype)
-                if p.primary_key:
-                    schema.primary_key(*key)
-                if p.time_column is not None:
-                    rowtime = f"t{p.view}rt"
-                    schema.column_by_expression(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column}, 3)")
-                    # Never late: the delay spans every time of the job, so the watermark passes no row
-                    # before the bounded source ends (its final watermark then flushes outer padding).
-                    delay = max(times, default=0) - min(times, default=0) + 1
-                    schema.watermark(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column} - {delay}, 3)")
-                mode = getattr(ChangelogMode, _MODES[p.mode])()
-                table = self.t_env.from_changelog_stream(stream, schema.build(), mode)
-                self.t_env.create_temporary_view(view, table)
-            sql = shape.select.format(**{f"v{i}": v for i, v in enumerate(views)})
+            for (s, _), part_views, part_streams in zip(parts, views, streams):
+                for p, view, stream in zip(s.inputs, part_views, part_streams):
+                    self._register(p, view, stream, times, Schema, ChangelogMode)
+            queries = [s.select.format(**{f"v{i}": v for i, v in enumerate(part_views)})
+                       for (s, _), part_views in zip(parts, views)]
+            sql = " UNION ALL ".join(queries)
             if gap is not None:
-                text = RestartedRun(self, shape.job).collect(sql, views[0])
+                text = RestartedRun(self, shape.job).collect(sql, views[0][0])
             elif shape.job.sink == "upsert":
                 text = sinks.upsert_result(self, sql, shape.sink_columns, shape.job.upsert_materialize,
                                            f"j{self.jobs}_sink")
@@ -204,46 +211,82 @@ class FlinkSession:
             from py4j.java_gateway import get_method  # lazy: py4j; Java's own clear (py4j's list proxy pops)
 
             get_method(self.env._j_stream_execution_environment.getTransformations(), "clear")()
-            for view in views:
+            for view in (v for part_views in views for v in part_views):
                 try:
                     self.t_env.drop_temporary_view(view)
                 except Exception:  # a view that was never created
                     pass
-        return strip_all(_changelogs(text, len(cases)), shape.rowtimes)
+        rounds_laid, width = self.laid
+        print(f"converge flink adapter: job {self.jobs}: {len(parts)} shapes, {starts[-1] + len(parts[-1][1])} cases, "
+              f"{rounds_laid} rounds of {width} records, built in {self.built - started:.2f} s, answered after "
+              f"{time.perf_counter() - started:.2f} s", file=sys.stderr, flush=True)
+        everything = _changelogs(text, starts[-1] + len(parts[-1][1]))
+        return [strip_all({c: everything[start + c] for c in range(len(cases))}, s.rowtimes)
+                for (s, cases), start in zip(parts, starts)]
 
-    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int]) -> Any:
+    def _register(self, p: InputPlan, view: str, stream: Any, times: list[int], schema_type: Any,
+                  modes: Any) -> None:
+        """Input `p`'s stream as the temporary view `view`: its changelog mode, its key, its rowtime."""
+        names = _names(p)
+        schema = schema_type.new_builder()
+        key = [names[0]] + [names[1 + j] for j in p.primary_key]
+        for name, ctype in zip(names, ["INTEGER", *p.types]):
+            dtype = _data_type(ctype)
+            schema.column(name, dtype.not_null() if p.primary_key and name in key else dtype)
+        if p.primary_key:
+            schema.primary_key(*key)
+        if p.time_column is not None:
+            rowtime = f"t{p.view}rt"
+            schema.column_by_expression(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column}, 3)")
+            # Never late: the delay spans every time of the job, so the watermark passes no row
+            # before the bounded source ends (its final watermark then flushes outer padding).
+            delay = max(times, default=0) - min(times, default=0) + 1
+            schema.watermark(rowtime, f"TO_TIMESTAMP_LTZ(t{p.view}c{p.time_column} - {delay}, 3)")
+        mode = getattr(modes, _MODES[p.mode])()
+        self.t_env.create_temporary_view(view, self.t_env.from_changelog_stream(stream, schema.build(), mode))
+
+    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int], start: int = 0) -> Any:
         """Input `p` as its own collection source (arrival "free": Flink interleaves the sources as data arrives)."""
         from pyflink.common import Row  # lazy: see __init__
         from pyflink.common.types import RowKind  # lazy: pyflink
 
         kinds = _row_kinds()
-        rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases) for r in case.rows[p.view]]
+        rows = [Row.of_kind(kinds[r[0]], start + index, *r[1:]) for index, case in enumerate(cases)
+                for r in case.rows[p.view]]
         if not rows:  # from_collection needs a row: one of a case id no case has
             rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
         return self.env.from_collection(rows, type_info=self.types.ROW_NAMED(
             _names(p), [self.types.INT()] + [_TYPE_INFOS[t](self.types)() for t in p.types]))
 
-    def _paced_streams(self, shape: Shape, cases: list[PlannedCase], gap: int | None = None) -> list[Any]:
-        """Every input from ONE checkpoint-gated source, in the rounds of arrival.rounds (see there why).
+    def _paced_streams(self, parts: list[tuple[Shape, list[PlannedCase]]], gap: int | None = None) -> list[list[Any]]:
+        """Every input of every part from ONE checkpoint-gated source, in the rounds of arrival.rounds (see there
+        why); per part, one stream per input.
 
-        The source's rows are wide: a tag (the view, -1 for a filler), the case id, then the columns of
-        every input, the other inputs' columns holding fillers. A changelog view over it (mode `all`) is
-        filtered by tag into one stream per input, which then gets its own changelog mode and key."""
+        The job's inputs are numbered across the parts (the source's view, its tag); its cases too (part after
+        part: the case ids of run_shapes). The source's rows are wide: a tag (the view, -1 for a filler), the
+        case id, then the columns of every input, the other inputs' columns holding fillers. A changelog view
+        over it (mode `all`) is filtered by tag into one stream per input, which then gets its own changelog
+        mode and key."""
         from pyflink.common import Row  # lazy: see __init__
         from pyflink.datastream import DataStream  # lazy: pyflink
         from pyflink.table.expressions import col  # lazy: pyflink
 
         kinds = _row_kinds()
-        all_types = [t for p in shape.inputs for t in p.types]
-        all_names = ["tag", "cid"] + [n for p in shape.inputs for n in _names(p)[1:]]
+        inputs = [(n, p) for n, (s, _) in enumerate(parts) for p in s.inputs]
+        firsts = [sum(len(s.inputs) for s, _ in parts[:n]) for n in range(len(parts))]
+        all_types = [t for _, p in inputs for t in p.types]
+        all_names = ["tag", "cid"] + [f"s{n}{name}" for n, p in inputs for name in _names(p)[1:]]
         fillers = [_filler(t, 0) for t in all_types]
-        first = min((t for case in cases for t in case.times), default=0)
+        first = min((t for _, cases in parts for case in cases for t in case.times), default=0)
         dummies = [_filler(t, first) for t in all_types]  # a lead's time: never ahead of a case's row
-        offsets = [sum(len(q.types) for q in shape.inputs[:p.view]) for p in shape.inputs]
-        orders = [case.order for case in cases]
+        offsets = [sum(len(q.types) for _, q in inputs[:g]) for g in range(len(inputs))]
+        orders = [[(firsts[n] + view, row) for view, row in case.order]
+                  for n, (_, cases) in enumerate(parts) for case in cases]
+        shape = parts[0][0]
         bundle = shape.mini_batch[0] if shape.mini_batch else None
-        laid = rounds(orders, len(shape.inputs), bundle, self.guard) if gap is None else \
-            restart_rounds(orders, len(shape.inputs), bundle, self.guard, shape.job.restart_after, gap)[0]
+        merge = self.pacing.merges_runs(shape.job.parallelism)
+        laid = rounds(orders, len(inputs), bundle, self.pacing.guard, merge) if gap is None else \
+            restart_rounds(orders, len(inputs), bundle, self.pacing.guard, shape.job.restart_after, gap, merge)[0]
         rows = []
         for members in laid:
             for slot in members:
@@ -260,9 +303,9 @@ class FlinkSession:
                                          + [_TYPE_INFOS[t](self.types)() for t in all_types])
         jvm = self.jvm
         width = len(laid[0])
+        self.laid = (len(laid), width)
         gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
-        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(
-            int(PAUSE_MS + PAUSE_PER_RECORD_MS * width))
+        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(self.pacing.pause(width))
         function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
             type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
             self._java_rows(rows, type_info))
@@ -271,11 +314,11 @@ class FlinkSession:
         no_watermarks = jvm.org.apache.flink.api.common.eventtime.WatermarkStrategy.noWatermarks()
         wide = DataStream(self.env._j_stream_execution_environment.fromSource(source, no_watermarks, "arrival"))
         table = self.t_env.from_changelog_stream(wide)
-        streams = []
-        for p, offset in zip(shape.inputs, offsets):
+        streams: list[list[Any]] = [[] for _ in parts]
+        for g, (n, p) in enumerate(inputs):
             picked = [col("cid").alias(_names(p)[0])] + [
-                col(all_names[2 + offset + j]).alias(name) for j, name in enumerate(_names(p)[1:])]
-            streams.append(self.t_env.to_changelog_stream(table.filter(col("tag") == p.view).select(*picked)))
+                col(all_names[2 + offsets[g] + j]).alias(name) for j, name in enumerate(_names(p)[1:])]
+            streams[n].append(self.t_env.to_changelog_stream(table.filter(col("tag") == g).select(*picked)))
         return streams
 
     def _java_rows(self, rows: list[Any], type_info: Any) -> Any:

@@ -72,3 +72,25 @@ def test_a_registered_batched_property_runs_its_examples_in_scenarios() -> None:
     (spec,) = select("regular", "prefix_consistency")
     result = run_property(spec, max_examples=30, seed=7)
     assert result.ok and 30 <= result.examples == result.exercised.compared < 30 + spec.batch
+
+
+def test_a_batched_failure_report_replays_its_one_scenario(tmp_path) -> None:
+    """The report of a batched property's failure records a batch of the failing scenario alone, and
+    `converge replay` reruns it: failing while the (planted) bug is there, passing without it."""
+    import json
+
+    from converge.cli.mutant_catalog import applied, by_name
+    from converge.properties.replay import replay_path
+    from converge.reports.failure import failure_reporter
+
+    (spec,) = select("regular", "prefix_consistency")
+    (mutant,) = by_name("padding_not_retracted_on_first_match")
+    with applied(mutant):
+        result = run_property(spec, max_examples=400, seed=1, on_failure=failure_reporter(tmp_path))
+        assert result.failure is not None
+        (report,) = tmp_path.glob("*.json")
+        assert json.loads(report.read_text())["meta"]["converge_failure"]["args"] == [[{"$scenario": "self"}]]
+        (broken,) = replay_path(report)
+    assert not broken.ok and broken.divergences[0].property == "prefix_consistency"
+    (fixed,) = replay_path(report)
+    assert fixed.ok, fixed.problems

@@ -129,3 +129,13 @@ def test_interval_and_multiway_bugs_shrink_small(name: str) -> None:
     family, prop = OTHER_FAMILIES[name]
     size = shrunk_size(name, family, prop, seed=1)
     assert size <= REGULAR_BOUND, f"{name}: shrunk to {size} events"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["padding_not_retracted_on_first_match", "padding_not_reemitted_after_last_match",
+                                  "unmatched_outer_retraction_keeps_padding", "anti_emits_right_kind"])
+def test_batches_shrink_no_worse_than_one_scenario_per_example(name: str) -> None:
+    """Issue 43: a batched property's counterexample is no larger than the one-scenario form's, same seed."""
+    batched = shrunk_size(name, "regular", REGULAR[name], seed=1)
+    single = shrunk_size(name, "regular", REGULAR[name], seed=1, form="single")
+    assert batched <= single, f"{name}: batched {batched} events, one per example {single}"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from hypothesis import strategies as st
 
+from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import (
     ChangelogMode,
     Config,
@@ -120,23 +121,88 @@ def regular_join_scenarios(
     place, never by shifting the others (docs/generators.md has the measurements;
     tests/quality holds the registered properties to small counterexamples).
     """
-    name = "regular_join_scenarios"
-    check_one(name, "encoding", encoding, ("ops", "packed"))
-    check_one(name, "ttl", ttl, TtlMode)
-    check_one(name, "semantics", semantics, Semantics)
-    check_count_range(name, "min_ops", min_ops, "max_ops", max_ops)
-    join_types = check_choices(name, "join_types", join_types, JoinType)
-    modes = check_choices(name, "modes", modes, ChangelogMode)
-    map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
-    residuals = check_choices(name, "residuals", residuals)
-    uk_shapes = check_choices(name, "uk_shapes", uk_shapes)
-    choices: dict[str, tuple] = {
-        "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
-        "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),
-        "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)), "layout": LAYOUTS,
-    }
+    check_one("regular_join_scenarios", "encoding", encoding, ("ops", "packed"))
+    parts = _RegularJoinParts("regular_join_scenarios", join_types=join_types, modes=modes, uk_shapes=uk_shapes,
+                              residuals=residuals, min_ops=min_ops, max_ops=max_ops, ttl=ttl,
+                              map_state_orders=map_state_orders, semantics=semantics, actions=actions)
+    if encoding == "packed":
+        return readable(parts.packed().map(lambda packed: parts.assemble(parts.picker(packed[0]), packed[1])))
+    heads = st.binary(min_size=len(_PICKS), max_size=len(_PICKS))
+    ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
+                          actions=actions)
+    return readable(st.tuples(heads, ops_st).map(lambda drawn: parts.assemble(parts.picker(drawn[0]), drawn[1])))
 
-    def assemble(pick: Callable[[str], object], ops: Sequence[Op]) -> Scenario:
+
+BATCH_SCENARIOS = 8
+"""Scenarios a batch holds at most (`regular_join_batches`): the oracle answers a batch in one query."""
+
+# The choices the oracle's query text depends on (the join and the inputs' columns): one per batch.
+_SHARED_PICKS = frozenset({"jtype", "key", "residual", "layout"})
+
+
+def regular_join_batches(*, max_scenarios: int = BATCH_SCENARIOS, **options: Any) -> st.SearchStrategy[list[Scenario]]:
+    """1..`max_scenarios` scenarios of `regular_join_scenarios(**options)` (packed) with one join and one column
+    layout, so that one oracle query answers them all (oracle/batch.py).
+
+    The join type, condition, residual and column layout are drawn once per batch; each scenario draws its own
+    unique keys, changelog modes, state order, TTL and stream. Shrinking deletes scenarios from the list, so a
+    failing batch shrinks to the scenario that fails, alone.
+    """
+    check_count_range("regular_join_batches", "max_scenarios", max_scenarios, "max_scenarios", max_scenarios,
+                      floor=1)
+    if "encoding" in options:
+        raise ApiMisuseError("regular_join_batches: a batch is drawn packed; encoding is not an option")
+    parts = _RegularJoinParts("regular_join_batches", **options)
+    shared_st = st.binary(min_size=len(_PICKS), max_size=len(_PICKS))
+    streams_st = st.lists(parts.packed(), min_size=1, max_size=max_scenarios)
+
+    @st.composite
+    def batches(draw: st.DrawFn) -> list[Scenario]:
+        shared = draw(shared_st)
+        return [parts.assemble(_split_picker(parts.picker(shared), parts.picker(own)), ops)
+                for own, ops in draw(streams_st)]
+
+    return batches()
+
+
+def _split_picker(shared: Callable[[str], object], own: Callable[[str], object]) -> Callable[[str], object]:
+    """The batch's picks for what the oracle's query depends on, the scenario's own for the rest."""
+    return lambda name: (shared if name in _SHARED_PICKS else own)(name)
+
+
+class _RegularJoinParts:
+    """What both strategies share: the checked options, the choices a header byte picks from, and the
+    scenario built from a picker and a stream."""
+
+    def __init__(self, name: str, *, join_types: Sequence[str] = JOIN_TYPES, modes: Sequence[str] = MODES,
+                 uk_shapes: Sequence[str] = UK_SHAPES, residuals: Sequence[str | None] = RESIDUALS,
+                 min_ops: int = 1, max_ops: int = 24, ttl: TtlMode = "none",
+                 map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"), semantics: str = "correct",
+                 actions: Sequence[int] = (INSERT, 1, 2)) -> None:
+        check_one(name, "ttl", ttl, TtlMode)
+        check_one(name, "semantics", semantics, Semantics)
+        check_count_range(name, "min_ops", min_ops, "max_ops", max_ops)
+        join_types = check_choices(name, "join_types", join_types, JoinType)
+        modes = check_choices(name, "modes", modes, ChangelogMode)
+        map_state_orders = check_choices(name, "map_state_orders", map_state_orders, MapStateOrder)
+        residuals = check_choices(name, "residuals", residuals)
+        uk_shapes = check_choices(name, "uk_shapes", uk_shapes)
+        self.choices: dict[str, tuple] = {
+            "jtype": tuple(join_types), "key": KEY_CONDITIONS, "residual": tuple(residuals),
+            "shape": tuple(uk_shapes), "mode": tuple(modes), "order": tuple(map_state_orders),
+            "long_extra": tuple(range(6)), "short_ttl": tuple(range(1, 7)), "layout": LAYOUTS,
+        }
+        self.ttl, self.semantics, self.actions = ttl, semantics, actions
+        self.min_ops, self.max_ops = min_ops, max_ops
+
+    def packed(self) -> st.SearchStrategy[tuple[bytes, list[Op]]]:
+        return packed_ops(2, [4, 4], min_ops=self.min_ops, max_ops=self.max_ops, allow_advance=self.ttl != "none",
+                          actions=self.actions, header=len(_PICKS))
+
+    def picker(self, header: bytes) -> Callable[[str], object]:
+        return _byte_picker(self.choices, header)
+
+    def assemble(self, pick: Callable[[str], object], ops: Sequence[Op]) -> Scenario:
         jtype = pick("jtype")
         key_sql, key_cols = pick("key")  # type: ignore[misc]
         residual = pick("residual")
@@ -146,23 +212,14 @@ def regular_join_scenarios(
         events = build_events(specs, [key_cols, key_cols], ops, conditions=(condition,), tie_keys=True)
         span = max([getattr(e, "processing_time", 0) for e in events], default=0)
         ttl_value: int | None = None
-        if ttl == "long":
+        if self.ttl == "long":
             ttl_value = span + 1 + pick("long_extra")  # type: ignore[operator]
-        elif ttl == "short":
+        elif self.ttl == "short":
             ttl_value = pick("short_ttl")  # type: ignore[assignment]
         config = Config(state_ttl_ms=ttl_value, map_state_order=pick("order"),  # type: ignore[arg-type]
-                        semantics=semantics)  # type: ignore[arg-type]
+                        semantics=self.semantics)  # type: ignore[arg-type]
         return Scenario(name=f"generated {jtype} join", inputs=tuple(specs),
                         join=JoinSpec(("a", "b"), (jtype,), (condition,)), config=config, events=tuple(events))
-
-    if encoding == "packed":
-        return readable(packed_ops(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
-                                   actions=actions, header=len(_PICKS)).map(
-            lambda packed: assemble(_byte_picker(choices, packed[0]), packed[1])))
-    heads = st.binary(min_size=len(_PICKS), max_size=len(_PICKS))
-    ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=ttl != "none",
-                          actions=actions)
-    return readable(st.tuples(heads, ops_st).map(lambda drawn: assemble(_byte_picker(choices, drawn[0]), drawn[1])))
 
 
 # The order in which `assemble` picks its choices (shape and mode once per input):

@@ -188,9 +188,8 @@ def _schema(draw: st.DrawFn, name: str, key_type: str) -> tuple[InputSpec, set[s
     return InputSpec(name, columns, uk, mode), not_null  # type: ignore[arg-type]
 
 
-@st.composite
-def any_schema_join_scenarios(draw: st.DrawFn, *, max_ops: int = 16) -> Scenario:
-    """A binary join of two inputs of drawn schemas on one column pair of comparable types."""
+def _drawn_join(draw: st.DrawFn, max_ops: int) -> st.SearchStrategy[Scenario]:
+    """Two inputs of drawn schemas joined on one column pair of comparable types: the scenarios of that join."""
     left_type = draw(st.sampled_from(COLUMN_TYPES))
     right_type = draw(st.sampled_from([t for t in COLUMN_TYPES if _COMPARABLE[t] == _COMPARABLE[left_type]]))
     (left, lnn), (right, rnn) = draw(_schema("l", left_type)), draw(_schema("r", right_type))
@@ -199,5 +198,20 @@ def any_schema_join_scenarios(draw: st.DrawFn, *, max_ops: int = 16) -> Scenario
     op = draw(st.sampled_from(("=", "IS NOT DISTINCT FROM")))
     jtype = draw(st.sampled_from(("inner", "left", "right", "full", "semi", "anti")))
     join = JoinSpec(("l", "r"), (jtype,), (f"l.{lk} {op} r.{rk}",))
-    return draw(schema_scenarios((left, right), join, not_null={"l": lnn, "r": rnn}, max_ops=max_ops,
-                                 name=f"generated {jtype} join of drawn schemas"))
+    return schema_scenarios((left, right), join, not_null={"l": lnn, "r": rnn}, max_ops=max_ops,
+                            name=f"generated {jtype} join of drawn schemas")
+
+
+@st.composite
+def any_schema_join_scenarios(draw: st.DrawFn, *, max_ops: int = 16) -> Scenario:
+    """A binary join of two inputs of drawn schemas on one column pair of comparable types."""
+    return draw(_drawn_join(draw, max_ops))
+
+
+@st.composite
+def any_schema_join_batches(draw: st.DrawFn, *, max_ops: int = 16, max_scenarios: int = 8) -> list[Scenario]:
+    """1..`max_scenarios` scenarios of one drawn join (`any_schema_join_scenarios`'s), answered by one oracle
+    query (oracle/batch.py); shrinking deletes scenarios, down to the failing one alone."""
+    check_count_range("any_schema_join_batches", "max_scenarios", max_scenarios, "max_scenarios", max_scenarios,
+                      floor=1)
+    return draw(st.lists(_drawn_join(draw, max_ops), min_size=1, max_size=max_scenarios))

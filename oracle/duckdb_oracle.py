@@ -12,17 +12,19 @@ alone took longer than the rest of such a query).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 
 import duckdb
 
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import Scenario, require_scenario
+from converge.oracle.batch import finals, histories, snapshot_sql
 from converge.oracle.interval import interval_final_sql
 from converge.oracle.materialize import materialize_inputs, presence_intervals
 from converge.oracle.query import run_query
-from converge.oracle.sql import check_supported, render_join_sql, render_snapshot_source, render_source, seq_column_name
-from converge.oracle.views import input_path, output_calc, view_seq_name, view_source, without_views
+from converge.oracle.sql import check_supported, render_join_sql, render_source
+from converge.oracle.views import input_path, output_calc, view_source, without_views
 
 __all__ = ["DuckDBOracle"]
 
@@ -68,15 +70,8 @@ class DuckDBOracle:
 
     def _history_sql(self, scenario: Scenario) -> str:
         """Snapshots joined on position: each row instance is repeated at every position it is present."""
-        core = without_views(scenario) if scenario.has_views() else scenario
-        check_supported(core)
-        seq = view_seq_name(scenario) if scenario.has_views() else seq_column_name(scenario)
-        intervals = presence_intervals(scenario)
-        sources = {spec.name: view_source(spec, render_snapshot_source(spec, intervals[spec.name], seq),
-                                          input_path(scenario, spec.name), seq)
-                   for spec in scenario.chain}
-        select, where = output_calc(scenario, core)
-        return render_join_sql(core, sources, seq=seq, select=select, where=where)
+        check_supported(without_views(scenario) if scenario.has_views() else scenario)  # names its path first
+        return snapshot_sql(scenario, presence_intervals(scenario))
 
     # ------------------------------------------------------------ running
 
@@ -100,3 +95,11 @@ class DuckDBOracle:
         for row in self._run(self._history_sql(scenario)):
             answers[row[0]][row[1:]] += 1
         return answers
+
+    def histories(self, scenarios: Sequence[Scenario]) -> list[list[Counter[tuple]]]:
+        """`history` of each scenario, in one query per shape (oracle/batch.py): equal answers, less overhead."""
+        return histories(scenarios, self._con)
+
+    def finals(self, scenarios: Sequence[Scenario]) -> list[Counter[tuple]]:
+        """`final` of each scenario (none an interval join), in one query per shape (oracle/batch.py)."""
+        return finals(scenarios, self._con)

@@ -41,6 +41,11 @@ from converge.properties.progress import ProgressCallback, PropertyProgress, Run
 from converge.properties.spec import PropertySpec
 
 
+class _Enough(BaseException):
+    """Raised through Hypothesis when a batched property has checked the scenarios asked for: the run ends there
+    as a pass (Hypothesis's own max_examples counts examples, and each example holds several scenarios)."""
+
+
 class _SystemFailed(BaseException):
     """Raised through Hypothesis when the system under test failed: a BaseException, so Hypothesis neither
     shrinks nor replays the example on a system that is no longer there (it would read a second, different
@@ -64,6 +69,7 @@ class PropertyResult:
     coverage: Counter = field(default_factory=Counter)  # special case -> examples that drew it
     exercised: Exercised = field(default_factory=Exercised)  # cases compared / not applicable / unsupported / skipped
     shrink_stopped: float | None = None     # shrinking stopped at this budget (s), with the best case found by then
+    batches: int | None = None              # a batched property (spec.batch > 1): the Hypothesis examples run
 
     @property
     def examples_per_second(self) -> float:
@@ -128,6 +134,7 @@ def run_property(spec: PropertySpec, *, max_examples: int | None = None, seed: i
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = time.process_time() - cpu_start
     result.examples = checker.count
+    result.batches = checker.batches if spec.batch > 1 else None
     _not_checked(result)
     if result.failure is not None:  # once, on the shrunk failure: what its replayable file must end with
         with_oracle_final(result.failure.divergence)
@@ -166,6 +173,8 @@ def _hypothesis_test(spec: PropertySpec, checker: _Checker, budget: ShrinkBudget
         before, shrinking = checker.count, budget.failed
         try:
             budget.run(args, lambda: checker.check(args))
+            if spec.batch > 1 and not budget.failed and checker.count >= watch.planned:
+                raise _Enough
         except UnsatisfiedAssumption:
             raise
         except Exception as exc:
@@ -195,6 +204,8 @@ def _end_of_search(result: PropertyResult, search: Callable[[], None], checker: 
     """Run `search` and record how it ended: a property failure, or an error (the system's, or a crash)."""
     try:
         search()
+    except _Enough:
+        pass
     except _SystemFailed:
         result.error = checker.system_failed
         result.failures = 1
@@ -262,12 +273,14 @@ class _Checker:
 
     def __init__(self, spec: PropertySpec, result: PropertyResult) -> None:
         self.spec, self.result = spec, result
-        self.count = 0                                          # examples whose check ran
+        self.count = 0                                          # examples (a batch: scenarios) whose check ran
+        self.batches = 0                                        # checks run (a batched property's batches)
         self.calls = _FailedCalls()
         self.system_failed: SystemUnderTestError | None = None  # the system's failure that ended the run
 
     def check(self, args: tuple) -> None:
-        self.count += 1
+        self.count += case_size(args)[1] if self.spec.batch > 1 else 1  # a batch's scenarios are its examples
+        self.batches += 1
         self._cover(args)
         with Recording() as recording:
             try:

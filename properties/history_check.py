@@ -27,10 +27,11 @@ from converge.engine.planner import Plan
 from converge.engine.runtime.local import LocalRuntime
 from converge.oracle import DuckDBOracle
 from converge.oracle.history_intervals import IntervalOracle, bulk_connection
+from converge.properties.batch import scenario_of_batch
 from converge.properties.divergence import fail
 from converge.properties.evidence import final_answer
 
-__all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "engine_outputs", "engine_up_to",
+__all__ = ["SNAPSHOT_MAX_EVENTS", "check_histories", "check_history", "check_history_batch", "engine_outputs", "engine_up_to",
            "first_divergence", "history_form"]
 
 SNAPSHOT_MAX_EVENTS = 200
@@ -122,17 +123,41 @@ def check_histories(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable
                     seen: set[tuple] | None = None) -> None:
     """`check_history` for several outputs (each with its message) against one oracle answer."""
     if history_form(scenario) == "snapshots":
-        expected = _SNAPSHOTS.history(scenario)
-        for run, what in runs:
-            for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
-                if g != w:
-                    fail(prop, scenario, what, event_index=i, engine=g, expected=w,
-                         emitted=engine_up_to(run(), i)[1],
-                         oracle_sql=_SNAPSHOTS.sql_for(scenario, "history"),
-                         expected_final=final_answer(scenario, expected[-1]))
-        if seen is not None:
-            seen.update(row for bag in expected for row in bag)
+        _check_snapshots(prop, scenario, runs, _SNAPSHOTS.history(scenario), seen)
         return
+    _check_changes(prop, scenario, runs, seen)
+
+
+def check_history_batch(prop: str, scenarios: Sequence[Scenario], run: Callable[[Scenario], Outputs],
+                        what: str) -> None:
+    """`check_history` of each scenario (its engine output: `run(scenario)`), the short streams answered by one
+    oracle query per shape (oracle/batch.py); a failure names its scenario alone (properties/batch.py)."""
+    short = [s for s in scenarios if history_form(s) == "snapshots"]
+    answers = iter(_SNAPSHOTS.histories(short))
+    for scenario in scenarios:
+        runs = [(lambda s=scenario: run(s), what)]
+        with scenario_of_batch(scenario):
+            if history_form(scenario) == "snapshots":
+                _check_snapshots(prop, scenario, runs, next(answers), None)
+            else:
+                _check_changes(prop, scenario, runs, None)
+
+
+def _check_snapshots(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable[[], Outputs], str]],
+                     expected: Sequence[Counter], seen: set[tuple] | None) -> None:
+    for run, what in runs:
+        for i, (g, w) in enumerate(zip(fold_history(run()), expected, strict=True)):
+            if g != w:
+                fail(prop, scenario, what, event_index=i, engine=g, expected=w,
+                     emitted=engine_up_to(run(), i)[1],
+                     oracle_sql=_SNAPSHOTS.sql_for(scenario, "history"),
+                     expected_final=final_answer(scenario, expected[-1]))
+    if seen is not None:
+        seen.update(row for bag in expected for row in bag)
+
+
+def _check_changes(prop: str, scenario: Scenario, runs: Sequence[tuple[Callable[[], Outputs], str]],
+                   seen: set[tuple] | None) -> None:
     oracle = IntervalOracle(bulk_connection())
     for k, (run, what) in enumerate(runs):
         position = first_divergence(oracle.changes(scenario), run(), seen if k == 0 else None)

@@ -17,9 +17,10 @@ from converge.engine.materialize import clean, fold, fold_history
 from converge.engine.model.scenario import Scenario, require_scenario
 from converge.engine.runtime.local import LocalRuntime, run_scenario
 from converge.oracle.shared import shared_oracle
+from converge.properties.batch import require_batch, scenario_of_batch
 from converge.properties.divergence import fail, require
 from converge.properties.evidence import final_answer
-from converge.properties.history_check import check_history, engine_outputs, engine_up_to
+from converge.properties.history_check import check_history, check_history_batch, engine_outputs, engine_up_to
 from converge.properties.ttl_model import TtlJoinModel
 
 
@@ -47,11 +48,41 @@ def prefix_consistency(scenario: Scenario) -> None:
                   "materialized output differs from the DuckDB answer")
 
 
+def prefix_consistency_batch(scenarios: list[Scenario]) -> None:
+    """`prefix_consistency` of every scenario of a batch, the oracle asked once for all of one shape."""
+    prop = "prefix_consistency"
+    batch = require_batch(scenarios, prop)
+    for scenario in batch:
+        require(_no_ttl(scenario) and scenario.config.semantics == "correct", prop,
+                "needs no TTL and semantics=correct")
+    check_history_batch(prop, batch, engine_outputs, "materialized output differs from the DuckDB answer")
+
+
 def final_convergence(scenario: Scenario) -> None:
     """At the end the output equals the batch answer, and no row's count was ever negative."""
     prop = "final_convergence"
     require_scenario(scenario, prop)
     require(_no_ttl(scenario), prop, "needs no TTL")
+    _final_matches(prop, scenario, _engine_final(prop, scenario), shared_oracle().final(scenario))
+
+
+def final_convergence_batch(scenarios: list[Scenario]) -> None:
+    """`final_convergence` of every scenario of a batch, the oracle asked once for all of one shape."""
+    prop = "final_convergence"
+    batch = require_batch(scenarios, prop)
+    for scenario in batch:
+        require(_no_ttl(scenario) and scenario.join.interval is None, prop, "needs no TTL and no interval join")
+    bags = []
+    for scenario in batch:
+        with scenario_of_batch(scenario, last=False):
+            bags.append(_engine_final(prop, scenario))
+    for scenario, bag, want in zip(batch, bags, shared_oracle().finals(batch), strict=True):
+        with scenario_of_batch(scenario):
+            _final_matches(prop, scenario, bag, want)
+
+
+def _engine_final(prop: str, scenario: Scenario) -> Counter:
+    """The engine's final bag; a row whose count ever went negative fails `prop` at that event."""
     bag: Counter = Counter()
     for i, items in enumerate(engine_outputs(scenario)):
         changes = [c for c in items if not hasattr(c, "watermark")]
@@ -61,10 +92,13 @@ def final_convergence(scenario: Scenario) -> None:
         if negative:
             fail(prop, scenario, f"output multiplicity went negative: {negative}", event_index=i,
                   engine=clean(bag), expected=Counter(), emitted=engine_up_to(engine_outputs(scenario), i)[1])
-    want = shared_oracle().final(scenario)
-    if clean(bag) != want:
+    return clean(bag)
+
+
+def _final_matches(prop: str, scenario: Scenario, bag: Counter, want: Counter) -> None:
+    if bag != want:
         fail(prop, scenario, "final output differs from the DuckDB answer",
-              event_index=len(scenario.events) - 1, engine=clean(bag), expected=want,
+              event_index=len(scenario.events) - 1, engine=bag, expected=want,
               emitted=engine_up_to(engine_outputs(scenario), len(scenario.events) - 1)[1],
               oracle_sql=shared_oracle().sql_for(scenario, "final"), expected_final=final_answer(scenario, want))
 

@@ -141,18 +141,9 @@ def _decode_args(encoded: Any, base: Scenario, check: Callable) -> tuple | None:
     out: list[Any] = []
     for i, a in enumerate(encoded):
         if isinstance(a, dict) and "$scenario" in a:
-            inner = a["$scenario"]
-            if inner == "self":
-                out.append(base)
-                continue
-            if not isinstance(inner, dict):
-                raise BadInputError(f"expected \"self\" or a scenario object, got {short_repr(inner)}",
-                                    path=f"{where}[{i}].$scenario")
-            try:
-                out.append(scenario_from_dict(inner))
-            except BadInputError as exc:
-                raise BadInputError(exc.detail, path=f"{where}[{i}].$scenario" + (f".{exc.path}" if exc.path else
-                                                                                  "")) from None
+            out.append(_decode_scenario(a["$scenario"], base, f"{where}[{i}]"))
+        elif isinstance(a, list) and a and all(isinstance(x, dict) and "$scenario" in x for x in a):  # a batch
+            out.append([_decode_scenario(x["$scenario"], base, f"{where}[{i}][{j}]") for j, x in enumerate(a)])
         else:
             out.append(a)
     try:
@@ -160,6 +151,18 @@ def _decode_args(encoded: Any, base: Scenario, check: Callable) -> tuple | None:
     except TypeError as exc:
         raise BadInputError(f"{len(out)} recorded arguments do not fit the property ({exc})", path=where) from None
     return tuple(out)
+
+
+def _decode_scenario(inner: Any, base: Scenario, where: str) -> Scenario:
+    """One recorded `{"$scenario": ...}` argument: the file's own scenario ("self") or the one written there."""
+    if inner == "self":
+        return base
+    if not isinstance(inner, dict):
+        raise BadInputError(f"expected \"self\" or a scenario object, got {short_repr(inner)}", path=f"{where}.$scenario")
+    try:
+        return scenario_from_dict(inner)
+    except BadInputError as exc:
+        raise BadInputError(exc.detail, path=f"{where}.$scenario" + (f".{exc.path}" if exc.path else "")) from None
 
 
 def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
@@ -187,6 +190,8 @@ def rerun_recorded_property(scenario: Scenario, outcome: ReplayOutcome) -> bool:
     base = replace(scenario, expect_final=None, expect_changelog=None,
                    meta={k: v for k, v in scenario.meta.items() if k != "converge_failure"})
     args = _decode_args(info.get("args"), base, spec.check)
+    if spec.batch > 1 and args is not None and len(args) == 1 and isinstance(args[0], Scenario):
+        args = ([args[0]],)  # recorded before the property took batches: a batch of that one scenario
     if args is None:
         outcome.checked.append(f"{name} (arguments not recorded: not rerun)")
         return False

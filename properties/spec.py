@@ -22,3 +22,6 @@ class PropertySpec:
     # and `search_budget`; each outcome's `warning()` (not found within budget) is a warning, not a failure.
     search: Callable[[int, int], list] | None = None
     search_budget: int = 1000
+    # Scenarios one Hypothesis example holds at most: a check of a batch (a list of scenarios of one shape, the
+    # oracle asked once for all; properties/batch.py). `examples` and `--examples` count scenarios either way.
+    batch: int = 1

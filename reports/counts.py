@@ -1,19 +1,22 @@
 """The three counts every campaign table and summary shows, with one meaning each (docs/systems.md).
 
-- examples: what was asked: `--examples N`, or the property's default. On the
-  embedded runtime an example is one Hypothesis example (one case); on a
-  system (`converge run --system`) it is one case, and the campaign sends
-  exactly N of them unless a divergence or a failure of the system stops it.
+- examples: what was asked: `--examples N`, or the property's default, N
+  cases. On the embedded runtime a case is one scenario: a batched property
+  (one Hypothesis example holds a batch of scenarios of one shape, one oracle
+  query for all) checks N scenarios, the last batch rounded up; on a system
+  (`converge run --system`) the campaign sends exactly N cases unless a
+  divergence or a failure of the system stops it.
 - batches: on a system, the batches checked: each one shape, up to `--batch`
   cases, sent in one run request (a property that runs each case twice,
   multiway_equals_binary_chain and restart_changes_nothing, sends both runs:
   in two requests or in one of twice the cases; the requests of a divergence's reduction are not counted here, its
-  report says how many). The embedded runtime has no batches: shown as "—"
+  report says how many). On the embedded runtime, a batched property's
+  Hypothesis examples; the other properties have no batches: shown as "—"
   (null in summary.json).
 - cases: the cases checked. On a system, the cases of those batches (the
   replay of a failing batch counted again; a property that runs each case
-  twice counts both runs); on the embedded runtime, the Hypothesis examples
-  run, shrinking's tries included.
+  twice counts both runs); on the embedded runtime, the scenarios checked,
+  shrinking's tries included.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ class Counts:
 
 
 def embedded_counts(result: Any, asked: int) -> Counts:
-    """A property of the embedded runtime: `asked` examples; each example run is one case."""
-    return Counts(asked, None, result.examples)
+    """A property of the embedded runtime: `asked` scenarios; the scenarios checked, in the batches a batched
+    property ran (None for the others)."""
+    return Counts(asked, getattr(result, "batches", None), result.examples)
 
 
 def system_counts(result: Any, asked: int) -> Counts:

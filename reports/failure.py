@@ -49,9 +49,15 @@ def encode_args(args: Sequence[Any] | None, scenario: Scenario) -> list | None:
     if args is None:
         return None
     out: list = []
+
+    def one(a: Scenario) -> dict:
+        return {"$scenario": SELF} if _same_run(a, scenario) else {"$scenario": scenario_to_dict(a)}
+
     for a in args:
         if isinstance(a, Scenario):
-            out.append({"$scenario": SELF} if _same_run(a, scenario) else {"$scenario": scenario_to_dict(a)})
+            out.append(one(a))
+        elif isinstance(a, list) and a and all(isinstance(x, Scenario) for x in a):  # a batch (properties/batch.py)
+            out.append([one(x) for x in a])
         elif a is None or isinstance(a, (bool, int, float, str)):
             out.append(a)
         elif isinstance(a, (list, tuple)) and all(x is None or isinstance(x, (bool, int, float, str)) for x in a):

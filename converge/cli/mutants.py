@@ -27,7 +27,8 @@ from converge.engine.model.files import write_text_whole
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_to_dict
 from converge.properties.campaign import run_property
-from converge.properties.divergence import Divergence, PropertyFailure
+from converge.properties.divergence import Divergence, FailedCall, PropertyFailure
+from converge.properties.progress import case_size
 from converge.properties.registry import PropertySpec, select
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
@@ -65,7 +66,7 @@ def _instrumented(spec: PropertySpec, probe: _Probe) -> PropertySpec:
     check = spec.check
 
     def counted(*args):
-        probe.calls += 1
+        probe.calls += case_size(args)[1] if spec.batch > 1 else 1  # a batch's scenarios are its examples
         try:
             check(*args)
         except PropertyFailure:
@@ -73,11 +74,26 @@ def _instrumented(spec: PropertySpec, probe: _Probe) -> PropertySpec:
             raise
         except Exception as exc:  # noqa: BLE001 - the mutated engine crashed: detected, and shrinkable
             _first(probe)
+            if spec.batch > 1 and args and isinstance(args[0], list):
+                _crashing_scenario(check, args[0], exc)
             scenario = next((a for a in args if isinstance(a, Scenario)), None)
             if scenario is None:
                 raise
-            raise PropertyFailure(Divergence(spec.name, scenario,
-                                             f"the engine crashed: {type(exc).__name__}: {exc}")) from exc
+            raise _crashed(scenario, exc) from exc
+
+    def _crashed(scenario: Scenario, exc: BaseException, call: FailedCall | None = None) -> PropertyFailure:
+        return PropertyFailure(Divergence(spec.name, scenario, f"the engine crashed: {type(exc).__name__}: {exc}"),
+                               call=call)
+
+    def _crashing_scenario(check: Callable[..., None], batch: list, exc: BaseException) -> None:
+        """A batch crashed: the scenario that crashes alone is the evidence (it replays as a batch of one)."""
+        for scenario in batch:
+            try:
+                check([scenario])
+            except PropertyFailure:
+                continue
+            except Exception as alone:  # noqa: BLE001 - the crash, on this scenario
+                raise _crashed(scenario, alone, FailedCall(([scenario],))) from exc
 
     return replace(spec, check=counted)
 

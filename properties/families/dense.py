@@ -29,13 +29,15 @@ deleting a change shifted every later tick. These shrink to 2..5 events.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TypedDict
 
 from hypothesis import strategies as st
 
 from converge.engine.model.changelog import ACCUMULATE_KINDS
 from converge.engine.model.scenario import ChangeEvent, Event, ProcessingTimeEvent, Scenario
-from converge.generators.scenarios import regular_join_scenarios
+from converge.generators.scenarios import BATCH_SCENARIOS, regular_join_batches, regular_join_scenarios
 from converge.properties import regular, wellformed
 from converge.properties.spec import PropertySpec
 
@@ -81,9 +83,21 @@ def doubled(scenario: Scenario) -> Scenario:
 # TTL streams are drawn without clock events (ttl="none"); fine_clock adds them.
 _TTL_STREAMS = regular_join_scenarios(modes=("insert_only", "retract"), uk_shapes=("none", "own"),
                                       residuals=_FEW_RESIDUALS)
-_DUPLICATE_STREAMS = regular_join_scenarios(modes=("insert_only", "retract"), uk_shapes=("none", "none", "own"))
-_HOT_STREAMS = regular_join_scenarios(uk_shapes=("none", "own"), modes=("insert_only", "retract", "upsert", "upsert"),
-                                      residuals=_FEW_RESIDUALS)
+class _Streams(TypedDict, total=False):
+    """The keyword arguments of regular_join_scenarios that a dense stream narrows."""
+    modes: Sequence[str]
+    uk_shapes: Sequence[str]
+    residuals: Sequence[str | None]
+
+
+_DUPLICATES = _Streams(modes=("insert_only", "retract"), uk_shapes=("none", "none", "own"))
+_HOT = _Streams(uk_shapes=("none", "own"), modes=("insert_only", "retract", "upsert", "upsert"),
+                residuals=_FEW_RESIDUALS)
+_DUPLICATE_STREAMS = regular_join_scenarios(**_DUPLICATES)
+_HOT_STREAMS = regular_join_scenarios(**_HOT)
+# The prefix properties take batches of one join (one oracle query each: docs/generators.md)
+_DUPLICATE_BATCHES = regular_join_batches(**_DUPLICATES)
+_HOT_BATCHES = regular_join_batches(**_HOT)
 
 
 @st.composite
@@ -95,12 +109,16 @@ def _fine_clock(draw: st.DrawFn) -> tuple:
 PROPERTIES: list[PropertySpec] = [
     PropertySpec(REGULAR, "ttl_fine_clock", _fine_clock, regular.ttl_matches_model, 150,
                  "one key, a clock tick between changes, TTL of 2..4 ticks: the TTL-aware model's answer"),
-    PropertySpec(REGULAR, "duplicates_prefix_consistency", lambda: _DUPLICATE_STREAMS.map(lambda s: (doubled(s),)),
-                 regular.prefix_consistency, 100,
-                 "every row of a no-unique-key input arrives twice: DuckDB's answer after every event"),
-    PropertySpec(REGULAR, "hot_key_prefix_consistency", lambda: _HOT_STREAMS.map(lambda s: (one_join_key(s),)),
-                 regular.prefix_consistency, 150,
-                 "one join key, upserts often, few residuals: DuckDB's answer after every event"),
+    PropertySpec(REGULAR, "duplicates_prefix_consistency",
+                 lambda: _DUPLICATE_BATCHES.map(lambda b: ([doubled(s) for s in b],)),
+                 regular.prefix_consistency_batch, 100,
+                 "every row of a no-unique-key input arrives twice: DuckDB's answer after every event",
+                 batch=BATCH_SCENARIOS),
+    PropertySpec(REGULAR, "hot_key_prefix_consistency",
+                 lambda: _HOT_BATCHES.map(lambda b: ([one_join_key(s) for s in b],)),
+                 regular.prefix_consistency_batch, 150,
+                 "one join key, upserts often, few residuals: DuckDB's answer after every event",
+                 batch=BATCH_SCENARIOS),
     PropertySpec(REGULAR, "dense_changelog_wellformed",
                  lambda: st.one_of(_DUPLICATE_STREAMS.map(doubled), _HOT_STREAMS.map(one_join_key)).map(
                      lambda s: (s,)),

@@ -7,8 +7,15 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from converge.generators.changelog import interleave, per_key_tokens
-from converge.generators.scenarios import RESIDUALS, TtlMode, regular_join_scenarios, without_unique_keys
-from converge.generators.schema import any_schema_join_scenarios
+from converge.generators.scenarios import (
+    BATCH_SCENARIOS,
+    RESIDUALS,
+    TtlMode,
+    regular_join_batches,
+    regular_join_scenarios,
+    without_unique_keys,
+)
+from converge.generators.schema import any_schema_join_batches
 from converge.generators.views import self_join_scenarios, view_join_scenarios
 from converge.properties import regular, shapes, wellformed
 from converge.properties.spec import PropertySpec
@@ -61,16 +68,20 @@ def _single(strategy: st.SearchStrategy) -> st.SearchStrategy[tuple]:
 REGULAR = "regular"
 
 PROPERTIES: list[PropertySpec] = [
-    PropertySpec(REGULAR, "prefix_consistency", lambda: _single(regular_join_scenarios()),
-                 regular.prefix_consistency, 200,
-                 "after every event the materialized output equals DuckDB's answer on the input so far"),
-    PropertySpec(REGULAR, "final_convergence", lambda: _single(regular_join_scenarios()),
-                 regular.final_convergence, 100, "final answer = batch answer; multiplicities never negative"),
-    PropertySpec(REGULAR, "prefix_consistency_any_schema", lambda: _single(any_schema_join_scenarios()),
-                 regular.prefix_consistency, 100,
-                 "drawn schemas (column types, NOT NULL columns, keys, modes): the DuckDB answer after every event"),
-    PropertySpec(REGULAR, "final_convergence_any_schema", lambda: _single(any_schema_join_scenarios()),
-                 regular.final_convergence, 100, "drawn schemas: final answer = batch answer"),
+    PropertySpec(REGULAR, "prefix_consistency", lambda: regular_join_batches().map(lambda b: (b,)),
+                 regular.prefix_consistency_batch, 200,
+                 "after every event the materialized output equals DuckDB's answer on the input so far",
+                 batch=BATCH_SCENARIOS),
+    PropertySpec(REGULAR, "final_convergence", lambda: regular_join_batches().map(lambda b: (b,)),
+                 regular.final_convergence_batch, 100, "final answer = batch answer; multiplicities never negative",
+                 batch=BATCH_SCENARIOS),
+    PropertySpec(REGULAR, "prefix_consistency_any_schema", lambda: any_schema_join_batches().map(lambda b: (b,)),
+                 regular.prefix_consistency_batch, 100,
+                 "drawn schemas (column types, NOT NULL columns, keys, modes): the DuckDB answer after every event",
+                 batch=BATCH_SCENARIOS),
+    PropertySpec(REGULAR, "final_convergence_any_schema", lambda: any_schema_join_batches().map(lambda b: (b,)),
+                 regular.final_convergence_batch, 100, "drawn schemas: final answer = batch answer",
+                 batch=BATCH_SCENARIOS),
     PropertySpec(REGULAR, "prefix_consistency_views", lambda: _single(view_join_scenarios()),
                  regular.prefix_consistency, 100,
                  "views (a projection and filter in front of each input, a SELECT list and WHERE after the join): "

@@ -25,13 +25,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from converge.cli.mutant_catalog import by_name
 from converge.cli.mutants import run_mutant
-from converge.properties.registry import select
+from converge.generators.scenarios import regular_join_scenarios
+from converge.generators.schema import any_schema_join_scenarios
+from converge.properties import regular
+from converge.properties.registry import PropertySpec, select
 from tests.conftest import HYPOTHESIS_HOME
 
 REGULAR_BOUND = 6
@@ -67,10 +71,27 @@ CHEAP = ("padding_not_retracted_on_first_match", "unmatched_outer_retraction_kee
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The batched regular properties and the one-scenario checks and generators they replaced (main before batches).
+ONE_PER_EXAMPLE = {
+    "prefix_consistency": (regular_join_scenarios, regular.prefix_consistency),
+    "final_convergence": (regular_join_scenarios, regular.final_convergence),
+    "prefix_consistency_any_schema": (any_schema_join_scenarios, regular.prefix_consistency),
+    "final_convergence_any_schema": (any_schema_join_scenarios, regular.final_convergence),
+}
 
-def shrunk_size(mutant_name: str, family: str, prop: str, seed: int, examples: int = 400) -> int:
-    """The size of the shrunk counterexample, measured in a fresh process (see the module docstring)."""
-    args = json.dumps([mutant_name, family, prop, seed, examples])
+
+def one_per_example(spec: PropertySpec) -> PropertySpec:
+    """A batched property as it was before batches: one scenario per Hypothesis example."""
+    strategy, check = ONE_PER_EXAMPLE[spec.name]
+    return replace(spec, strategy=lambda: strategy().map(lambda s: (s,)), check=check, batch=1)
+
+
+def shrunk_size(mutant_name: str, family: str, prop: str, seed: int, examples: int = 400,
+                form: str = "registered") -> int:
+    """The size of the shrunk counterexample, measured in a fresh process (see the module docstring).
+
+    `form="single"`: the property as it ran before batches, one scenario per example (`one_per_example`)."""
+    args = json.dumps([mutant_name, family, prop, seed, examples, form])
     code = ("import json; from hypothesis.configuration import set_hypothesis_home_dir; "
             f"set_hypothesis_home_dir({str(HYPOTHESIS_HOME)!r}); "
             f"from tests.quality.test_shrink_quality import measure; print(measure(*json.loads({args!r})))")
@@ -79,9 +100,10 @@ def shrunk_size(mutant_name: str, family: str, prop: str, seed: int, examples: i
     return int(done.stdout.strip().splitlines()[-1])
 
 
-def measure(mutant_name: str, family: str, prop: str, seed: int, examples: int) -> int:
+def measure(mutant_name: str, family: str, prop: str, seed: int, examples: int, form: str = "registered") -> int:
     (mutant,) = by_name(mutant_name)
-    outcome = run_mutant(mutant, examples=examples, seed=seed, properties=select(family, prop))
+    specs = select(family, prop) if form == "registered" else [one_per_example(spec) for spec in select(family, prop)]
+    outcome = run_mutant(mutant, examples=examples, seed=seed, properties=specs)
     assert outcome.status == "killed", f"{mutant_name}: {prop} did not catch it ({outcome.status})"
     assert outcome.shrunk_events is not None
     return outcome.shrunk_events
@@ -107,3 +129,13 @@ def test_interval_and_multiway_bugs_shrink_small(name: str) -> None:
     family, prop = OTHER_FAMILIES[name]
     size = shrunk_size(name, family, prop, seed=1)
     assert size <= REGULAR_BOUND, f"{name}: shrunk to {size} events"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["padding_not_retracted_on_first_match", "padding_not_reemitted_after_last_match",
+                                  "unmatched_outer_retraction_keeps_padding", "anti_emits_right_kind"])
+def test_batches_shrink_no_worse_than_one_scenario_per_example(name: str) -> None:
+    """Issue 43: a batched property's counterexample is no larger than the one-scenario form's, same seed."""
+    batched = shrunk_size(name, "regular", REGULAR[name], seed=1)
+    single = shrunk_size(name, "regular", REGULAR[name], seed=1, form="single")
+    assert batched <= single, f"{name}: batched {batched} events, one per example {single}"

@@ -8,9 +8,9 @@ another command module.
 
 from __future__ import annotations
 
-from converge.cli.commands import adapter, bench, check, explain, mutants, replay, run, systems, verify
+from converge.cli.commands import adapter, bench, check, explain, mutants, replay, repro, run, systems, verify
 
 # The order of `converge --help`.
-COMMANDS = (run, replay, adapter, bench, mutants, explain, systems, check, verify)
+COMMANDS = (run, replay, repro, adapter, bench, mutants, explain, systems, check, verify)
 
 __all__ = ["COMMANDS"]

@@ -130,7 +130,7 @@ def flink_query(scenario: Scenario) -> str:
     visible = columns(chain[0])
     frag = _quote(chain[0])
     exists = []
-    for name, jtype, cond in zip(chain[1:], scenario.join.types, scenario.join.conditions):
+    for name, jtype, cond in zip(chain[1:], scenario.join.types, scenario.join.conditions, strict=True):
         try:
             sql = condition_sql.translate(cond, visible + columns(name))
         except condition_sql.Untranslatable as exc:

@@ -75,6 +75,8 @@ def test_the_program_holds_the_case_its_options_and_the_hand_worked_answer() -> 
     assert found["OPTIONS"]["table.exec.mini-batch.enabled"] == "true"
     assert found["OPTIONS"]["table.exec.mini-batch.size"] == "2"
     assert found["ROUND_SIZE"] == 2
+    # the lead records share no value with the case's rows (their keys never meet a real row's)
+    assert found["LEAD"] == {"orders": (2, 6), "vouchers": (2, 10)}
     assert "LEFT JOIN vouchers ON" in found["QUERY"]
     off = _literals(_program(mini_batch_size=None))
     assert "table.exec.mini-batch.enabled" not in off["OPTIONS"] and off["ROUND_SIZE"] == 1

@@ -153,7 +153,7 @@ def flink_query(scenario: Scenario) -> str:
 def job_options(scenario: Scenario) -> tuple[dict[str, str], int, int | None]:
     """(the Flink options the case sets, the join's parallelism, the mini-batch size or None)."""
     config = scenario.config
-    options = {"state.backend.type": config.state_backend or "hashmap"}
+    options: dict[str, str] = {"state.backend.type": config.state_backend or "hashmap"}
     if config.multi_join == "on":
         options["table.optimizer.multi-join.enabled"] = "true"
     if config.mini_batch_size is not None:

@@ -42,17 +42,23 @@ def cmd_repro(args: argparse.Namespace) -> int:
     name, _, version = args.system.partition(":")
     if name != "flink":
         raise UsageError(f"--system {args.system}: `converge repro` writes programs for flink only so far")
-    installed = environment.find(version or None)
     path = scenario_path(args.source)
     scenario = load_scenario_file(path)
-    repro = build(scenario, path.name, installed.version)
+    try:
+        installed = environment.find(version or None)
+    except UsageError:
+        if not args.no_run:
+            raise
+        installed = None  # --no-run writes the program for the version named (default: converge's default)
+    target = installed.version if installed is not None else version or environment.DEFAULT_VERSION
+    repro = build(scenario, path.name, target)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     program = out / f"repro_{repro.slug}.py"
     program.write_text(repro.program, encoding="utf-8")
     print(f"wrote {program}")
     measured: Measured | None = None
-    if not args.no_run:
+    if installed is not None and not args.no_run:
         print(f"running it on Flink {installed.version} ({installed.interpreter}) ...", flush=True)
         measured = run_program(installed.interpreter, program.resolve(), installed.version)
         print(measured.output)

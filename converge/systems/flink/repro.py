@@ -91,6 +91,7 @@ class FlinkRepro:
     oracle_sql: str
     expected: list[tuple]
     options: dict[str, str]
+    version: str                 # the Flink version the program is written for
 
 
 def slug_of(name: str) -> str:
@@ -223,4 +224,4 @@ def build(scenario: Scenario, source: str, version: str) -> FlinkRepro:
         inputs=_literal(inputs), events=_literal(events),
         query='"""' + query + '"""', options=_literal(options), parallelism=parallelism, round_size=bundle or 1,
         expected=_literal(expected), lead=_literal(_lead(scenario))) + BODY
-    return FlinkRepro(slug, program, title, query, oracle.sql_for(scenario, "final"), expected, options)
+    return FlinkRepro(slug, program, title, query, oracle.sql_for(scenario, "final"), expected, options, version)

@@ -133,6 +133,6 @@ The expected answer is the batch answer of the same join over the inputs' final 
 
 ## How to reproduce
 
-`python {program}` with PyFlink (`pip install apache-flink=={measured.version if measured else "VERSION"}`,
+`python {program}` with PyFlink (`pip install apache-flink=={repro.version}`,
 Java 11+): it exits 1 when Flink's final answer differs from the expected one, 0 when they agree.{link}
 """

@@ -138,17 +138,20 @@ def main():
     for kind, row in changelog:
         print(f"  {kind}{list(row)}")
     final = Counter()
-    updates_nothing = []  # +U while no row is live: an update-after of nothing (no -U of its key can precede it)
+    updates_nothing = []  # +U with no -U open and no row live: an update-after of nothing
+    open_updates = 0  # -U not yet followed by their +U
     for kind, row in changelog:
-        if kind == "+U" and not any(n > 0 for n in final.values()):
+        if kind == "+U" and open_updates == 0 and not any(n > 0 for n in final.values()):
             updates_nothing.append(row)
+        open_updates = max(open_updates + {"-U": 1, "+U": -1}.get(kind, 0), 0)
         final[row] += 1 if kind[0] == "+" else -1
     answer = sorted((row for row, n in final.items() for _ in range(max(n, 0))), key=repr)
     expected = sorted(EXPECTED, key=repr)
     print("final answer:", answer)
     print("expected:    ", expected)
     if updates_nothing:
-        print(f"DIVERGED: the changelog is not well formed: +U{list(updates_nothing[0])} while no row is live")
+        print(f"DIVERGED: the changelog is not well formed: +U{list(updates_nothing[0])} updates nothing (no row "
+              "is live and no -U precedes it)")
         return 1
     if any(n < 0 for n in final.values()):
         print("DIVERGED: the changelog retracts rows it never emitted")

@@ -16,7 +16,8 @@ from tests.support.paths import ROOT
 COMMANDS_FOLDER = ROOT / "converge" / "cli" / "commands"
 MODULE_NAMES = sorted(p.stem for p in COMMANDS_FOLDER.glob("*.py") if p.stem != "__init__")
 # `converge --help` before the commands moved into their own modules, in its order.
-HELP_COMMANDS = ["run", "replay", "adapter", "bench", "mutants", "explain", "systems", "check", "verify", "capture"]
+HELP_COMMANDS = ["run", "replay", "repro", "adapter", "bench", "mutants", "explain", "systems", "check", "verify",
+                 "capture"]
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

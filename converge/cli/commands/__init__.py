@@ -8,9 +8,21 @@ another command module.
 
 from __future__ import annotations
 
-from converge.cli.commands import adapter, bench, capture, check, explain, mutants, replay, run, systems, verify
+from converge.cli.commands import (
+    adapter,
+    bench,
+    capture,
+    check,
+    explain,
+    mutants,
+    replay,
+    repro,
+    run,
+    systems,
+    verify,
+)
 
 # The order of `converge --help`.
-COMMANDS = (run, replay, adapter, bench, mutants, explain, systems, check, verify, capture)
+COMMANDS = (run, replay, repro, adapter, bench, mutants, explain, systems, check, verify, capture)
 
 __all__ = ["COMMANDS"]

@@ -1,0 +1,69 @@
+"""`converge repro --system flink` programs run on the installed Flink, alone in an empty folder: each exits 1 on its
+finding (docs/flink-findings.md) and 0 on the same case with the bug's trigger removed. Default suite: finding #2
+(mini-batch on, then off); the other findings behind --run-slow. A JVM per run (about 30 s each)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from converge.engine.model.scenario import ChangeEvent, Scenario
+from converge.properties.replay import load_scenario_file
+from converge.properties.systems.known import BUILTIN
+from converge.systems.flink import environment
+from converge.systems.flink.repro import build
+from tests.support.paths import SCENARIOS
+
+pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+CASES = BUILTIN / "cases"
+
+
+def _mini_batch_off(scenario: Scenario) -> Scenario:
+    return dataclasses.replace(scenario, config=dataclasses.replace(scenario.config, mini_batch_size=None))
+
+
+def _no_nulls(scenario: Scenario) -> Scenario:
+    """Finding #1's trigger is the NULL in the outer row's correlated column: 0 in its place."""
+    events = tuple(dataclasses.replace(e, row=tuple(0 if v is None else v for v in e.row))
+                   if isinstance(e, ChangeEvent) else e for e in scenario.events)
+    return dataclasses.replace(scenario, events=events)
+
+
+def _run(scenario: Scenario, folder: Path) -> tuple[int, str]:
+    version = environment.find().version
+    repro = build(scenario, "case.json", version)
+    folder.mkdir()
+    program = folder / f"repro_{repro.slug}.py"
+    program.write_text(repro.program, encoding="utf-8")
+    done = subprocess.run([str(environment.find(version).interpreter), program.name], cwd=folder,
+                          capture_output=True, text=True, timeout=600, check=False)
+    return done.returncode, done.stdout + done.stderr[-2000:]
+
+
+def _check(path: Path, without_trigger, tmp_path: Path) -> None:
+    scenario = load_scenario_file(path)
+    code, out = _run(scenario, tmp_path / "finding")
+    assert code == 1, out
+    assert "DIVERGED" in out
+    code, out = _run(without_trigger(scenario), tmp_path / "without_trigger")
+    assert code == 0, out
+    assert "AGREED" in out
+
+
+def test_finding_2_diverges_with_mini_batch_and_agrees_without(flink_command, tmp_path) -> None:
+    _check(CASES / "flink_minibatch_suppressed_padding.json", _mini_batch_off, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("path", "without_trigger"), [
+    (CASES / "flink_exists_correlated_null_semi.json", _no_nulls),
+    (CASES / "flink_exists_correlated_null_anti.json", _no_nulls),
+    (CASES / "flink_minibatch_first_row_update_after.json", _mini_batch_off),
+    (SCENARIOS / "systems" / "flink_minibatch_padding_swapped.json", _mini_batch_off),
+], ids=["1-semi", "1-anti", "minibatch-update-after-first", "2-swapped"])
+def test_the_other_findings_diverge_and_agree_without_their_trigger(flink_command, path, without_trigger,
+                                                                     tmp_path) -> None:
+    _check(path, without_trigger, tmp_path)

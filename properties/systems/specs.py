@@ -358,18 +358,6 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
     reducer = None if reduce_budget is None else Reducer(system, judge, budget=reduce_budget, on_round=on_reduction)
     reduced: dict[str, PropertyFailure] = {}  # the diverging case (as sent) -> the failure of its reduced case
 
-    def check(cases: list[Scenario]) -> None:
-        if sent is not None:
-            sent.add(cases)
-        if quota is None:
-            return checked(cases)
-        try:
-            checked(cases)
-        except BaseException:
-            quota.checked(len(cases), ok=False)
-            raise
-        quota.checked(len(cases), ok=True)
-
     def checked(cases: list[Scenario]) -> None:
         try:
             judge(system, cases)
@@ -386,5 +374,23 @@ def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,
                 reduced[key] = seen
             raise seen from None
 
-    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size, quota, fresh), check, prop.examples,
-                        prop.description)
+    return PropertySpec(prop.family, prop.name, lambda: batches(factory(), size, quota, fresh),
+                        _counted(checked, quota, sent), prop.examples, prop.description)
+
+
+def _counted(checked: Callable[[list[Scenario]], None], quota: CaseQuota | None,
+             sent: Sent | None) -> Callable[[list[Scenario]], None]:
+    """`checked`, every batch counted in `sent` and in the `quota` (as passed or not)."""
+    def check(cases: list[Scenario]) -> None:
+        if sent is not None:
+            sent.add(cases)
+        if quota is None:
+            return checked(cases)
+        try:
+            checked(cases)
+        except BaseException:
+            quota.checked(len(cases), ok=False)
+            raise
+        quota.checked(len(cases), ok=True)
+
+    return check

@@ -48,7 +48,7 @@ def project(monkeypatch, tmp_path: Path) -> Path:
 
 
 def latest(reports: Path) -> dict:
-    return json.loads((reports / (reports / "LATEST").read_text().strip() / "summary.json").read_text())
+    return json.loads((reports / (reports / "latest-run.txt").read_text().strip() / "summary.json").read_text())
 
 
 def test_last_failed_reruns_with_the_examples_it_failed_with_not_the_project_default(project: Path, capsys) -> None:

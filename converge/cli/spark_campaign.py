@@ -219,6 +219,7 @@ def run_spark_campaign(options: RunOptions) -> int:
 
     Exit codes as `converge run`: 1 on a divergence; 2 when a property decided none of the
     scenarios drawn (it checked nothing, which is not a pass) or reports could not be written."""
+    retries_before = spark_job.worker_connect_retries  # the count is the process's: this campaign's are the rise
     strategies = family_strategies()
     if options.family and options.family not in strategies:
         raise UsageError(f"--family {options.family!r}: the Spark campaign runs {', '.join(strategies)}")
@@ -272,7 +273,8 @@ def run_spark_campaign(options: RunOptions) -> int:
     counts = Counter(outcome_of(r) for r in results)
     tally = ", ".join(f"{counts[k]} {k}" for k in ["passed"] + sorted(set(counts) - {"passed"}))
     print(f"\n{tally} ({n * len(families)} scenarios on Spark; examples = the scenarios a property decides)")
-    if spark_job.worker_connect_retries:
-        print(f"spark: {spark_job.worker_connect_retries} quer{'y' if spark_job.worker_connect_retries == 1 else 'ies'} "
-              f"ran again after a Python worker failed to connect back (a loaded machine; each retried once)")
+    retried = spark_job.worker_connect_retries - retries_before
+    if retried:
+        print(f"spark: {retried} quer{'y' if retried == 1 else 'ies'} ran again after a Python worker failed to "
+              f"connect back (a loaded machine; each retried once)")
     return reports.settle(max((exit_code(r.failure or r.error) for r in results), default=0))

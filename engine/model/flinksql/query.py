@@ -37,6 +37,7 @@ from converge.engine.model.flinksql.job import (
 )
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
+from converge.engine.model.flinksql.streams import shared_streams
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.flinksql.views import DerivedInput, derived_input, inline_views, is_view, read_view
 from converge.engine.model.paths import not_a_file
@@ -86,19 +87,35 @@ class MappedQuery:
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
-        """The inputs: each declared table's columns (its events), with a view's projection and filter."""
+        """The inputs: each declared table's columns (its events), with a view's projection and filter; a table
+        read in several places is one stream input (declared before its first reader) that each reader names as
+        its `source` (Flink scans the table once and feeds every use)."""
         derived = dict(self.derived)
-        out = []
+        streams = shared_streams(self.aliases)
+        out: list[InputSpec] = []
         for a, t in self.aliases:
             spec = self.tables[t].input_spec(a)
+            if t in streams:
+                if not any(s.name == streams[t] for s in out):
+                    out.append(self.tables[t].input_spec(streams[t]))
+                spec = replace(spec, source=streams[t])
             if a in derived:
                 spec = replace(spec, project=derived[a].project, where=derived[a].where, time_column=None)
             out.append(spec)
         return tuple(out)
 
+    def stream_of(self, alias: str) -> str:
+        """The input whose events the input `alias` reads: its own, or its table's shared stream."""
+        return shared_streams(self.aliases).get(dict(self.aliases)[alias], alias)
+
+    def streams(self) -> tuple[str, ...]:
+        """The inputs the events name, in chain order (a shared table's stream once)."""
+        return tuple(dict.fromkeys(self.stream_of(a) for a, _ in self.aliases))
+
     def source_of(self, alias: str) -> SourceTable:
-        """The declared table the input reads (its rows are the input's events)."""
-        return self.tables[dict(self.aliases)[alias]]
+        """The declared table the input (or a shared table's stream) reads (its rows are the input's events)."""
+        tables = dict(self.aliases) | {s: t for t, s in shared_streams(self.aliases).items()}
+        return self.tables[tables[alias]]
 
     def table_of(self, alias: str) -> SourceTable:
         """The input as the join sees it: the declared table, or the view's columns over it."""
@@ -272,26 +289,18 @@ class _Mapper:
         alias = node.alias_or_name
         if not alias.isidentifier():
             raise self.text.error(node, f"alias {alias!r} is not an identifier")
-        for a, t in self.aliases:
+        for a, _ in self.aliases:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")
-            if t == table:
-                raise self.text.unsupported(node, f"table {table!r} appears twice (a self-join): converge generates "
-                                                  f"one stream per input and does not model one source feeding two "
-                                                  f"inputs")
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
     def _derived(self, node: exp.Subquery) -> tuple[str, str]:
         """A derived table (or an inlined view) over one declared table: the input and its Calc."""
         derived = derived_input(node, self.tables, self.text)
-        for a, t in self.aliases:
+        for a, _ in self.aliases:
             if a.casefold() == derived.alias.casefold():
                 raise self.text.error(node, f"alias {derived.alias!r} is used twice")
-            if t == derived.table:
-                raise self.text.unsupported(node, f"table {t!r} appears twice (a self-join): converge generates "
-                                                  f"one stream per input and does not model one source feeding two "
-                                                  f"inputs")
         self.derived[derived.alias] = derived
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return derived.alias, derived.table
@@ -364,6 +373,10 @@ class _Mapper:
             self.refused.append(self.text.error(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
+        if self.interval is not None and len({t for _, t in self.aliases}) < len(self.aliases):
+            self.refused.append(self.text.unsupported((node.args.get("joins") or [node])[0],
+                                                      "an interval join of a table with itself: converge does not "
+                                                      "model one source feeding an interval join yet"))
         if self.refused:
             return None
         try:
@@ -449,6 +462,7 @@ class _Mapper:
                 or sub.args.get("from_") is None:
             raise self.text.error(sub, "the subquery must be SELECT ... FROM one table [WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
+        self._unshadow(sub)
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in self.tables[table].columns}
@@ -468,6 +482,23 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
+
+    def _unshadow(self, sub: exp.Select) -> None:
+        """A subquery's table named like an outer input shadows it (SQL resolves a name in the innermost query
+        first, `EXISTS (SELECT * FROM t ...)` under `FROM t`): the subquery's input gets a fresh alias `t_1`, and
+        its own references to the name follow it."""
+        node = sub.args["from_"].this
+        taken = {a.casefold() for a, _ in self.aliases}
+        if not isinstance(node, exp.Table) or node.alias_or_name.casefold() not in taken:
+            return
+        old, n = node.alias_or_name, 1
+        while f"{old}_{n}".casefold() in taken:
+            n += 1
+        new = f"{old}_{n}"
+        for col in sub.find_all(exp.Column):
+            if col.table and col.table.casefold() == old.casefold():
+                col.set("table", exp.to_identifier(new))
+        node.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
 
     # ------------------------------------------------------------ SELECT list
 

@@ -95,7 +95,7 @@ def describe_query(query: MappedQuery) -> list[str]:
         view = dict(query.derived).get(alias)
         if view is not None:  # a view or derived table: the Calc between the table and the join
             shown = ", ".join(f"{c} {ft.name}" for c, ft in view.columns)
-            lines.append(f"    through a view: {shown}" + (f"; where {view.where}" if view.where else ""))
+            lines.append(f"    through {view.via}: {shown}" + (f"; where {view.where}" if view.where else ""))
     lines.append("join chain: " + query.join.inputs[0] + "".join(
         f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,
                                                                    query.join.conditions, strict=False)))

@@ -39,7 +39,14 @@ from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.streams import shared_streams
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.flinksql.views import DerivedInput, derived_input, inline_views, is_view, read_view
+from converge.engine.model.flinksql.views import (
+    DerivedInput,
+    computed_input,
+    derived_input,
+    inline_views,
+    is_view,
+    read_view,
+)
 from converge.engine.model.paths import not_a_file
 from converge.engine.model.scenario import Config, Event, InputSpec, IntervalSpec, JoinSpec, Scenario, short_repr
 
@@ -292,6 +299,8 @@ class _Mapper:
         for a, _ in self.aliases:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")
+        if self.tables[table].computed:  # computed columns: a Calc in front of the join, as a view's
+            self.derived[alias] = computed_input(alias, self.tables[table], self.tables, self.text)
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
@@ -465,7 +474,7 @@ class _Mapper:
         self._unshadow(sub)
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
-        inner = {c.casefold() for c, _ in self.tables[table].columns}
+        inner = {c.casefold() for c, _ in (self.derived[alias] if alias in self.derived else self.tables[table]).columns}
         for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first
             if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
                 col.set("table", exp.to_identifier(alias))

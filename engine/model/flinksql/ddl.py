@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError, UnsupportedError
-from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Renderer, Scope, interval_ms
+from converge.engine.model.flinksql.calc_expressions import CalcRenderer
+from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, flink_type
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
@@ -178,7 +179,7 @@ def _computed(item: exp.ColumnDef, physical: tuple[tuple[str, FlinkType], ...], 
     table's physical columns (Flink computes it in the scan's projection, a Calc in front of the join)."""
     expr = item.args["constraints"][0].args["kind"].this
     try:
-        typed = Renderer(Scope({"t": physical}, text)).render(expr)
+        typed = CalcRenderer(Scope({"t": physical}, text)).render(expr)
     except (BadInputError, UnsupportedError) as exc:
         reason = f"computed column {item.name!r} = `{expr.sql()}`: {getattr(exc, 'reason', None) or exc}"
         raise (text.error if isinstance(exc, BadInputError) else text.unsupported)(item, reason) from None

@@ -24,6 +24,7 @@ from typing import TypeGuard
 
 from sqlglot import exp
 
+from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.ddl import SourceTable
 from converge.engine.model.flinksql.expressions import Renderer, Scope, column_sql
 from converge.engine.model.flinksql.positions import SourceText
@@ -127,7 +128,7 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     for col in body.find_all(exp.Column):  # the inner alias names the input, as the outer alias does
         if col.table and col.table.casefold() == inner_alias.casefold():
             col.set("table", exp.to_identifier(alias))
-    renderer = Renderer(Scope({alias: source.columns}, text))
+    renderer = CalcRenderer(Scope({alias: source.columns}, text))
     columns: list[tuple[str, FlinkType]] = []
     project: list[tuple[str, str]] = []
     for item in body.expressions:

@@ -73,3 +73,16 @@ def test_the_stream_draws_both_readers_join_columns_from_the_key_domain() -> Non
 
     check()
     assert seen <= {0, 1, 2, None} and {0, 1} <= seen
+
+
+def test_verify_replays_one_capture_of_a_self_joined_table_to_both_uses(capsys, tmp_path: Path) -> None:
+    """The table is captured once; each record reaches e and m, so bob's boss is ann (worked by hand)."""
+    (tmp_path / "emp.csv").write_text("op,id,boss,name\n+I,1,,ann\n+I,2,1,bob\n")
+    (tmp_path / "good.csv").write_text("op,name,boss_name\n+I,ann,\n+I,bob,ann\n")
+    (tmp_path / "bad.csv").write_text("op,name,boss_name\n+I,ann,\n+I,bob,\n")
+    query = str(EXAMPLES / "self_join_managers.sql")
+    base = ["verify", query, "--source", f"emp={tmp_path / 'emp.csv'}", "--format", "csv", "--quiet"]
+    assert main([*base, "--output", str(tmp_path / "good.csv")]) == 0, capsys.readouterr()
+    assert main([*base, "--output", str(tmp_path / "bad.csv")]) != 0
+    err = capsys.readouterr().err
+    assert "1 missing: (name='bob', boss_name='ann')" in err and "1 extra: (name='bob', boss_name=NULL)" in err

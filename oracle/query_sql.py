@@ -133,6 +133,7 @@ class QueryAsWritten:
             raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
         select = selects[0]
         schema: dict[str, object] = {t: {c.name: c.duckdb_type for c in cols} for t, cols in self.tables.items()}
+        _qualify_one_table_selects(select, schema)
         annotate_types(select, schema=schema, dialect=_FlinkTyped)  # typed division needs the operand types
         self.sql = select.sql(dialect="duckdb")
         self._con = duckdb.connect()
@@ -153,6 +154,7 @@ class QueryAsWritten:
             self._computed_view(table, defs, {c.name: c.duckdb_type for c in self.tables[table]})
         for view in views:
             body = view.args["expression"]
+            _qualify_one_table_selects(body, schema)
             annotate_types(body, schema=schema, dialect=_FlinkTyped)
             text_of_view = exp.Create(this=view.this.copy(), kind="VIEW", expression=body).sql(dialect="duckdb")
             try:
@@ -202,6 +204,22 @@ class QueryAsWritten:
 
     def close(self) -> None:
         self._con.close()
+
+
+def _qualify_one_table_selects(tree: exp.Expr, schema: Mapping[str, object]) -> None:
+    """Name the table of each bare column of a SELECT over one table (a view, a derived table, a subquery) that
+    is a column of that table: annotate_types types only qualified columns, and Flink's typed division (INT / INT
+    truncates) needs the operands' types."""
+    for select in list(tree.find_all(exp.Select)):
+        source = select.args.get("from_")
+        table = source.this if source is not None else None
+        if select.args.get("joins") or not isinstance(table, exp.Table):
+            continue
+        columns = schema.get(table.name)
+        names = {str(c).casefold() for c in columns} if isinstance(columns, Mapping) else set()
+        for col in select.find_all(exp.Column):
+            if not col.table and col.name.casefold() in names and col.find_ancestor(exp.Select) is select:
+                col.set("table", exp.to_identifier(table.alias_or_name))
 
 
 def _physical_name(table: str, tables: Mapping[str, object]) -> str:

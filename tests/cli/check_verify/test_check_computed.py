@@ -64,3 +64,16 @@ def test_the_query_as_written_computes_the_columns_itself() -> None:
     finally:
         written.close()
     assert got == Counter({(3, 1, False, 1): 1, (4, 2, True, 2): 1})
+
+
+def test_the_query_as_written_truncates_integer_division_on_bare_columns_of_a_view() -> None:
+    """`amount / 2` in a view names its column bare; Flink's INT / INT truncates, so 3 / 2 is 1 (not 1.5)."""
+    written = QueryAsWritten("CREATE TABLE o (id BIGINT, amount INT) WITH ('connector' = 'kafka');\n"
+                             "CREATE TABLE c (id BIGINT) WITH ('connector' = 'kafka');\n"
+                             "CREATE VIEW v AS SELECT id, amount / 2 AS h FROM o;\n"
+                             "SELECT v.h, x.h2 FROM v JOIN (SELECT id, id / 2 AS h2 FROM c) AS x ON v.id = x.id;")
+    try:
+        got = written.answer({"o": [(5, 3)], "c": [(5,)]})
+    finally:
+        written.close()
+    assert got == Counter({(1, 2): 1})

@@ -132,11 +132,20 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
                      min_ops: int = 1, max_ops: int = 20, name: str = "generated") -> st.SearchStrategy[Scenario]:
     """Scenarios of `join` over `inputs` with valid, colliding, schema-typed changelogs (see the module doc)."""
     check_count_range("schema_scenarios", "min_ops", min_ops, "max_ops", max_ops)
-    chain = [next(s for s in inputs if s.name == n) for n in join.inputs]
-    keys = {name: source_columns(next(s for s in chain if s.name == name), cols)
+    declared = {s.name: s for s in inputs}
+    readers = [declared[n] for n in join.inputs]
+    keys = {name: source_columns(declared[name], cols)
             for name, cols in condition_columns(join).items() if name in join.inputs}
     delays = dict(watermark_delays or {})
-    nn = not_null or {}
+    nn = dict(not_null or {})
+    # a stream read by several inputs (`source`) is drawn once: its key columns are every reader's
+    chain = list({(r.source or r.name): declared[r.source or r.name] for r in readers}.values())
+    for r in readers:
+        if r.source is not None:
+            keys[r.source] = keys.get(r.source, set()) | keys.get(r.name, set())
+            nn.setdefault(r.source, nn.get(r.name, ()))
+            if r.name in delays:
+                delays.setdefault(r.source, delays[r.name])
     plain = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]
     aimed = plain  # an event-time interval join: half the streams draw times around its bounds
     iv = join.interval
@@ -144,6 +153,8 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
         times = bound_times(iv, max(delays[s.name] for s in chain))
         aimed = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name), t)
                  for s, t in zip(chain, times, strict=False)]
+    used = set(join.inputs) | {s.name for s in chain}
+    declared_inputs = tuple(s for s in inputs if s.name in used) if chain != readers else tuple(readers)
     appends_only = all(s.changelog_mode == "insert_only" for s in chain)
     actions = (INSERT,) if appends_only else (INSERT, UPDATE, DELETE)
     widths = [len(s.columns) for s in chain]
@@ -155,7 +166,7 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
                               domains=aimed if at_bounds else plain)
         if delays:
             events = add_watermarks(events, chain, delays, late)
-        return Scenario(name=name, inputs=tuple(chain), join=join, config=cfg, events=tuple(events))
+        return Scenario(name=name, inputs=declared_inputs, join=join, config=cfg, events=tuple(events))
 
     ops = packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl, actions=actions)
     return readable(st.tuples(st.booleans() if aimed is not plain else st.just(False), ops).map(assemble))

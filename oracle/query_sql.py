@@ -115,13 +115,16 @@ class QueryAsWritten:
         self.tables: dict[str, tuple[DeclaredColumn, ...]] = {}
         selects = []
         views: list[exp.Create] = []
+        computed: dict[str, list[exp.ColumnDef]] = {}  # tables with computed columns: every column, as declared
         for stmt in statements:
             if isinstance(stmt, exp.Create) and str(stmt.args.get("kind") or "").upper() == "VIEW":
                 views.append(stmt)  # created in DuckDB as written, after the tables
             elif isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
                 table = stmt.this.this.name
-                self.tables[table] = tuple(_declared(c.name, c.args["kind"]) for c in stmt.this.expressions
-                                           if isinstance(c, exp.ColumnDef))
+                defs = [c for c in stmt.this.expressions if isinstance(c, exp.ColumnDef)]
+                self.tables[table] = tuple(_declared(c.name, c.args["kind"]) for c in defs if c.args.get("kind"))
+                if any(not c.args.get("kind") for c in defs):
+                    computed[table] = defs
             elif isinstance(stmt, exp.Select):
                 selects.append(stmt)
             elif isinstance(stmt, exp.Insert) and isinstance(stmt.expression, exp.Select):
@@ -130,21 +133,28 @@ class QueryAsWritten:
             raise BadInputError(f"{path}: expected exactly one SELECT, found {len(selects)}")
         select = selects[0]
         schema: dict[str, object] = {t: {c.name: c.duckdb_type for c in cols} for t, cols in self.tables.items()}
+        _qualify_one_table_selects(select, schema)
         annotate_types(select, schema=schema, dialect=_FlinkTyped)  # typed division needs the operand types
         self.sql = select.sql(dialect="duckdb")
         self._con = duckdb.connect()
         self._con.execute("SET threads = 1")
         for statement in LOCKDOWN:  # the user's query runs here: no file, network or extension, settings locked
             self._con.execute(statement)
+        # a table with computed columns holds its physical columns under another name, and the table's name is a
+        # view computing every column in declared order, as Flink's scan does
+        self._stored = {t: _physical_name(t, self.tables) if t in computed else t for t in self.tables}
         for table, cols in self.tables.items():
             body = ", ".join(f"{_quoted(c.name)} {c.duckdb_type}" for c in cols)
             try:
-                self._con.execute(f"CREATE TABLE {_quoted(table)} ({body})")
+                self._con.execute(f"CREATE TABLE {_quoted(self._stored[table])} ({body})")
             except duckdb.Error as exc:  # e.g. two columns whose names differ only in case: one name in DuckDB
                 raise UnsupportedError(f"{path}: table {table}: DuckDB cannot hold it as declared, so the query "
                                        f"cannot be run as written: {exc}") from exc
+        for table, defs in computed.items():
+            self._computed_view(table, defs, {c.name: c.duckdb_type for c in self.tables[table]})
         for view in views:
             body = view.args["expression"]
+            _qualify_one_table_selects(body, schema)
             annotate_types(body, schema=schema, dialect=_FlinkTyped)
             text_of_view = exp.Create(this=view.this.copy(), kind="VIEW", expression=body).sql(dialect="duckdb")
             try:
@@ -152,6 +162,26 @@ class QueryAsWritten:
             except duckdb.Error as exc:
                 raise UnsupportedError(f"{path}: DuckDB cannot create the view as written ({text_of_view}): "
                                        f"{exc}") from exc
+
+    def _computed_view(self, table: str, defs: list[exp.ColumnDef], physical: dict[str, object]) -> None:
+        stored = exp.to_identifier(self._stored[table])
+        items: list[exp.Expr] = []
+        for c in defs:
+            if c.args.get("kind"):
+                items.append(exp.column(exp.to_identifier(c.name), table=stored.copy()))
+                continue
+            expr = c.args["constraints"][0].args["kind"].this.copy()
+            for col in expr.find_all(exp.Column):
+                col.set("table", stored.copy())  # qualified, so the types (and typed division) resolve
+            items.append(exp.alias_(expr, exp.to_identifier(c.name)))
+        body = exp.select(*items).from_(exp.Table(this=stored))
+        annotate_types(body, schema={self._stored[table]: physical}, dialect=_FlinkTyped)
+        sql = f"CREATE VIEW {_quoted(table)} AS {body.sql(dialect='duckdb')}"
+        try:
+            self._con.execute(sql)
+        except duckdb.Error as exc:
+            raise UnsupportedError(f"{self.path}: DuckDB cannot compute table {table}'s columns as written ({sql}): "
+                                   f"{exc}") from exc
 
     def real(self, table: str, row: tuple) -> tuple:
         """A row of `table` as converge holds it, as the real values of its declared types."""
@@ -161,11 +191,11 @@ class QueryAsWritten:
         """The SELECT's result (a bag of rows in `common` form) over the tables whose rows converge holds."""
         try:
             for table, cols in self.tables.items():
-                self._con.execute(f"DELETE FROM {_quoted(table)}")
+                self._con.execute(f"DELETE FROM {_quoted(self._stored[table])}")
                 rows = [self.real(table, r) for r in held.get(table, ())]
                 if rows:  # one statement per table: DuckDB's executemany is a statement per row
                     marks = "(" + ", ".join("?" for _ in cols) + ")"
-                    self._con.execute(f"INSERT INTO {_quoted(table)} VALUES " + ", ".join(marks for _ in rows),
+                    self._con.execute(f"INSERT INTO {_quoted(self._stored[table])} VALUES " + ", ".join(marks for _ in rows),
                                       [v for row in rows for v in row])
             result = self._con.execute(self.sql).fetchall()
         except duckdb.Error as exc:
@@ -174,6 +204,30 @@ class QueryAsWritten:
 
     def close(self) -> None:
         self._con.close()
+
+
+def _qualify_one_table_selects(tree: exp.Expr, schema: Mapping[str, object]) -> None:
+    """Name the table of each bare column of a SELECT over one table (a view, a derived table, a subquery) that
+    is a column of that table: annotate_types types only qualified columns, and Flink's typed division (INT / INT
+    truncates) needs the operands' types."""
+    for select in list(tree.find_all(exp.Select)):
+        source = select.args.get("from_")
+        table = source.this if source is not None else None
+        if select.args.get("joins") or not isinstance(table, exp.Table):
+            continue
+        columns = schema.get(table.name)
+        names = {str(c).casefold() for c in columns} if isinstance(columns, Mapping) else set()
+        for col in select.find_all(exp.Column):
+            if not col.table and col.name.casefold() in names and col.find_ancestor(exp.Select) is select:
+                col.set("table", exp.to_identifier(table.alias_or_name))
+
+
+def _physical_name(table: str, tables: Mapping[str, object]) -> str:
+    """A name for the physical columns of a table with computed columns that no declared table has."""
+    name = f"{table}_physical"
+    while name.casefold() in {t.casefold() for t in tables}:
+        name += "_"
+    return name
 
 
 def _quoted(name: str) -> str:

@@ -163,7 +163,8 @@ def check_properties(query: MappedQuery, options: CheckOptions,
              regular.final_convergence, f"semantics={options.semantics}, {options.map_state_order} MapState "
                                         f"order: final answer = batch answer, no negative counts"),
     ]
-    views = any(s.has_calc for s in query.inputs)  # the TTL model and the multi-way check read declared tables
+    # the TTL model and the multi-way check read each input as declared, with a stream of its own
+    views = any(s.has_calc or s.source is not None for s in query.inputs)
     if len(query.join.inputs) >= 3 and options.multi_join == "on" and not views and not bundled:
         out.append(spec("multiway", "prefix_consistency", lambda: query_strategy(query, exact, max_ops=n),
                         multiway.prefix_consistency, "multi-way plan = binary chain = DuckDB after every event"))
@@ -180,9 +181,13 @@ def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[
     """(property, why it does not apply) for the ones left out, so the output says what was not checked."""
     out = []
     views = any(s.has_calc for s in query.inputs)
+    shared = any(s.source is not None for s in query.inputs)
     if query.join.interval is None and options.ttl_ms is not None:
         if options.mini_batch_size is not None:
             out.append(("regular/ttl_matches_model", "mini-batch: the TTL model is record by record"))
+        elif shared:
+            out.append(("regular/ttl_matches_model", "the TTL model reads one stream per input, not a table read "
+                                                     "in several places"))
         elif views:
             out.append(("regular/ttl_matches_model", "the TTL model reads the inputs as declared, without a view's "
                                                      "projection or filter"))
@@ -192,6 +197,9 @@ def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[
             out.append(("regular/ttl_matches_model", "the TTL model takes retract / insert-only inputs"))
     if query.join.interval is None and len(query.join.inputs) >= 3 and options.multi_join == "off":
         out.append(("multiway/prefix_consistency", "--multi-join off"))
+    elif query.join.interval is None and len(query.join.inputs) >= 3 and shared:
+        out.append(("multiway/prefix_consistency", "the multi-way check reads one stream per input, not a table "
+                                                   "read in several places"))
     elif query.join.interval is None and len(query.join.inputs) >= 3 and views:
         out.append(("multiway/prefix_consistency", "the multi-way check reads the inputs as declared, without a "
                                                    "view's projection or filter"))

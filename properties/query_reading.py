@@ -78,7 +78,8 @@ def reading_answer(query: MappedQuery, scenario: Scenario) -> Counter:
 def input_tables(query: MappedQuery, scenario: Scenario) -> dict[str, list[tuple]]:
     """Each declared table's final rows (held values) in this example."""
     final = materialize_inputs(scenario)
-    return {table: sorted(final.get(alias, Counter()).elements(), key=repr) for alias, table in query.aliases}
+    return {table: sorted(final.get(query.stream_of(alias), Counter()).elements(), key=repr)
+            for alias, table in query.aliases}
 
 
 def reading_equals_query(query: MappedQuery, scenario: Scenario) -> None:

@@ -107,15 +107,16 @@ def _source_events(query: MappedQuery, sources: Mapping[str, Path], fmt: str
     events: list[Event] = []
     positions: list[int | None] = []
     origins = _Origins()
-    for alias, table in query.aliases:
-        spec = query.source_of(alias).input_spec(alias)
+    for stream in query.streams():  # a table read in several places is captured (and replayed) once
+        table = query.source_of(stream).name
+        spec = query.source_of(stream).input_spec(stream)
         kinds = allowed_kinds(spec)
         path = sources[table]
-        for rec in read_capture(path, query.source_of(alias).columns, fmt):
+        for rec in read_capture(path, query.source_of(stream).columns, fmt):
             if rec.kind not in kinds:
                 raise BadInputError(f"{path}:{rec.line}:1: row kind {rec.kind} on {table!r}, whose changelog mode "
                                     f"({spec.changelog_mode}) allows {', '.join(sorted(kinds))}")
-            events.append(ChangeEvent(alias, rec.kind, rec.row))
+            events.append(ChangeEvent(stream, rec.kind, rec.row))
             positions.append(rec.position)
             origins.add(path, rec.line)
     return events, positions, origins

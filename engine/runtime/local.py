@@ -368,6 +368,18 @@ class LocalRuntime:
         return out
 
     def _on_input_watermark(self, name: str, wm: int | None, *, idle: bool) -> list[OutputItem]:
+        if self._readers and name in self._readers:
+            raise BadInputError(f"input {name!r} reads the stream of {self._readers[name]!r}: write its watermarks "
+                                f"on {self._readers[name]!r}")
+        fed = self._fanout.get(name) if self._fanout else None
+        if fed is not None:  # the scan's watermark (or idleness) reaches every input that reads it, as its records do
+            out: list[OutputItem] = []
+            for reader in fed:
+                out.extend(self._on_reader_watermark(reader, wm, idle=idle))
+            return out
+        return self._on_reader_watermark(name, wm, idle=idle)
+
+    def _on_reader_watermark(self, name: str, wm: int | None, *, idle: bool) -> list[OutputItem]:
         entry = self.plan.entry.get(name)
         if entry is None:
             what = "an idle marker" if idle else "a watermark"

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, UnsupportedError
-from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario import Scenario, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_from_dict, scenario_to_dict
-from converge.engine.runtime.local import run_scenario
+from converge.engine.runtime.local import LocalRuntime, run_scenario
 from converge.generators.views import self_join_scenarios
 from converge.oracle.duckdb_oracle import DuckDBOracle
 from converge.properties import regular
@@ -91,3 +91,19 @@ def test_generated_self_joins_agree_with_the_oracle(scenario: Scenario) -> None:
     assert {spec.source for spec in scenario.chain} == {"t"}
     regular.prefix_consistency(scenario)
     regular.final_convergence(scenario)
+
+
+def test_a_watermark_on_the_stream_reaches_every_reader_and_one_on_a_reader_is_refused() -> None:
+    """Flink's scan of the one table emits one watermark, and both join inputs that read the scan see it."""
+    runtime = LocalRuntime(SELF_JOIN)
+    runtime.process_event(WatermarkEvent("emp", 7))
+    [join] = runtime._order
+    assert join.input_wms == [7, 7]
+    runtime.process_event(WatermarkEvent("emp", 5))  # lower: each input keeps the higher one
+    assert join.input_wms == [7, 7]
+    with pytest.raises(BadInputError, match="input 'e' reads the stream of 'emp': write its watermarks on 'emp'"):
+        runtime.process_event(WatermarkEvent("e", 9))
+    marked = SELF_JOIN.with_events(tuple(e for pair in zip(SELF_JOIN.events, [WatermarkEvent("emp", i)
+                                                                               for i in range(4)], strict=True)
+                                         for e in pair))
+    assert run_scenario(marked).final == run_scenario(SELF_JOIN).final

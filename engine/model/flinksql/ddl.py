@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError, UnsupportedError
-from converge.engine.model.flinksql.expressions import interval_ms
+from converge.engine.model.flinksql.calc_expressions import CalcRenderer
+from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType, flink_type
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
@@ -40,6 +41,10 @@ class SourceTable:
     connector: str
     time_column: str | None = None          # the rowtime attribute (WATERMARK FOR ...)
     watermark_delay_ms: int | None = None   # WATERMARK FOR t AS t - INTERVAL ...
+    # computed columns (`c AS a + 1`), name -> expression over the physical columns, and every column's name in
+    # declared order; `columns` holds the physical ones (the rows a source produces); the join sees them all
+    computed: tuple[tuple[str, exp.Expr], ...] = ()
+    declared: tuple[str, ...] = ()
 
     def input_spec(self, name: str) -> InputSpec:
         """The model input for this table under the name (alias) the query gives it."""
@@ -97,15 +102,23 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
         raise text.unsupported(node, "only CREATE TABLE name (columns ...) WITH (...) is supported")
     name = schema.this.name
     columns: list[tuple[str, FlinkType]] = []
+    computed: list[tuple[str, exp.ColumnDef]] = []
+    declared: list[str] = []
     key: tuple[str, ...] | None = None
     watermark: exp.WatermarkColumnConstraint | None = None
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
+            if item.args.get("kind") is None and len(kinds) == 1 and isinstance(kinds[0], exp.ComputedColumnConstraint):
+                if any(c.casefold() == item.name.casefold() for c in declared):
+                    raise text.error(item, f"column {short_repr(item.name)} is declared twice")
+                computed.append((item.name, item))
+                declared.append(item.name)
+                continue
             others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))]
             if others or item.args.get("kind") is None:
-                raise text.unsupported(item, "computed and metadata columns are not supported; "
-                                             "declare physical columns")
+                raise text.unsupported(item, "metadata columns (and a computed column with other constraints) are "
+                                             "not supported; declare physical columns or `name AS expression`")
             not_null = any(isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds)
             try:
                 ftype = flink_type(item.args["kind"], nullable=not not_null)
@@ -118,7 +131,11 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                 raise text.error(item, f"column {short_repr(item.name)} is declared twice" if twin == item.name else
                                  f"columns {short_repr(twin)} and {short_repr(item.name)} differ only in case; Flink "
                                  f"SQL identifiers are case-insensitive")
+            twin = next((c for c in declared if c.casefold() == item.name.casefold()), None)
+            if twin is not None:
+                raise text.error(item, f"column {short_repr(item.name)} is declared twice")
             columns.append((item.name, ftype))
+            declared.append(item.name)
             if any(isinstance(k, exp.PrimaryKeyColumnConstraint) for k in kinds):
                 key = (item.name,)
         elif isinstance(item, exp.PrimaryKey):
@@ -133,18 +150,43 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     names = [c for c, _ in columns]
     if key is not None:
         for k in key:
+            if k in {c for c, _ in computed}:
+                raise text.error(schema, f"primary key column {k!r} is a computed column; Flink declares a PRIMARY "
+                                         f"KEY on physical columns")
             if k not in names:
                 raise text.error(schema, f"primary key column {k!r} is not a column of {name!r}")
         # Flink makes primary key columns NOT NULL
         columns = [(c, FlinkType(t.name, t.kind, t.model, t.scale, False) if c in key else t) for c, t in columns]
     time_column, delay = None, None
     if watermark is not None:
+        if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
+            raise text.unsupported(watermark, f"the rowtime attribute {watermark.this.name!r} is a computed column: "
+                                              f"converge does not model a computed time attribute yet (declare "
+                                              f"it as a physical TIMESTAMP(3) column)")
         time_column, delay = _watermark(watermark, names, dict(columns), text)
     mode = changelog_mode(_options(node, text), key is not None, node, text)
     table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
-                        time_column, delay)
-    _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef)], schema, text)
+                        time_column, delay, tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
+                        tuple(declared) if computed else ())
+    _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
+                 schema, text)
     return table
+
+
+def _computed(item: exp.ColumnDef, physical: tuple[tuple[str, FlinkType], ...], text: SourceText) -> exp.Expr:
+    """The expression of a computed column, refused (naming the column) unless converge can compute it: an INT,
+    BIGINT, DOUBLE or BOOLEAN value in the expression subset (engine/model/flinksql/expressions.py) over the
+    table's physical columns (Flink computes it in the scan's projection, a Calc in front of the join)."""
+    expr = item.args["constraints"][0].args["kind"].this
+    try:
+        typed = CalcRenderer(Scope({"t": physical}, text)).render(expr)
+    except (BadInputError, UnsupportedError) as exc:
+        reason = f"computed column {item.name!r} = `{expr.sql()}`: {getattr(exc, 'reason', None) or exc}"
+        raise (text.error if isinstance(exc, BadInputError) else text.unsupported)(item, reason) from None
+    if typed.kind not in COMPUTED_KINDS:
+        raise text.unsupported(item, f"computed column {item.name!r} is a {typed.kind.upper()} value: converge "
+                                     f"computes INT, BIGINT, DOUBLE and BOOLEAN columns")
+    return expr
 
 
 def _check_model(table: SourceTable, defs: list[exp.ColumnDef], schema: exp.Schema, text: SourceText) -> None:

@@ -31,6 +31,7 @@ _CMP: dict[type[exp.Expr], str] = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.
                                    exp.NullSafeNEQ: "IS DISTINCT FROM"}
 _ARITH: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
 _NUMERIC = ("int", "bigint", "double")
+COMPUTED_KINDS = ("int", "bigint", "double", "boolean")  # the kinds of a computed column converge holds
 _MAX_MS = 2**63 - 1
 _DOUBLE_MAX = decimal.Decimal("1.7976931348623157e308")
 

@@ -37,8 +37,16 @@ from converge.engine.model.flinksql.job import (
 )
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
+from converge.engine.model.flinksql.streams import shared_streams
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.flinksql.views import DerivedInput, derived_input, inline_views, is_view, read_view
+from converge.engine.model.flinksql.views import (
+    DerivedInput,
+    computed_input,
+    derived_input,
+    inline_views,
+    is_view,
+    read_view,
+)
 from converge.engine.model.flinksql.where_joins import (
     attach_where,
     comma_scope_problem,
@@ -92,19 +100,35 @@ class MappedQuery:
 
     @property
     def inputs(self) -> tuple[InputSpec, ...]:
-        """The inputs: each declared table's columns (its events), with a view's projection and filter."""
+        """The inputs: each declared table's columns (its events), with a view's projection and filter; a table
+        read in several places is one stream input (declared before its first reader) that each reader names as
+        its `source` (Flink scans the table once and feeds every use)."""
         derived = dict(self.derived)
-        out = []
+        streams = shared_streams(self.aliases)
+        out: list[InputSpec] = []
         for a, t in self.aliases:
             spec = self.tables[t].input_spec(a)
+            if t in streams:
+                if not any(s.name == streams[t] for s in out):
+                    out.append(self.tables[t].input_spec(streams[t]))
+                spec = replace(spec, source=streams[t])
             if a in derived:
                 spec = replace(spec, project=derived[a].project, where=derived[a].where, time_column=None)
             out.append(spec)
         return tuple(out)
 
+    def stream_of(self, alias: str) -> str:
+        """The input whose events the input `alias` reads: its own, or its table's shared stream."""
+        return shared_streams(self.aliases).get(dict(self.aliases)[alias], alias)
+
+    def streams(self) -> tuple[str, ...]:
+        """The inputs the events name, in chain order (a shared table's stream once)."""
+        return tuple(dict.fromkeys(self.stream_of(a) for a, _ in self.aliases))
+
     def source_of(self, alias: str) -> SourceTable:
-        """The declared table the input reads (its rows are the input's events)."""
-        return self.tables[dict(self.aliases)[alias]]
+        """The declared table the input (or a shared table's stream) reads (its rows are the input's events)."""
+        tables = dict(self.aliases) | {s: t for t, s in shared_streams(self.aliases).items()}
+        return self.tables[tables[alias]]
 
     def table_of(self, alias: str) -> SourceTable:
         """The input as the join sees it: the declared table, or the view's columns over it."""
@@ -288,26 +312,20 @@ class _Mapper:
         alias = node.alias_or_name
         if not alias.isidentifier():
             raise self.text.error(node, f"alias {alias!r} is not an identifier")
-        for a, t in self.aliases:
+        for a, _ in self.aliases:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")
-            if t == table:
-                raise self.text.unsupported(node, f"table {table!r} appears twice (a self-join): converge generates "
-                                                  f"one stream per input and does not model one source feeding two "
-                                                  f"inputs")
+        if self.tables[table].computed:  # computed columns: a Calc in front of the join, as a view's
+            self.derived[alias] = computed_input(alias, self.tables[table], self.tables, self.text)
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return alias, table
 
     def _derived(self, node: exp.Subquery) -> tuple[str, str]:
         """A derived table (or an inlined view) over one declared table: the input and its Calc."""
         derived = derived_input(node, self.tables, self.text)
-        for a, t in self.aliases:
+        for a, _ in self.aliases:
             if a.casefold() == derived.alias.casefold():
                 raise self.text.error(node, f"alias {derived.alias!r} is used twice")
-            if t == derived.table:
-                raise self.text.unsupported(node, f"table {t!r} appears twice (a self-join): converge generates "
-                                                  f"one stream per input and does not model one source feeding two "
-                                                  f"inputs")
         self.derived[derived.alias] = derived
         self.positions.append((f"inputs[{len(self.aliases)}]", self.text.where(node)))
         return derived.alias, derived.table
@@ -382,6 +400,10 @@ class _Mapper:
             self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
+        if self.interval is not None and len({t for _, t in self.aliases}) < len(self.aliases):
+            self.refused.append(self.text.unsupported((node.args.get("joins") or [node])[0],
+                                                      "an interval join of a table with itself: converge does not "
+                                                      "model one source feeding an interval join yet"))
         if self.refused:
             return None
         try:
@@ -498,15 +520,10 @@ class _Mapper:
             raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
                                              "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
-        named = sub.args["from_"].this
-        if isinstance(named, exp.Table) and any(a.casefold() == named.alias_or_name.casefold() for a, _ in self.aliases):
-            # valid SQL (each subquery has its own scope), not a mistake: one name feeding two inputs
-            raise self.text.unsupported(named, f"{named.alias_or_name!r} is already an input of this query: a table "
-                                               f"read in two places (a self-join, two subqueries over one table) is "
-                                               f"not modelled yet")
-        alias, table = self._table(named)
+        self._unshadow(sub)
+        alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
-        inner = {c.casefold() for c, _ in self.tables[table].columns}
+        inner = {c.casefold() for c, _ in (self.derived[alias] if alias in self.derived else self.tables[table]).columns}
         for col in sub.find_all(exp.Column):  # SQL resolves a subquery's bare names in its own table first
             if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
                 col.set("table", exp.to_identifier(alias))
@@ -523,6 +540,23 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
+
+    def _unshadow(self, sub: exp.Select) -> None:
+        """A subquery's table named like an outer input shadows it (SQL resolves a name in the innermost query
+        first, `EXISTS (SELECT * FROM t ...)` under `FROM t`): the subquery's input gets a fresh alias `t_1`, and
+        its own references to the name follow it."""
+        node = sub.args["from_"].this
+        taken = {a.casefold() for a, _ in self.aliases}
+        if not isinstance(node, exp.Table) or node.alias_or_name.casefold() not in taken:
+            return
+        old, n = node.alias_or_name, 1
+        while f"{old}_{n}".casefold() in taken:
+            n += 1
+        new = f"{old}_{n}"
+        for col in sub.find_all(exp.Column):
+            if col.table and col.table.casefold() == old.casefold():
+                col.set("table", exp.to_identifier(new))
+        node.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
 
     # ------------------------------------------------------------ SELECT list
 

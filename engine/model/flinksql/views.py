@@ -19,17 +19,18 @@ view over another view) is unsupported, with its position.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeGuard
 
 from sqlglot import exp
 
+from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.ddl import SourceTable
 from converge.engine.model.flinksql.expressions import Renderer, Scope, column_sql
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType
 
-__all__ = ["DerivedInput", "derived_input", "inline_views", "is_view", "read_view"]
+__all__ = ["DerivedInput", "computed_input", "derived_input", "inline_views", "is_view", "read_view"]
 
 MAX_VIEW_DEPTH = 16
 _COMPUTED = {"int": FlinkType("INT", "int", "INTEGER"), "bigint": FlinkType("BIGINT", "bigint", "BIGINT"),
@@ -46,6 +47,7 @@ class DerivedInput:
     columns: tuple[tuple[str, FlinkType], ...]          # as the join sees them
     project: tuple[tuple[str, str], ...] | None         # model SQL over the source's columns (None: all, as they are)
     where: str | None                                   # model SQL over the source's columns
+    via: str = "a view"                                 # what makes the Calc, as --plan-only names it
 
     def view_table(self, source: SourceTable) -> SourceTable:
         """The source as the join sees it (its columns the view's; key and rowtime where kept as bare columns)."""
@@ -89,7 +91,21 @@ def inline_views(select: exp.Select, views: dict[str, exp.Select], text: SourceT
     raise text.unsupported(select, f"views nested more than {MAX_VIEW_DEPTH} deep (or a view that reads itself)")
 
 
-def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: SourceText) -> DerivedInput:
+def computed_input(alias: str, source: SourceTable, tables: dict[str, SourceTable],
+                   text: SourceText) -> DerivedInput:
+    """A table with computed columns (`c AS a + 1`) as the input's projection: Flink computes them in the scan's
+    projection, a Calc in front of the join, so the table reads as `SELECT <every column, computed ones as their
+    expressions, in declared order> FROM t`; its events are the physical columns."""
+    computed = dict(source.computed)
+    items = [exp.alias_(computed[c].copy(), exp.to_identifier(c)) if c in computed
+             else exp.column(exp.to_identifier(c)) for c in source.declared]
+    body = exp.select(*items).from_(exp.Table(this=exp.to_identifier(source.name)))
+    sub = exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+    return replace(derived_input(sub, tables, text, computed=True), via="computed columns")
+
+
+def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: SourceText, *,
+                  computed: bool = False) -> DerivedInput:
     """The input a derived table (or an inlined view) makes; unsupported unless it reads one declared table."""
     body = sub.this
     if not isinstance(body, exp.Select) or any(body.args.get(k) for k in _CLAUSES) \
@@ -104,12 +120,15 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     if table is None or inner.args.get("db"):
         raise text.error(inner, f"table {inner.name!r} is not declared (declared: {', '.join(tables)})")
     source = tables[table]
+    if source.computed and not computed:
+        raise text.unsupported(sub, f"a view or derived table over {table!r}, which has computed columns, is not "
+                                    f"supported yet (join the table itself)")
     body = body.copy()
     inner_alias = body.args["from_"].this.alias_or_name
     for col in body.find_all(exp.Column):  # the inner alias names the input, as the outer alias does
         if col.table and col.table.casefold() == inner_alias.casefold():
             col.set("table", exp.to_identifier(alias))
-    renderer = Renderer(Scope({alias: source.columns}, text))
+    renderer = CalcRenderer(Scope({alias: source.columns}, text))
     columns: list[tuple[str, FlinkType]] = []
     project: list[tuple[str, str]] = []
     for item in body.expressions:
@@ -136,8 +155,8 @@ def _items(item: exp.Expr, alias: str, source: SourceTable, renderer: Renderer,
     if not isinstance(item, exp.Alias):
         raise text.error(item, "a computed column of a view needs a name: write <expression> AS name")
     typed = renderer.render(target)
-    computed = _COMPUTED.get(typed.kind)
-    if computed is None:
+    kind = _COMPUTED.get(typed.kind)
+    if kind is None:
         raise text.unsupported(item, f"a computed {typed.kind} column is not supported in a view (computed INT, "
                                      f"BIGINT, DOUBLE and BOOLEAN columns are)")
-    return [(item.alias, typed.sql, computed)]
+    return [(item.alias, typed.sql, kind)]

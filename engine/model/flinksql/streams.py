@@ -1,0 +1,35 @@
+"""One table read in several places (a self-join, EXISTS / IN subqueries over one table) as one stream.
+
+Flink plans each use of the table as its own scan and then reuses one scan for
+all of them (`table.optimizer.reuse-source-enabled`, on by default): each
+record and watermark of the table reaches every input that reads it. converge
+says so with `inputs[].source` (docs/scenario-format.md "One source, several
+inputs"): the table is one stream input, not in the join chain, that its
+readers name; the events are written on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["shared_streams"]
+
+
+def shared_streams(aliases: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """table -> the name of its stream input, for each table the query reads in several places: the table's name,
+    unless an alias (or a table's stream) already has it (SQL names compare case-insensitively)."""
+    readers: dict[str, int] = {}
+    for _, t in aliases:
+        readers[t] = readers.get(t, 0) + 1
+    taken = {a.casefold() for a, _ in aliases}
+    out: dict[str, str] = {}
+    for t, n in readers.items():
+        if n < 2:
+            continue
+        base = t if t.isidentifier() else "source"
+        name, i = base, 1
+        while name.casefold() in taken:
+            name, i = f"{base}_{i}", i + 1
+        taken.add(name.casefold())
+        out[t] = name
+    return out

@@ -101,7 +101,7 @@ def regular_join_scenarios(
     min_ops: int = 1,
     max_ops: int = 24,
     ttl: TtlMode = "none",
-    map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"),
+    map_state_orders: Sequence[str] = ("rocksdb", "hashmap", "arrival"),
     semantics: str = "correct",
     actions: Sequence[int] = (INSERT, 1, 2),
     encoding: Literal["ops", "packed"] = "packed",

@@ -214,9 +214,9 @@ CATALOG: tuple[Mutant, ...] = (
         "mapstate_arrival_order_in_rocksdb",
         "MapState in rocksdb mode iterates in arrival order instead of serialized-key byte order",
         REGULAR,
-        (Patch(f"{_STATE}:KeyedStateBackend.map_state", "order_key_fn(self.map_state_order, key_types, self.seed)",
+        (Patch(f"{_STATE}:KeyedStateBackend.map_state", "order_key_fn(self.map_state_order, key_types)",
                'order_key_fn("arrival" if self.map_state_order == "rocksdb" else self.map_state_order, '
-               "key_types, self.seed)"),),
+               "key_types)"),),
         properties=("rocksdb_iteration_order",),
     ),
     Mutant(

@@ -20,7 +20,14 @@ ChangelogMode = Literal["insert_only", "retract", "upsert", "all"]
 # Modes whose rows replace each other by unique key (an upsert stream; a raw changelog with bare +U).
 KEYED_MODES: frozenset[str] = frozenset({"upsert", "all"})
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
-MapStateOrder = Literal["rocksdb", "heap", "arrival"]
+# rocksdb: EmbeddedRocksDBStateBackend's byte order; hashmap: HashMapStateBackend's java.util.HashMap order;
+# arrival: the fix (engine/state.py). `heap`, a keyed-hash stand-in of 0.3.0 and earlier, is refused (REMOVED_ORDERS).
+MapStateOrder = Literal["rocksdb", "hashmap", "arrival"]
+REMOVED_ORDERS: dict[str, str] = {
+    "heap": ("'heap' was converge's stand-in for the HashMapStateBackend's order (a keyed hash, which agreed "
+             "with Flink by chance only) and is gone: name 'hashmap', Java HashMap's measured rule, and re-check "
+             "any expected changelog the file holds, since its rows may come in another order"),
+}
 MultiJoinMode = Literal["off", "on"]
 RuntimeName = Literal["local", "spark"]  # where the reference engine runs: in this process, or on Spark
 Semantics = Literal["correct", "flink"]
@@ -266,6 +273,8 @@ class Config:
             object.__setattr__(self, "state_ttl_ms", dict(ttl))
         elif ttl is not None:
             check_int(ttl, "state_ttl_ms", lo=1, hi=2**62)
+        if self.map_state_order in REMOVED_ORDERS:
+            raise BadInputError(REMOVED_ORDERS[self.map_state_order], path="map_state_order")
         check_literal(self.map_state_order, MapStateOrder, "map_state_order")
         check_literal(self.multi_join, MultiJoinMode, "multi_join")
         check_bool(self.changelog_normalize, "changelog_normalize")

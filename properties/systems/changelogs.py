@@ -12,8 +12,16 @@ that answers its changelog in a repeatable order (`output: "changelog"`,
   symptom);
 * **the model's rows, event by event** (`first_event_difference`): converge's
   engine with `semantics: flink` run on the same events in the same order; each
-  event's output compared as a multiset of (row kind, row), since the order
-  inside one event is the state's iteration order (another property's concern).
+  event's output compared as a multiset of (row kind, row);
+* **in the backend's order** (`order_difference`): with a case id (the Flink
+  adapter's), the model runs with the MapState order of the case's
+  `config.state_backend` and the case id hashed in front of every stored row
+  (order_model.py), and each event of two or more outputs must visit the other
+  side's stored rows in the model's order. Not compared: how the outputs of
+  one stored row interleave (an outer row's retraction and its padding: Flink
+  2.3.0 emits them row by row, converge's engine every retraction first,
+  docs/anomalies.md), and the order inside a mini-batch bundle (Flink walks
+  its buffers in their own hash order, which converge does not model yet).
 
 The key of the "update" rule (docs/flink.md, "What a campaign compares"): the
 output row's identity, made of each input's unique-key columns (an insert-only
@@ -41,6 +49,7 @@ from converge.engine.model.errors import ConvergeError
 from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
 from converge.engine.runtime.local import run_scenario
 from converge.properties.reference import equality_keys, has_residual
+from converge.properties.systems.order_model import BACKEND_ORDER, case_prefix, show, split_like, stored_visits, visits
 
 # The systems converge's engine has a model of: their changelogs are compared with it under these semantics; any
 # other system (converge's own reference engine) with the engine's default, semantics=correct.
@@ -147,9 +156,11 @@ def identity(change: Change, key: Sequence[int] | None) -> tuple | None:
     return None if key is None else tuple(change.row[j] for j in key)
 
 
-def model_events(scenario: Scenario, semantics: Semantics = "flink") -> list[list[Change]] | str:
+def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None
+                 ) -> list[list[Change]] | str:
     """Each event's output on converge's engine with `semantics` (Flink's: "flink"; the end of input's flush
-    with the last event), or why the model cannot be compared event by event with a paced system."""
+    with the last event), or why the model cannot be compared event by event with a paced system. With the
+    Flink adapter's `case_id`, in the MapState order of the case's state backend (hashmap by default)."""
     cfg = scenario.config
     if scenario.join.interval is not None:
         return "an interval join's output moves with watermarks, which the system derives on its own"
@@ -165,8 +176,13 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink") -> list[lis
         return ("a mini-batch outer join: Flink joins a bundle's records of one join key in the order of their "
                 "hashes (InputSideHasNoUniqueKeyBundle), or of their unique keys, not in arrival order, and that "
                 "order decides which padding rows it emits and retracts on the way")
+    changed = replace(cfg, semantics=semantics)
+    prefix: tuple[tuple, tuple] = ((), ())
+    if case_id is not None:
+        changed = replace(changed, map_state_order=BACKEND_ORDER[cfg.state_backend or "hashmap"])
+        prefix = case_prefix(case_id)
     try:
-        run = run_scenario(replace(scenario, config=replace(cfg, semantics=semantics)))
+        run = run_scenario(replace(scenario, config=changed), hash_prefix=prefix)
     except ConvergeError as exc:
         return f"the model rejects the case: {type(exc).__name__}: {exc}"
     return [[item for item in items if isinstance(item, Change)] for items in run.per_event]
@@ -196,4 +212,27 @@ def first_event_difference(changelog: Sequence[Change], per_event: Sequence[Sequ
         pos += len(expected)
     if pos < len(changelog):
         return EventDifference(len(per_event) - 1, kinded(changelog[pos:]), Counter())
+    return None
+
+
+@dataclass(frozen=True)
+class OrderDifference:
+    event: int
+    system: str          # the event's outputs as the system emitted them
+    model: str           # ... and in the model's order
+
+
+def order_difference(scenario: Scenario, changelog: Sequence[Change], per_event: Sequence[Sequence[Change]]
+                     ) -> OrderDifference | None:
+    """The first event whose outputs visit the other side's stored rows out of the model's order (the model's
+    rows agree, first_event_difference); None when every event agrees or there is no order to compare (a
+    mini-batch bundle's order is not compared: the module docstring)."""
+    if scenario.config.mini_batch_size is not None or len(scenario.chain) != 2:
+        return None
+    pieces = split_like(changelog, per_event)
+    if isinstance(pieces, str):
+        return None      # the rows differ: first_event_difference reports it
+    for n, (piece, want, visit) in enumerate(zip(pieces, per_event, stored_visits(scenario), strict=False)):
+        if visit is not None and visits(piece, visit) != visits(want, visit):
+            return OrderDifference(n, show(piece), show(want))
     return None

@@ -1,10 +1,10 @@
 """The MapState order on real Flink: the state backend option, the later-before-earlier anomaly on RocksDB, the
-dedupe that removes it, the heap backend's HashMap order, and the order property's campaign (--run-slow).
+dedupe that removes it, the hashmap backend's HashMap order, and the order property's campaign (--run-slow).
 
 Every expected changelog here is worked out by hand from the backend's rule (docs/anomalies.md, "On real
-Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the heap
+Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the hashmap
 backend a java.util.HashMap (buckets of BinaryRowData.hashCode, the Java values in
-tests/properties/systems/test_map_order.py). The order needs the adapter's changelog output with paced arrival,
+tests/engine/test_javahash.py). The order needs the adapter's changelog output with paced arrival,
 which the session's adapter answers.
 """
 
@@ -67,7 +67,7 @@ def test_dedupe_before_the_join_leaves_only_the_last_payment(ordered_flink: Adap
 
 
 @pytest.mark.slow
-def test_the_heap_backend_follows_the_hashmap_buckets(ordered_flink: AdapterSystem) -> None:
+def test_the_hashmap_backend_follows_the_hashmap_buckets(ordered_flink: AdapterSystem) -> None:
     # stored rows (case id 0, 1, amount): 300 in bucket 3, 5 in bucket 15: 300 first (here arrival order)
     assert _run(ordered_flink, _load("flink_later_before_earlier_hashmap.json")) == [
         _c("+I", 1, "new", 1, 300), _c("+I", 1, "new", 1, 5),

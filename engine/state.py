@@ -383,7 +383,9 @@ class MapState:
         arrival[0] += 1
         return arrival[0]
 
-    def remove(self, map_key: Any) -> None:
+    def remove(self, map_key: Any, *, by_iterator: bool = False) -> None:
+        """Remove an entry; the emptied map goes with it (HeapMapState.remove), except on `hashmap` for a
+        removal through the map's iterator (`by_iterator`), which leaves the empty HashMap, its table kept."""
         backend = self._backend
         bucket = self._table.get(backend.current_key)
         if bucket is not None:
@@ -391,7 +393,7 @@ class MapState:
             entry = bucket.entries.pop(map_key, None)
             if undo is not None and entry is not None:
                 undo.append((_undo_entry, self._table, backend.current_key, map_key, entry))
-            if not bucket.entries:
+            if not bucket.entries and not (by_iterator and self._hashmap):
                 if undo is not None:
                     undo.append((_undo_bucket_dropped, self._table, backend.current_key, bucket))
                 del self._table[backend.current_key]

@@ -229,7 +229,9 @@ class IntervalJoinModel:
         elif self.outer[side] and not rec.joined:
             out[("pad", side, pos)] += 1
 
-    def _replace(self, state: _KeyState, side: int, keep: list[_Record]) -> None:
+    def _replace(self, state: _KeyState, side: int, keep: list[_Record], *, clear: bool = False) -> None:
+        """Keep `keep` of the side's cached rows. Flink removes the others through the cache's iterator, which
+        leaves an emptied HashMap (its table) in place; only `clear` (MapState.clear) drops it."""
         state.cached[side][:] = keep
         times = {r.time for r in keep}
         for t in [t for t in state.stamps[side] if t not in times]:
@@ -237,8 +239,8 @@ class IntervalJoinModel:
             table = state.maps[side]
             if table is not None:
                 table.remove(t)
-                if table.size == 0:        # HeapMapState drops an emptied map
-                    state.maps[side] = None
+        if clear:
+            state.maps[side] = None
 
     # ------------------------------------------------------------ timers
     def _register(self, key: tuple, state: _KeyState, side: int, row_time: int) -> None:
@@ -267,7 +269,7 @@ class IntervalJoinModel:
                     out[("pad", side, rec.pos)] += 1
             else:
                 keep.append(rec)
-        self._replace(state, side, keep)
+        self._replace(state, side, keep, clear=self.flink and not keep)   # Flink clears an emptied cache
         if not keep:
             state.timer[side] = None
             return
@@ -282,7 +284,7 @@ class IntervalJoinModel:
             self._register(key, state, side, earliest)
         else:  # Flink drops the timer and every remaining row, unpadded
             state.timer[side] = None
-            self._replace(state, side, [])
+            self._replace(state, side, [], clear=True)
 
     def _iteration(self, state: _KeyState, side: int) -> list[int]:
         """The distinct cached times of one side, in the state backend's iteration order."""

@@ -239,7 +239,7 @@ class TimeIntervalJoinOperator(Operator):
                     for entry in bucket:
                         if not entry[1]:
                             out.append(Change("+I", self._padded(other, entry[0])))
-                cache.remove(map_key)
+                cache.remove(map_key, by_iterator=True)   # Iterator.remove: an emptied HashMap stays
         return emitted
 
     def _padded(self, side: int, row: tuple) -> tuple:
@@ -276,7 +276,7 @@ class TimeIntervalJoinOperator(Operator):
                     for entry in bucket:
                         if not entry[1]:
                             out.append(Change("+I", self._padded(side, entry[0])))
-                cache.remove(map_key)
+                cache.remove(map_key, by_iterator=True)
             elif earliest is None:
                 earliest = time
             elif self.flink_quirks:

@@ -224,3 +224,35 @@ def test_the_hash_prefix_hashes_the_stored_row_wider() -> None:
 def test_the_removed_heap_order_is_refused_naming_hashmap(config: dict) -> None:
     with pytest.raises(BadInputError, match="'heap' was converge's stand-in.*name 'hashmap'"):
         Config(**config)
+
+
+def test_a_removal_through_the_iterator_leaves_the_emptied_table() -> None:
+    # TimeIntervalJoin removes expired times with Iterator.remove, which bypasses HeapMapState.remove: the
+    # emptied HashMap stays in the state table with its grown table. Two keys that share a bucket of 16 (so a
+    # fresh map keeps them in insertion order) but not of 32, the later one in the lower bucket:
+    first, second = next((a, b) for a in range(100) for b in range(100) if a != b
+                         and bucket16(bigint_row_hash(a)) == bucket16(bigint_row_hash(b))
+                         and _bucket(bigint_row_hash(b), 32) < _bucket(bigint_row_hash(a), 32))
+    m, java = _engine_map(), JavaHashMap()
+    for k in range(200, 213):
+        m.put((k,), 1)
+        java.put(k)
+    for k in range(200, 213):
+        m.remove((k,), by_iterator=True)
+        java.remove(k)
+    for k in (first, second):
+        m.put((k,), 1)
+        java.put(k)
+    assert len(java.table) == 32 and _engine_keys(m) == java.keys() == [second, first]
+    dropped = _engine_map()          # HeapMapState.remove drops the emptied map: a fresh one of 16
+    for k in range(200, 213):
+        dropped.put((k,), 1)
+    for k in range(200, 213):
+        dropped.remove((k,))
+    for k in (first, second):
+        dropped.put((k,), 1)
+    assert _engine_keys(dropped) == [first, second]
+
+
+def _bucket(h: int, n: int) -> int:
+    return (h ^ (h >> 16)) & (n - 1)

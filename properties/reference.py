@@ -11,10 +11,12 @@ measured fact, and tested against the facts themselves
   key, whose unsigned byte order is RocksDB's iteration order (measured:
   longs iterate 0, 65536, 256, -256, 1, 2, 3, 1000, -1; strings of up to 7
   bytes sort by their bytes before longer ones; a NULL by its null bit);
-* `JavaHashMap` / `java_long_hash`: the iteration order of a java.util.HashMap
-  (the HashMapStateBackend's MapState), simulated bucket by bucket as
-  HashMap.putVal / resize / removeNode keep them, with Long.hashCode keys
-  (the interval join's per-timestamp caches);
+* `JavaHashMap` / `binary_row_hash` / `java_long_hash`: the iteration order of
+  a java.util.HashMap (the HashMapStateBackend's MapState), simulated bucket by
+  bucket as HashMap.putVal / resize / removeNode keep them, with
+  BinaryRowData.hashCode keys (Murmur3 over `binary_row_key`, checked against
+  Flink 2.3.0's printed codes) and Long.hashCode keys (the interval join's
+  per-timestamp caches);
 * `equality_keys` / `view_kind`: which columns of each side a condition
   compares for equality, and which state view Flink picks from them;
 * `inputs_as_joined`: the unique keys the join sees after `unique_key_lost`
@@ -76,6 +78,22 @@ def binary_row_key(values: Sequence[object], types: Sequence[str]) -> bytes:
         fixed[slot_at:slot_at + _WORD] = slot
     body = bytes(fixed) + bytes(variable)
     return len(body).to_bytes(4, "big") + body
+
+
+def binary_row_hash(values: Sequence[object], types: Sequence[str]) -> int:
+    """BinaryRowData.hashCode (unsigned): MurmurHash3_x86_32, seed 42, over the row's little-endian 4-byte blocks
+    (binary_row_key without its 4-byte length), finished with the row's byte length."""
+    body = binary_row_key(values, types)[4:]
+    h = 42
+    for i in range(0, len(body), 4):
+        k = int.from_bytes(body[i:i + 4], "little") * 0xCC9E2D51 & 0xFFFFFFFF
+        k = ((k << 15 | k >> 17) & 0xFFFFFFFF) * 0x1B873593 & 0xFFFFFFFF
+        h ^= k
+        h = ((h << 13 | h >> 19) & 0xFFFFFFFF) * 5 + 0xE6546B64 & 0xFFFFFFFF
+    h ^= len(body)
+    h = (h ^ h >> 16) * 0x85EBCA6B & 0xFFFFFFFF
+    h = (h ^ h >> 13) * 0xC2B2AE35 & 0xFFFFFFFF
+    return h ^ h >> 16
 
 
 def java_long_hash(value: int) -> int:

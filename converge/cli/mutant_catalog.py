@@ -220,6 +220,22 @@ CATALOG: tuple[Mutant, ...] = (
         properties=("rocksdb_iteration_order",),
     ),
     Mutant(
+        "hashmap_bucket_in_reverse_insertion_order",
+        "hashmap mode iterates the entries of one HashMap bucket newest first instead of in insertion order",
+        REGULAR,
+        (Patch(f"{_STATE}:MapState.items", "key=lambda item: (item[1][2][0] & mask, item[1][2][1])",
+               "key=lambda item: (item[1][2][0] & mask, -item[1][2][1])"),),
+        properties=("hashmap_iteration_order",),
+    ),
+    Mutant(
+        "hashmap_table_never_grows",
+        "hashmap mode keeps every map at 16 buckets, however many entries it holds",
+        REGULAR,
+        (Patch(f"{_STATE}:MapState._insert_hashed", "grown = grown_capacity(capacity, len(entries), same)",
+               "grown = capacity"),),
+        properties=("hashmap_iteration_order",),
+    ),
+    Mutant(
         "restore_forgets_arrival_counter",
         "restoring a snapshot resets the arrival counter, so arrival-ordered MapState reorders after a restart",
         REGULAR,

@@ -222,7 +222,7 @@ class IntervalJoinModel:
                 self.stamp += 1
                 state.stamps[side][time] = self.stamp
                 if self.hashmap:
-                    table = state.maps[side] = state.maps[side] or JavaHashMap(java_long_hash)  # type: ignore[arg-type]
+                    table = state.maps[side] = state.maps[side] or JavaHashMap(java_long_hash)
                     table.put(time)
             if pending is None:
                 self._register(key, state, side, time)

@@ -32,6 +32,7 @@ import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
@@ -108,7 +109,7 @@ class JavaHashMap:
     low and high halves) when a chain reaches 9 in a table under 64 or the size passes 3/4 of the table, a
     removed key unlinked, the table never shrunk."""
 
-    def __init__(self, hash_of: Callable[[object], int]) -> None:
+    def __init__(self, hash_of: Callable[[Any], int]) -> None:
         self.hash_of = hash_of
         self.chains: list[list] = [[] for _ in range(16)]
         self.size = 0

@@ -136,8 +136,7 @@ class _HeapSide:
             return
         jk, mk = tuple(row[i] for i in self.join_key), self.map_key(row)
         if kind in ("+I", "+U"):
-            table = self.maps.setdefault(jk, JavaHashMap(lambda key: binary_row_hash(key, self.types)))
-            table.put(mk)
+            self.maps.setdefault(jk, JavaHashMap(self._hash)).put(mk)
             self.copies[jk + mk] = self.copies.get(jk + mk, 0) + 1
             return
         left = self.copies.get(jk + mk, 0) - 1
@@ -145,11 +144,14 @@ class _HeapSide:
             self.copies[jk + mk] = left
             return
         self.copies.pop(jk + mk, None)
-        table = self.maps.get(jk)
-        if table is not None:
-            table.remove(mk)
-            if table.size == 0:        # HeapMapState.remove drops the emptied map
+        found = self.maps.get(jk)
+        if found is not None:
+            found.remove(mk)
+            if found.size == 0:        # HeapMapState.remove drops the emptied map
                 del self.maps[jk]
+
+    def _hash(self, key: tuple) -> int:
+        return binary_row_hash(key, self.types)
 
 
 def hashmap_iteration_order(scenario: Scenario) -> None:
@@ -170,7 +172,7 @@ def hashmap_iteration_order(scenario: Scenario) -> None:
         table = other.table(event.row) if other.map_key is not None else None
         if table is not None:
             order = {key: n for n, key in enumerate(table)}
-            groups: dict[tuple, list[tuple]] = {}
+            groups: dict[str, list[tuple]] = {}
             for item in items:
                 if isinstance(item, Change):
                     record = (item.row[:width], item.row[width:])[1 - side]

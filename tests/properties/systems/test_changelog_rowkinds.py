@@ -200,15 +200,11 @@ def test_a_well_formed_changelog_the_model_predicts_is_compared() -> None:
     assert (seen.compared, seen.skipped) == (1, 0)
 
 
-def test_semi_and_anti_joins_with_an_or_are_not_compared_with_the_model() -> None:
+def test_semi_and_anti_joins_are_not_compared_with_the_model() -> None:
     """Flink 2.3.0 plans `EXISTS (... a.k = b.k AND (a.x IS NULL OR b.y > 1))` as an INNER join with a GroupAggregate
-    of b (explain_sql, docs/flink.md), which writes -D where the semi-join operator would forward b's -U; with
-    `... AND a.x > b.y` it plans a LeftSemiJoin, the operator the model reproduces."""
+    of b (explain_sql, docs/flink.md), which writes -D where the semi-join operator would forward b's -U."""
     s = _scenario("a.k = b.k AND (a.x IS NULL OR b.y > 1)", jtype="semi", events=PAIRED)
-    assert "decorrelates an EXISTS whose condition holds an OR" in changelogs.model_events(s)
-    for jtype in ("semi", "anti"):
-        plain = _scenario("a.k = b.k AND a.x > b.y", jtype=jtype, events=PAIRED)
-        assert isinstance(changelogs.model_events(plain), list)
+    assert "decorrelate EXISTS" in changelogs.model_events(s)
 
 
 def test_a_mini_batch_outer_join_is_not_compared_with_the_model() -> None:

@@ -20,14 +20,13 @@ system's changelog into the same per-event pieces, and compares the order of eve
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from converge.engine.keycodec import encode_binary_row
+from converge.engine.java_hashmap import bucket, row_hash
 from converge.engine.model.changelog import Change
 from converge.engine.model.scenario import ChangeEvent, InputSpec, MapStateOrder, Scenario, StateBackend
 from converge.engine.model.system import Capabilities, CaseResult, System
@@ -42,30 +41,7 @@ from converge.properties.systems.checks import Judged, Known
 ENGINE_ORDER: dict[StateBackend, MapStateOrder] = {"rocksdb": "rocksdb", "hashmap": "arrival"}
 # converge's own `map_state_order` for each backend, whose agreement with Flink docs/anomalies.md reports.
 CONVERGE_MODEL: dict[StateBackend, MapStateOrder] = {"rocksdb": "rocksdb", "hashmap": "heap"}
-_M32 = 0xFFFFFFFF
-_WORDS = struct.Struct("<I")
-
-
-def java_row_hash(values: Sequence[object], types: Sequence[str]) -> int:
-    """BinaryRowData.hashCode of a row (a Java int): Murmur3_32, seed 42, over the binary row's little-endian
-    4-byte words, finished with the byte length (checked against Flink 2.3.0's own hashCode in
-    tests/properties/systems/test_map_order.py)."""
-    body = encode_binary_row(values, types)[4:]  # the binary row without the serializer's length prefix
-    h = 42
-    for (k,) in _WORDS.iter_unpack(body):
-        k = (k * 0xCC9E2D51) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        k = (k * 0x1B873593) & _M32
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & _M32
-        h = (h * 5 + 0xE6546B64) & _M32
-    h ^= len(body)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M32
-    h ^= h >> 16
-    return h - (1 << 32) if h >= 1 << 31 else h
+java_row_hash = row_hash    # BinaryRowData.hashCode, shared with the mini-batch join's bundle order
 
 
 def hashmap_capacity(entries: int) -> int:
@@ -77,9 +53,8 @@ def hashmap_capacity(entries: int) -> int:
 
 
 def hashmap_bucket(h: int, capacity: int) -> int:
-    """java.util.HashMap's bucket of a key whose hashCode is `h`."""
-    h &= _M32
-    return (h ^ (h >> 16)) & (capacity - 1)
+    """java.util.HashMap's bucket of a key whose hashCode is `h` (engine/java_hashmap.py)."""
+    return bucket(h, capacity)
 
 
 def flink_map_key(spec: InputSpec, row: tuple, case_id: int, join_columns: Sequence[str]) -> tuple | None:

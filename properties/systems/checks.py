@@ -33,6 +33,7 @@ from converge.properties.systems.answers import (
     require_applicable,
     system_diverged,
 )
+from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.known import KnownDivergence
 
 Known = Callable[[Divergence], KnownDivergence | None]   # a property's Recogniser (None: no known entries)
@@ -157,13 +158,17 @@ def changelog_rowkinds(system: System, cases: Sequence[Scenario], *, prop: str =
     no +U without a -U of its key where the key pairs every update; and each event's rows (with their row kinds)
     those of converge's semantics=flink model on the same events, where the model predicts them. A case for which
     neither the update rule nor the model comparison is claimed is skipped with both reasons."""
-    for scenario, result in zip(cases, _run(prop, system, cases), strict=False):
+    results = _run(prop, system, cases)
+    ids: list[int | None] = [None] * len(results)
+    if system.name in changelogs.CASE_IDS:
+        ids = list(adapter_case_ids(cases, results, system.capabilities.max_batch))
+    for scenario, result, case_id in zip(cases, results, ids, strict=False):
         with Judged(known) as case:
-            _changelog_rowkinds(prop, system, scenario, result, system_spec, case)
+            _changelog_rowkinds(prop, system, scenario, result, system_spec, case, case_id)
 
 
 def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: CaseResult,
-                        system_spec: str | None, case: Judged) -> None:
+                        system_spec: str | None, case: Judged, case_id: int | None = None) -> None:
     if answer_of(prop, system, scenario, result, None, system_spec) is None:
         return  # unsupported, counted by _run
     if result.changelog is None:
@@ -174,7 +179,7 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
     found = changelogs.violations(changelog, key)
     semantics = changelogs.MODELLED.get(system.name, "correct")
     label = f"converge's model (semantics={semantics})"
-    model = changelogs.model_events(scenario, semantics)
+    model = changelogs.model_events(scenario, semantics, case_id)
     if found:
         v = found[0]
         mine = [c for c in changelog if key is None or changelogs.identity(c, key) == changelogs.identity(v.change, key)]

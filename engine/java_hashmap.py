@@ -29,7 +29,6 @@ from converge.engine.keycodec import encode_binary_row
 from converge.engine.model.errors import InternalError
 
 _M32 = 0xFFFFFFFF
-_WORDS = struct.Struct("<I")
 _TREEIFY_THRESHOLD = 8
 _MIN_TREEIFY_CAPACITY = 64
 
@@ -41,7 +40,7 @@ def java_row_hash(values: tuple, types: tuple[str, ...]) -> int:
     hashCode in tests/properties/systems/test_map_order.py)."""
     body = encode_binary_row(values, types)[4:]  # the binary row without the serializer's length prefix
     h = 42
-    for (k,) in _WORDS.iter_unpack(body):
+    for k in struct.unpack(f"<{len(body) // 4}I", body):
         k = (k * 0xCC9E2D51) & _M32
         k = ((k << 15) | (k >> 17)) & _M32
         k = (k * 0x1B873593) & _M32
@@ -71,51 +70,55 @@ def bucket(h: int, capacity: int) -> int:
 class JavaHashMap:
     """The key order of one java.util.HashMap under the calls Flink makes on it (keys only: values live
     with the caller). `h` is always the key's Java hashCode; keys are compared with Python equality,
-    which for the rows converge models is the binary rows' byte equality."""
+    which for the rows converge models is the binary rows' byte equality. The table is kept sparse (bucket
+    index -> chain), so a new or cleared map costs nothing until keys go in."""
 
-    __slots__ = ("_table", "_size", "_threshold")
+    __slots__ = ("_buckets", "_capacity", "_size", "_threshold")
 
     def __init__(self, capacity: int | None = None) -> None:
         # capacity: the table a map that lived on already has (None: a new map, no table yet)
-        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._buckets: dict[int, list[tuple[int, Hashable]]] = {}
+        self._capacity = capacity
         self._size = 0
-        self._threshold = 0
-        if capacity is not None:
-            self._table = [[] for _ in range(capacity)]
-            self._threshold = capacity * 3 // 4
+        self._threshold = 0 if capacity is None else capacity * 3 // 4
 
     @property
     def capacity(self) -> int | None:
-        return None if self._table is None else len(self._table)
+        return self._capacity
 
     def __len__(self) -> int:
         return self._size
 
-    def _resize(self) -> list[list[tuple[int, Hashable]]]:
-        old = self._table
-        capacity = 16 if old is None else 2 * len(old)
-        table: list[list[tuple[int, Hashable]]] = [[] for _ in range(capacity)]
+    def _resize(self) -> int:
+        capacity = 16 if self._capacity is None else 2 * self._capacity
         mask = capacity - 1
-        for chain in old or ():
-            for entry in chain:                  # split lo/hi, each keeping the chain's order
-                table[spread(entry[0]) & mask].append(entry)
-        self._table = table
+        buckets: dict[int, list[tuple[int, Hashable]]] = {}
+        for index in sorted(self._buckets):
+            for entry in self._buckets[index]:   # split lo/hi, each keeping the chain's order
+                buckets.setdefault(spread(entry[0]) & mask, []).append(entry)
+        self._buckets = buckets
+        self._capacity = capacity
         self._threshold = capacity * 3 // 4
-        return table
+        return capacity
 
     def compute_if_absent(self, key: Hashable, h: int) -> bool:
         """HashMap.computeIfAbsent; True when the key was absent (and is now the head of its bucket)."""
-        table = self._table
-        if table is None or self._size > self._threshold:
-            table = self._resize()
-        chain = table[spread(h) & (len(table) - 1)]
+        capacity = self._capacity
+        if capacity is None or self._size > self._threshold:
+            capacity = self._resize()
+        index = spread(h) & (capacity - 1)
+        chain = self._buckets.get(index)
+        if chain is None:
+            self._buckets[index] = [(h, key)]
+            self._size += 1
+            return True
         for other_h, other in chain:
             if other_h == h and other == key:
                 return False
         held = len(chain)                        # computeIfAbsent's binCount
         chain.insert(0, (h, key))
         if held >= _TREEIFY_THRESHOLD - 1:
-            self._treeify_bin(len(table))
+            self._treeify_bin(capacity)
         self._size += 1
         return True
 
@@ -129,15 +132,15 @@ class JavaHashMap:
 
     def put(self, key: Hashable, h: int) -> bool:
         """HashMap.put of a key (its value left aside); True when the key was absent (now at its bucket's tail)."""
-        table = self._table if self._table is not None else self._resize()
-        chain = table[spread(h) & (len(table) - 1)]
+        capacity = self._capacity if self._capacity is not None else self._resize()
+        chain = self._buckets.setdefault(spread(h) & (capacity - 1), [])
         for other_h, other in chain:
             if other_h == h and other == key:
                 return False
         held = len(chain)
         chain.append((h, key))
         if held - 1 >= _TREEIFY_THRESHOLD - 1:       # putVal's binCount is the nodes walked past the first
-            self._treeify_bin(len(table))
+            self._treeify_bin(capacity)
         self._size += 1
         if self._size > self._threshold:
             self._resize()
@@ -145,24 +148,27 @@ class JavaHashMap:
 
     def remove(self, key: Hashable, h: int) -> None:
         """HashMap.remove: the key leaves its bucket; the others keep their order and the table its size."""
-        if self._table is None:
+        if self._capacity is None:
             return
-        chain = self._table[spread(h) & (len(self._table) - 1)]
+        index = spread(h) & (self._capacity - 1)
+        chain = self._buckets.get(index, [])
         for i, (other_h, other) in enumerate(chain):
             if other_h == h and other == key:
                 del chain[i]
+                if not chain:
+                    del self._buckets[index]
                 self._size -= 1
                 return
 
     def clear(self) -> None:
         """HashMap.clear: every key goes, the table keeps its size."""
-        if self._table is not None and self._size > 0:
-            self._table = [[] for _ in self._table]
-            self._size = 0
+        self._buckets.clear()
+        self._size = 0
 
     def __iter__(self) -> Iterator[Hashable]:
-        for chain in self._table or ():
-            for _, key in chain:
+        buckets = self._buckets
+        for index in sorted(buckets):
+            for _, key in buckets[index]:
                 yield key
 
     def rank(self) -> dict[Hashable, int]:

@@ -78,6 +78,8 @@ class Walk:
         """A keyless input's folded records of one join key, in the inner HashMap's order of their row
         hashes, arrival order within one hash."""
         rank = self._inner.get(key, {})
+        if len(rank) < 2:
+            return list(changes)
         row_hash = self._row_hash
         return sorted(changes, key=lambda c: rank.get(row_hash(c.row), _ABSENT))
 
@@ -105,17 +107,29 @@ class BundleOrder:
     def walk(self, records: Sequence[tuple[Any, Change]]) -> Walk:
         """Replay addRecord for an input's (join key, change) records of one bundle, in arrival order."""
         self.bundle.clear()
+        if len(records) == 1 or (self.kind == "JoinKeyContainsUniqueKey"
+                                 and len(dict.fromkeys(key for key, _ in records)) == 1):
+            return Walk([records[0][0]], {}, self.row_hash)   # one key: nothing to order, no table to grow
         if self.kind == "JoinKeyContainsUniqueKey":
             return self._walk_key_contains_unique_key(records)
         if self.kind == "InputSideHasUniqueKey":
             return self._walk_has_unique_key(records)
         return self._walk_no_unique_key(records)
 
+    def _key_hashes(self, records: Sequence[tuple[Any, Change]]) -> dict[Any, int]:
+        """Each join key's hashCode, or 0 for all when the bundle holds one join key (a map that only ever holds
+        one key is walked the same whatever its hash, and never grows)."""
+        keys = dict.fromkeys(key for key, _ in records)
+        if len(keys) == 1:
+            return dict.fromkeys(keys, 0)
+        return {key: self._key_hash(key) for key in keys}
+
     def _walk_key_contains_unique_key(self, records: Sequence[tuple[Any, Change]]) -> Walk:
         bundle = self.bundle
         lists: dict[Any, list[bool]] = {}
+        hashes = self._key_hashes(records)
         for key, change in records:
-            h = self._key_hash(key)
+            h = hashes[key]
             bundle.compute_if_absent(key, h)
             kept = lists.setdefault(key, [])
             if _fold(kept, change.kind in ACCUMULATE_KINDS):
@@ -132,11 +146,15 @@ class BundleOrder:
         inner: dict[Any, JavaHashMap] = {}
         lists: dict[tuple, list[bool]] = {}
         uk, flink_uk, uk_types = self._uk or (), self._uk_flink, self._uk_types
+        key_hashes = self._key_hashes(records)
+        subs_of: dict[Any, set] = {}
         for key, change in records:
-            h = self._key_hash(key)
+            subs_of.setdefault(key, set()).add(tuple([change.row[j] for j in uk]))
+        for key, change in records:
+            h = key_hashes[key]
             row = change.row
             sub = tuple([row[j] for j in uk])
-            hs = java_row_hash(tuple([row[j] for j in flink_uk]), uk_types)
+            hs = java_row_hash(tuple([row[j] for j in flink_uk]), uk_types) if len(subs_of[key]) > 1 else 0
             if bundle.compute_if_absent(key, h):
                 inner[key] = JavaHashMap()
             subs = inner[key]
@@ -159,9 +177,13 @@ class BundleOrder:
         bundle = self.bundle
         inner: dict[Any, JavaHashMap] = {}
         lists: dict[tuple, list[bool]] = {}
+        key_hashes = self._key_hashes(records)
+        rows_of: dict[Any, set] = {}
         for key, change in records:
-            h = self._key_hash(key)
-            hr = self.row_hash(change.row)
+            rows_of.setdefault(key, set()).add(change.row)
+        for key, change in records:
+            h = key_hashes[key]
+            hr = self.row_hash(change.row) if len(rows_of[key]) > 1 else 0
             if bundle.compute_if_absent(key, h):
                 inner[key] = JavaHashMap()
             hashes = inner[key]
@@ -184,5 +206,5 @@ class BundleOrder:
                 kept.append(accumulate)
         walked = JavaHashMap()                         # getRecords(): a new HashMap, filled in bundle's order
         for key in bundle:
-            walked.compute_if_absent(key, self._key_hash(key))
+            walked.compute_if_absent(key, key_hashes[key])
         return Walk(list(walked), {k: m.rank() for k, m in inner.items()}, self.row_hash)

@@ -45,7 +45,7 @@ from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.operators import bundle_fold  # called through the module: `converge mutants` patches it
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.bundle_fold import is_accumulate, pair_up
-from converge.engine.operators.bundle_order import BundleOrder
+from converge.engine.operators.bundle_order import BundleOrder, Walk
 from converge.engine.operators.regular_join import BinaryJoinSpec, PaddingSuppression, StreamingJoinOperator
 
 Pending = tuple[int, Any, Change]      # (input index, join key, change)
@@ -123,12 +123,13 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         return self.finish_bundle(ctx)
 
     def volatile_state(self) -> Any:
-        return list(self._pending), self._last_time, tuple(o.bundle.capacity for o in self._orders)
+        left, right = self._orders
+        return list(self._pending), self._last_time, left.bundle.capacity, right.bundle.capacity
 
     def restore_volatile_state(self, saved: Any) -> None:
-        pending, self._last_time, *capacities = saved
+        pending, self._last_time, *capacities = saved      # (an older snapshot has no capacities: new maps)
         self._pending = list(pending)
-        for order, capacity in zip(self._orders, capacities[0] if capacities else (), strict=False):
+        for order, capacity in zip(self._orders, capacities or (None, None), strict=False):
             order.bundle = JavaHashMap(capacity)
 
     # ---------------------------------------------------------------- the bundle
@@ -161,15 +162,20 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         groups = self._groups(index, pending)
         if not groups:
             return
-        walk = self._orders[index].walk([(key, change) for i, key, change in pending if i == index])
-        for key in walk.keys(groups):
+        if len(groups) == 1 and (not has_uk or len(next(iter(groups.values()))) == 1) \
+                and (has_uk or len(next(iter(groups.values()))[None]) == 1):
+            walk: Walk | None = None       # one key, one unique key or one record: no order to decide
+        else:
+            walk = self._orders[index].walk([(key, change) for i, key, change in pending if i == index])
+        for key in (groups if walk is None else walk.keys(groups)):
             by_uk = groups[key]
             ctx.state.current_key = key
             if not has_uk:
-                for change in walk.rows(key, bundle_fold.fold_no_unique_key(by_uk[None])):
+                kept = bundle_fold.fold_no_unique_key(by_uk[None])
+                for change in (kept if walk is None else walk.rows(key, kept)):
                     self._process_into(index, change, ctx, out, check=False)
                 continue
-            for sub in walk.unique_keys(key, by_uk):
+            for sub in (by_uk if walk is None else walk.unique_keys(key, by_uk)):
                 records = by_uk[sub]
                 for first, second in pair_up(bundle_fold.fold_unique_key(records, semantics)):
                     if second is None:

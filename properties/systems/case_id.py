@@ -73,10 +73,12 @@ def adapter_shape(scenario: Scenario) -> str:
             for j, (column, _) in enumerate(specs[name].columns):
                 text = re.sub(rf"\b{re.escape(name)}\.{re.escape(column)}\b", f"t{i}c{j}", text)
         conditions.append(text)
-    inputs = [[[t for _, t in specs[n].columns],
-               [specs[n].index_of(c) for c in specs[n].unique_key or ()],
-               specs[n].changelog_mode,
-               None if specs[n].time_column is None else specs[n].index_of(specs[n].time_column)] for n in chain]
+    inputs = []
+    for n in chain:
+        spec = specs[n]
+        time = spec.time_column
+        inputs.append([[t for _, t in spec.columns], [spec.index_of(c) for c in spec.unique_key or ()],
+                       spec.changelog_mode, None if time is None else spec.index_of(time)])
     config = {k: v for k, v in obj["config"].items() if k not in ("sink_key", "dedupe_before_join")}
     return json.dumps([inputs, obj["join"]["types"], conditions, obj["join"]["interval"], config], sort_keys=True)
 

@@ -96,9 +96,9 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         # a unique key per input (None: the input's records fold by value under their join key)
         self._uk = tuple(None if side.side.unique_key_indexes is None else side.side.unique_key_indexes
                          for side in self._sides)
-        # each input's BufferBundle maps, whose iteration order is the order of a flush's outputs
-        self._orders = tuple(BundleOrder(side.side.kind, side.spec.columns, side.key_indexes,
-                                         side.side.unique_key_indexes) for side in self._sides)
+        # each input's BufferBundle maps, whose iteration order is the order of a flush's outputs (made at the
+        # first flush that has an order to decide)
+        self._orders: list[BundleOrder | None] = [None, None]
 
     # ---------------------------------------------------------------- runtime calls
     def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
@@ -124,13 +124,24 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
 
     def volatile_state(self) -> Any:
         left, right = self._orders
-        return list(self._pending), self._last_time, left.bundle.capacity, right.bundle.capacity
+        return (list(self._pending), self._last_time, None if left is None else left.bundle.capacity,
+                None if right is None else right.bundle.capacity)
 
     def restore_volatile_state(self, saved: Any) -> None:
         pending, self._last_time, *capacities = saved      # (an older snapshot has no capacities: new maps)
         self._pending = list(pending)
-        for order, capacity in zip(self._orders, capacities or (None, None), strict=False):
-            order.bundle = JavaHashMap(capacity)
+        for index, capacity in enumerate(capacities or (None, None)):
+            self._orders[index] = None if capacity is None else self._order(index, JavaHashMap(capacity))
+
+    def _order(self, index: int, bundle: JavaHashMap | None = None) -> BundleOrder:
+        order = self._orders[index]
+        if order is None or bundle is not None:
+            side = self._sides[index]
+            order = BundleOrder(side.side.kind, side.spec.columns, side.key_indexes, side.side.unique_key_indexes)
+            if bundle is not None:
+                order.bundle = bundle
+            self._orders[index] = order
+        return order
 
     # ---------------------------------------------------------------- the bundle
     def finish_bundle(self, ctx: OperatorContext) -> list[Change]:
@@ -166,7 +177,7 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
                 and (has_uk or len(next(iter(groups.values()))[None]) == 1):
             walk: Walk | None = None       # one key, one unique key or one record: no order to decide
         else:
-            walk = self._orders[index].walk([(key, change) for i, key, change in pending if i == index])
+            walk = self._order(index).walk([(key, change) for i, key, change in pending if i == index])
         for key in (groups if walk is None else walk.keys(groups)):
             by_uk = groups[key]
             ctx.state.current_key = key

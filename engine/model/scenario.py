@@ -31,6 +31,8 @@ REMOVED_ORDERS: dict[str, str] = {
 MultiJoinMode = Literal["off", "on"]
 RuntimeName = Literal["local", "spark"]  # where the reference engine runs: in this process, or on Spark
 Semantics = Literal["correct", "flink"]
+# The Flink release whose operators' emission order the engine follows where releases differ (docs/semantics.md)
+FlinkVersion = Literal["1.19", "1.20", "2.0", "2.1", "2.2", "2.3"]
 TimeMode = Literal["event", "processing"]
 ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]
 PerKeyOrder = Literal["kept", "disordered"]
@@ -249,6 +251,7 @@ class Config:
     dedupe_before_join: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
     unique_key_lost: tuple[str, ...] = ()
     per_key_order: PerKeyOrder = "kept"
+    flink_version: FlinkVersion = "2.3"           # whose order of outer padding changes to emit (docs/semantics.md)
     # the multi-way planner's options; docs/multiway.md
     multi_join_max_tables: int | None = None
     multi_join_min_tables: int = 3
@@ -296,6 +299,7 @@ class Config:
         for i, name in enumerate(self.unique_key_lost):
             check_text(name, f"unique_key_lost[{i}]", what="an input name")
         check_literal(self.per_key_order, PerKeyOrder, "per_key_order")
+        check_literal(self.flink_version, FlinkVersion, "flink_version")
         if self.multi_join_max_tables is not None:
             check_int(self.multi_join_max_tables, "multi_join_max_tables", lo=2, hi=2**31)
         check_int(self.multi_join_min_tables, "multi_join_min_tables", lo=2, hi=2**31)
@@ -341,8 +345,8 @@ class Config:
                 if getattr(self, key) != getattr(_DEFAULT_CONFIG, key)}
 
 
-OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
-                        "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
+OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "flink_version",
+                        "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
                         "mini_batch_latency_ms", "state_backend", "parallelism", "sink", "sink_key",
                         "upsert_materialize", "restart_after")
 # The job options: how a real system runs the join, never what it means (none changes the batch answer).

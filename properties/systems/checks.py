@@ -33,8 +33,8 @@ from converge.properties.systems.answers import (
     require_applicable,
     system_diverged,
 )
+from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.known import KnownDivergence
-from converge.properties.systems.order_model import case_ids
 
 Known = Callable[[Divergence], KnownDivergence | None]   # a property's Recogniser (None: no known entries)
 
@@ -160,7 +160,9 @@ def changelog_rowkinds(system: System, cases: Sequence[Scenario], *, prop: str =
     stored rows in the order of the case's state backend (Flink's adapter: the case id hashed as it stores it).
     A case for which neither the update rule nor the model comparison is claimed is skipped with both reasons."""
     results = _run(prop, system, cases)
-    ids = case_ids(results) if system.name in changelogs.MODELLED else [None] * len(results)
+    ids: list[int | None] = [None] * len(results)
+    if system.name in changelogs.CASE_IDS:
+        ids = list(adapter_case_ids(cases, results, system.capabilities.max_batch))
     for scenario, result, case_id in zip(cases, results, ids, strict=False):
         with Judged(known) as case:
             _changelog_rowkinds(prop, system, scenario, result, system_spec, case, case_id)

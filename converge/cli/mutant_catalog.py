@@ -148,20 +148,20 @@ CATALOG: tuple[Mutant, ...] = (
         "padding_not_retracted_on_first_match",
         "an outer record's NULL padding is not retracted (-D) when its first match arrives",
         REGULAR,
-        (Patch(f"{_JOIN}._accumulate", 'append(Change("-D", self._padded(not is_left, other)))', "pass", 2),),
+        (Patch(f"{_JOIN}._accumulate", 'append(Change("-D", self._padded(not is_left, other)))', "pass", 3),),
     ),
     Mutant(
         "padding_not_reemitted_after_last_match",
         "an outer record's NULL padding is not re-emitted (+I) when its last match is retracted",
         REGULAR,
-        (Patch(f"{_JOIN}._retract", 'append(Change("+I", self._padded(not is_left, other)))', "pass"),),
+        (Patch(f"{_JOIN}._retract", 'append(Change("+I", self._padded(not is_left, other)))', "pass", 2),),
     ),
     Mutant(
         "association_count_not_decremented",
         "retracting a match leaves the outer record's association count unchanged",
         REGULAR,
         (Patch(f"{_JOIN}._retract", "other_view.update_num_of_associations(other, n - 1)",
-               "other_view.update_num_of_associations(other, n)"),),
+               "other_view.update_num_of_associations(other, n)", 2),),
         properties=("hot_key_prefix_consistency", "prefix_consistency"),
     ),
     Mutant(

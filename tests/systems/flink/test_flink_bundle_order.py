@@ -19,7 +19,7 @@ from converge.engine.model.scenario import ChangeEvent, Config, InputSpec, JoinS
 from converge.engine.runtime.local import run_scenario
 from converge.generators.minibatch import minibatch_scenarios
 from converge.properties.systems.case_id import adapter_case_ids, with_case_id, without_case_id
-from converge.properties.systems.map_order import split_like
+from converge.properties.systems.order_model import split_like
 from converge.systems.adapter.client import AdapterSystem
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]

@@ -81,7 +81,7 @@ def order_key_fn(order: str, types: Sequence[str]) -> OrderKeyFn | None:
     """How a map key sorts in iteration for the given MapState order mode.
 
     `rocksdb`: its serialized bytes; `arrival`: None, meaning the state stamps each entry with an arrival
-    counter instead. (`hashmap` sorts by the table's buckets: engine/javahash.py, `hashmap_key_fn`.)
+    counter instead. (`hashmap` sorts by the table's buckets: engine/java_hashmap.py, `hashmap_key_fn`.)
     """
     types = tuple(types)
     if order == "rocksdb":

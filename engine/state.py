@@ -9,7 +9,7 @@ MapState never iterates in dict order by accident: every entry carries an
 order key and iteration sorts by it: the serialized bytes for `rocksdb`
 (RocksDB's byte order, engine/keycodec.py); for `hashmap` the key's
 HashMap.hash and an insertion stamp, sorted by (bucket index at the map's
-current capacity, stamp), java.util.HashMap's order (engine/javahash.py:
+current capacity, stamp), java.util.HashMap's order (engine/java_hashmap.py:
 the capacity grows with the map and never shrinks while the map lives; an
 emptied map is dropped, so the key's next map starts at 16 again; a put on a
 key already stored keeps its place); an arrival stamp for `arrival`.
@@ -31,7 +31,7 @@ import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from converge.engine.javahash import INITIAL_CAPACITY, grown_capacity, hashmap_key_fn
+from converge.engine.java_hashmap import INITIAL_CAPACITY, grown_capacity, hashmap_key_fn
 from converge.engine.keycodec import order_key_fn
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import MapStateOrder

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from converge.engine.javahash import long_key_fn
+from converge.engine.java_hashmap import long_key_fn
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec, Semantics, TimeMode
@@ -129,7 +129,7 @@ class TimeIntervalJoinOperator(Operator):
         st = ctx.state
         self._state = st
         # MapState<Long, List<Tuple2<RowData, Boolean>>>: on the HashMapStateBackend a HashMap<Long, ...>,
-        # hashed by Long.hashCode of the time (engine/javahash.py), not by the VARCHAR stand-in key
+        # hashed by Long.hashCode of the time (engine/java_hashmap.py), not by the VARCHAR stand-in key
         by_time = long_key_fn(cache_time)
         self.caches = (st.map_state("IntervalJoinLeftCache", ("VARCHAR",), java_hash=by_time),
                        st.map_state("IntervalJoinRightCache", ("VARCHAR",), java_hash=by_time))

@@ -19,7 +19,7 @@ out, which only removes elements from a group.
 `hashmap_iteration_order` pins the `hashmap` order the same way: the
 matched records come out in the iteration order of a java.util.HashMap that
 the property keeps itself per side and join key (properties/reference.py's
-`JavaHashMap` over `binary_row_hash`, independent of engine/javahash.py),
+`JavaHashMap` over `binary_row_hash`, independent of engine/java_hashmap.py),
 fed with the map keys the side's state view puts and removes: a new record or
 unique key is put, a record whose last copy is retracted (or a retracted
 unique key) is removed, and a map emptied that way is dropped.
@@ -49,16 +49,12 @@ from converge.properties.spec import PropertySpec
 
 
 def _map_key_encoder(spec: InputSpec, key_columns: list[str]) -> Callable[[tuple], bytes] | None:
-    """How a record of this input is keyed in its MapState (None: a ValueState holds one record)."""
-    kind = view_kind(spec, key_columns)
-    if kind == "JoinKeyContainsUniqueKey":
+    """How a record of this input is keyed in its MapState, serialized (None: a ValueState holds one record)."""
+    keyed = _map_key(spec, key_columns)
+    if keyed is None:
         return None
-    if kind == "InputSideHasUniqueKey":
-        idx = [spec.index_of(c) for c in spec.unique_key or ()]
-        types = [spec.column_types[i] for i in idx]
-        return lambda row: binary_row_key([row[i] for i in idx], types)
-    types = list(spec.column_types)
-    return lambda row: binary_row_key(row, types)
+    key_of, types = keyed
+    return lambda row: binary_row_key(key_of(row), types)
 
 
 def rocksdb_iteration_order(scenario: Scenario) -> None:
@@ -106,25 +102,26 @@ def rocksdb_iteration_order(scenario: Scenario) -> None:
                     event_index=i))
 
 
-def _map_key(spec: InputSpec, key_columns: list[str]) -> Callable[[tuple], tuple] | None:
-    """The map key a record of this input is stored under (None: a ValueState holds one record)."""
+def _map_key(spec: InputSpec, key_columns: list[str]) -> tuple[Callable[[tuple], tuple], list[str]] | None:
+    """The map key a record of this input is stored under, and its column types (None: a ValueState holds one
+    record)."""
     kind = view_kind(spec, key_columns)
     if kind == "JoinKeyContainsUniqueKey":
         return None
     if kind == "InputSideHasUniqueKey":
         idx = [spec.index_of(c) for c in spec.unique_key or ()]
-        return lambda row: tuple(row[i] for i in idx)
-    return lambda row: row
+        return (lambda row: tuple(row[i] for i in idx)), [spec.column_types[i] for i in idx]
+    return (lambda row: row), list(spec.column_types)
 
 
 class _HeapSide:
     """One side's HashMapStateBackend MapState: a JavaHashMap per join key, and each map key's copy count."""
 
     def __init__(self, spec: InputSpec, key_columns: list[str]) -> None:
-        self.map_key = _map_key(spec, key_columns)
+        keyed = _map_key(spec, key_columns)
+        self.map_key = None if keyed is None else keyed[0]
+        self.types = [] if keyed is None else keyed[1]
         self.join_key = [spec.index_of(c) for c in key_columns]
-        self.types = ([spec.column_types[spec.index_of(c)] for c in spec.unique_key or ()]
-                      if view_kind(spec, key_columns) == "InputSideHasUniqueKey" else list(spec.column_types))
         self.maps: dict[tuple, JavaHashMap] = {}
         self.copies: dict[tuple, int] = {}
 

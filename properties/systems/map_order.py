@@ -8,7 +8,7 @@ paced arrival (every case's changelog repeats from run to run), and modelled by 
   `map_state_order: rocksdb` (engine/keycodec.py). The adapter's case id, the first column of every
   stored row, is one value within a join key and does not change that order.
 * `hashmap` (HashMapStateBackend): a `java.util.HashMap` per key, converge's `map_state_order: hashmap`
-  (engine/javahash.py, engine/state.py): buckets in index order of BinaryRowData.hashCode, the capacity
+  (engine/java_hashmap.py, engine/state.py): buckets in index order of BinaryRowData.hashCode, the capacity
   growing with the map, insertion order inside a bucket. The case id does change this order: Flink hashes
   the row as the adapter stores it, with the case id (an INTEGER) in front, so the engine runs with that
   column as its `hash_prefix` (order_model.py, `case_prefix`).
@@ -29,16 +29,16 @@ from converge.generators.map_order import map_order_scenarios
 from converge.properties import exercise
 from converge.properties.divergence import require
 from converge.properties.systems.answers import require_applicable, system_diverged
+from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.checks import Judged, Known
 from converge.properties.systems.order_model import (
-    case_ids,
     compare_orders,
     model_per_event,
     show,
     stored_visits,
 )
 
-__all__ = ["case_ids", "compare_orders", "draws", "emission_order_matches_model", "model_per_event",
+__all__ = ["adapter_case_ids", "compare_orders", "draws", "emission_order_matches_model", "model_per_event",
            "stored_visits", "why_not_ordered"]
 
 
@@ -75,7 +75,8 @@ def emission_order_matches_model(system: System, cases: Sequence[Scenario], *, p
     for scenario in cases:
         require_applicable(prop, system, scenario)
     results = system.run_cases(list(cases))
-    for scenario, result, case_id in zip(cases, results, case_ids(results), strict=False):
+    ids = adapter_case_ids(cases, results, system.capabilities.max_batch)
+    for scenario, result, case_id in zip(cases, results, ids, strict=False):
         if result.status == "unsupported":
             exercise.unsupported(result.message or f"{system.name} gave no reason")
             continue

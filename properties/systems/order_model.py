@@ -3,7 +3,7 @@ backend visits the stored rows, and the comparison of a system's changelog with 
 
 `model_per_event` runs converge's engine on the scenario with the MapState order of the scenario's
 `config.state_backend` (`BACKEND_ORDER`: rocksdb, hashmap) and the Flink adapter's case id hashed in front
-of every stored row (`case_prefix`, engine/javahash.py), as Flink stores them. `compare_orders` cuts a
+of every stored row (`case_prefix`, engine/java_hashmap.py), as Flink stores them. `compare_orders` cuts a
 system's changelog into the same per-event pieces and compares, per piece of two or more outputs, the
 order in which it visits the stored rows (`stored_visits`: the other input's part of a binary join's output
 row); how one stored row's outputs interleave (an outer row's retraction and its padding) is counted apart,
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.scenario import ChangeEvent, MapStateOrder, Scenario, StateBackend
-from converge.engine.model.system import CaseResult
 from converge.engine.runtime.local import run_scenario
 
 # converge's model of each backend's MapState order.
@@ -131,14 +130,3 @@ def model_per_event(scenario: Scenario, case_id: int, order: MapStateOrder | Non
     run = run_scenario(replace(scenario, config=replace(scenario.config, map_state_order=order)),
                        hash_prefix=case_prefix(case_id))
     return [[c for c in items if isinstance(c, Change)] for items in run.per_event]
-
-
-def case_ids(results: Sequence[CaseResult]) -> list[int]:
-    """The case id the Flink adapter gave each case of one run request of one shape: its position among the
-    cases it planned (an unsupported case is not planned)."""
-    ids, n = [], 0
-    for r in results:
-        ids.append(n)
-        if r.status != "unsupported":
-            n += 1
-    return ids

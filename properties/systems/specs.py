@@ -284,8 +284,9 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    "an outer row's retraction and padding)", _changelog(_regular_changelogs),
                    checks.changelog_rowkinds),
     SystemProperty("minibatch", "changelog_rowkinds", "mini-batch join: the changelog well formed per key (no +U "
-                   "as a key's first row, FLINK-34380) and, bundle by bundle, the semantics=flink model's rows (not "
-                   "their order: Flink walks a bundle's buffers in their hash order, not modelled)",
+                   "as a key's first row, FLINK-34380) and, bundle by bundle, the semantics=flink model's rows, the "
+                   "bundle walked in Flink's hash order with the adapter's case id (the rows' order itself is not "
+                   "compared)",
                    _changelog(_minibatch_changelogs), checks.changelog_rowkinds),
     SystemProperty("multiway", "final_equals_oracle", "3- and 4-way INNER/LEFT chains, multi-way plan on or off: "
                    "final answer = batch answer", _multiway, checks.final_equals_oracle),

@@ -4,8 +4,8 @@ The expected hash codes are Flink's own (BinaryRowData.hashCode printed by a Jav
 2.3.0's flink-table-runtime jar, BinaryRowWriter rows). The expected orders come from this file's own
 Murmur3 (written from the algorithm's specification) and its own java.util.HashMap: a table of linked
 buckets that appends, unlinks, splits on resize and resizes a small table instead of treeifying, as
-HashMap.putVal / resize / treeifyBin / removeNode do. Neither shares code with engine/javahash.py, whose
-model sorts by (bucket, insertion stamp) instead of keeping buckets.
+HashMap.putVal / resize / treeifyBin / removeNode do. Neither shares code with engine/java_hashmap.py, whose
+MapState model (engine/state.py) sorts by (bucket, insertion stamp) instead of keeping buckets.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from converge.engine.javahash import as_java_int, binary_row_hash, long_hash
+from converge.engine.java_hashmap import as_java_int, binary_row_hash, long_hash
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Config
 from converge.engine.state import KeyedStateBackend

@@ -14,7 +14,7 @@ the Flink environment is not installed or its adapter gives no order to measure.
 It also counts the agreeing events that a copy-on-write copy of the map would have reordered
 (`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
 operator a copy of a map it touches, made by MapSerializer.copy as `new HashMap<>(size)` filled in the
-original's iteration order, whose smaller table orders the same keys otherwise (engine/javahash.py). The
+original's iteration order, whose smaller table orders the same keys otherwise (engine/java_hashmap.py). The
 adapter's paced arrival takes a checkpoint between every two rounds; an agreeing event such a copy would
 have reordered shows that no copy was in place when Flink processed it.
 """
@@ -26,16 +26,16 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, seed, settings
 
-from converge.engine.javahash import binary_row_hash, spread
+from converge.engine.java_hashmap import binary_row_hash, spread
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
 from converge.generators.scenarios import LAYOUTS
+from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.map_order import why_not_ordered
 from converge.properties.systems.order_model import (
-    case_ids,
     compare_orders,
     model_per_event,
     split_like,
@@ -134,7 +134,8 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     for group in groups:
         if group:
             results = system.run_cases(group)
-            for scenario, result, case_id in zip(group, results, case_ids(results), strict=False):
+            ids = adapter_case_ids(group, results, system.capabilities.max_batch)
+            for scenario, result, case_id in zip(group, results, ids, strict=False):
                 counts["cases"] += 1
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1

@@ -97,7 +97,8 @@ def test_the_hashmap_model_predicts_flinks_hashmap_order() -> None:
 
 def test_case_ids_count_the_cases_the_adapter_planned() -> None:
     ok, unsupported = CaseResult.ok(final=Counter()), CaseResult.unsupported("no")
-    assert map_order.case_ids([ok, unsupported, ok, ok]) == [0, 1, 1, 2]
+    cases = [_file("flink_later_before_earlier_hashmap.json")] * 4     # one job shape
+    assert map_order.adapter_case_ids(cases, [ok, unsupported, ok, ok], 20) == [0, 1, 1, 2]
 
 
 def _caps(output: str, deterministic: bool, settings_: tuple[str, ...]) -> Capabilities:

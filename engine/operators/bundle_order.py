@@ -49,6 +49,18 @@ def _fold(kept: list[bool], accumulate: bool) -> bool:
     return False
 
 
+def _drop(bundle: JavaHashMap, inner: dict[Any, JavaHashMap], lists: dict[tuple, list[bool]], key: Any, h: int,
+          sub: Hashable, hs: int) -> None:
+    """A sub-key whose records all cancelled leaves its key's inner map (HashMap.remove), and a key whose inner
+    map is emptied leaves the bundle."""
+    subs = inner[key]
+    subs.remove(sub, hs)
+    del lists[(key, sub)]
+    if not len(subs):
+        bundle.remove(key, h)
+        del inner[key]
+
+
 class Walk:
     """One bundle of one input as Flink walks it: join keys, then unique keys or rows under each."""
 
@@ -162,11 +174,7 @@ class BundleOrder:
             kept = lists.setdefault((key, sub), [])
             if _fold(kept, change.kind in ACCUMULATE_KINDS):
                 if not kept:
-                    subs.remove(sub, hs)
-                    del lists[(key, sub)]
-                    if not len(subs):
-                        bundle.remove(key, h)
-                        del inner[key]
+                    _drop(bundle, inner, lists, key, h, sub, hs)
                 continue
             bundle.compute_if_absent(key, h)
             subs.compute_if_absent(sub, hs)
@@ -194,11 +202,7 @@ class BundleOrder:
                 if kept[i] != accumulate:
                     del kept[i]
                     if not kept:
-                        hashes.remove(hr, hr)
-                        del lists[(key, hr)]
-                        if not len(hashes):
-                            bundle.remove(key, h)
-                            del inner[key]
+                        _drop(bundle, inner, lists, key, h, hr, hr)
                     break
             else:
                 bundle.compute_if_absent(key, h)

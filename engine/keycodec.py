@@ -21,7 +21,6 @@ of one key share the key-group / key / namespace prefix).
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from collections.abc import Callable, Sequence
 
@@ -78,20 +77,15 @@ def encode_binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
 OrderKeyFn = Callable[[tuple], object]
 
 
-def order_key_fn(order: str, types: Sequence[str], seed: int = 0) -> OrderKeyFn | None:
+def order_key_fn(order: str, types: Sequence[str]) -> OrderKeyFn | None:
     """How a map key sorts in iteration for the given MapState order mode.
 
-    `rocksdb`: serialized bytes; `heap`: a seeded hash of those bytes (a
-    deterministic stand-in for a Java HashMap, whose real order depends on its
-    resize history); `arrival`: None, meaning the state stamps each entry with
-    an arrival counter instead.
+    `rocksdb`: its serialized bytes; `arrival`: None, meaning the state stamps each entry with an arrival
+    counter instead. (`hashmap` sorts by the table's buckets: engine/java_hashmap.py, `hashmap_key_fn`.)
     """
     types = tuple(types)
     if order == "rocksdb":
         return lambda key: encode_binary_row(key, types)
-    if order == "heap":
-        salt = seed.to_bytes(8, "little", signed=True)
-        return lambda key: hashlib.blake2b(encode_binary_row(key, types), key=salt, digest_size=8).digest()
     if order == "arrival":
         return None
     raise ApiMisuseError(f"unknown map state order {order!r}")

@@ -6,8 +6,13 @@ StateVisibility.NeverReturnExpired: an entry written at t with TTL T is
 visible up to t+T-1 and gone at t+T. Reads never refresh it.
 
 MapState never iterates in dict order by accident: every entry carries an
-order key (serialized bytes for `rocksdb`, a seeded hash for `heap`, an
-arrival stamp for `arrival`) and iteration sorts by it.
+order key and iteration sorts by it: the serialized bytes for `rocksdb`
+(RocksDB's byte order, engine/keycodec.py); for `hashmap` the key's
+HashMap.hash and an insertion stamp, sorted by (bucket index at the map's
+current capacity, stamp), java.util.HashMap's order (engine/java_hashmap.py:
+the capacity grows with the map and never shrinks while the map lives; an
+emptied map is dropped, so the key's next map starts at 16 again; a put on a
+key already stored keeps its place); an arrival stamp for `arrival`.
 
 A runtime that must apply an event to all operators or to none sets one
 `StateJournal` on its backends (and timer services): while it is set, every
@@ -23,9 +28,10 @@ the hot path.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from converge.engine.java_hashmap import INITIAL_CAPACITY, grown_capacity, hashmap_key_fn
 from converge.engine.keycodec import order_key_fn
 from converge.engine.model.errors import ApiMisuseError
 from converge.engine.model.scenario import MapStateOrder
@@ -82,14 +88,21 @@ def _undo_arrival(arrival: list, value: int) -> None:
     arrival[0] = value
 
 
+def _undo_capacity(bucket: Any, capacity: int) -> None:
+    bucket.capacity = capacity
+
+
 class KeyedStateBackend:
     """All keyed state of one operator instance, plus the clock TTL reads."""
 
-    def __init__(self, map_state_order: MapStateOrder = "rocksdb", *, seed: int = 0) -> None:
-        if map_state_order not in ("rocksdb", "heap", "arrival"):
+    def __init__(self, map_state_order: MapStateOrder = "rocksdb", *,
+                 hash_prefix: tuple[tuple, tuple] = ((), ())) -> None:
+        """`hash_prefix` (values, types): columns a system stores in front of every row map key, which
+        `hashmap` hashes with the key (the Flink adapter's case id); no effect on the other orders."""
+        if map_state_order not in ("rocksdb", "hashmap", "arrival"):
             raise ApiMisuseError(f"unknown map_state_order {map_state_order!r}")
         self.map_state_order = map_state_order
-        self.seed = seed
+        self.hash_prefix = hash_prefix
         self.current_key: Any = None
         self.now = 0
         self._tables: dict[str, dict] = {}
@@ -101,9 +114,15 @@ class KeyedStateBackend:
         table = self._tables.setdefault(name, {})
         return ValueState(self, table) if ttl_ms is None else TtlValueState(self, table, ttl_ms)
 
-    def map_state(self, name: str, key_types: Sequence[str], ttl_ms: int | None = None) -> MapState:
+    def map_state(self, name: str, key_types: Sequence[str], ttl_ms: int | None = None, *,
+                  java_hash: Callable[[tuple], int] | None = None) -> MapState:
+        """A MapState of row keys of `key_types`; `java_hash` (HashMap.hash of a key) for a map whose Java
+        key is not a row (the interval join's Long timestamps), used by `hashmap` only."""
         table = self._tables.setdefault(name, {})
-        return MapState(self, table, ttl_ms, order_key_fn(self.map_state_order, key_types, self.seed))
+        if self.map_state_order == "hashmap":
+            spread = java_hash or hashmap_key_fn(key_types, self.hash_prefix)
+            return MapState(self, table, ttl_ms, spread, hashmap=True)
+        return MapState(self, table, ttl_ms, order_key_fn(self.map_state_order, key_types))
 
     # -- whole-backend operations -------------------------------------------
     def snapshot(self) -> dict:
@@ -262,32 +281,37 @@ _NEVER = float("inf")
 
 
 class _MapBucket:
-    """One key's map: map key -> [value, expires, order]."""
+    """One key's map: map key -> [value, expires, order], and its HashMap table size (`hashmap` only)."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "capacity")
 
     def __init__(self) -> None:
         self.entries: dict[Any, list] = {}
+        self.capacity = INITIAL_CAPACITY
 
     def __deepcopy__(self, memo: dict) -> _MapBucket:
         b = _MapBucket()
         b.entries = {k: list(e) for k, e in self.entries.items()}
+        b.capacity = self.capacity
         return b
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _MapBucket) and self.entries == other.entries
+        return (isinstance(other, _MapBucket) and self.entries == other.entries
+                and self.capacity == other.capacity)
 
 
 class MapState:
     """MapState whose iteration order is the configured one, with per-entry TTL."""
 
-    __slots__ = ("_backend", "_table", "_ttl", "_order_fn")
+    __slots__ = ("_backend", "_table", "_ttl", "_order_fn", "_hashmap")
 
-    def __init__(self, backend: KeyedStateBackend, table: dict, ttl_ms: int | None, order_fn: Any) -> None:
+    def __init__(self, backend: KeyedStateBackend, table: dict, ttl_ms: int | None, order_fn: Any, *,
+                 hashmap: bool = False) -> None:
         self._backend = backend
         self._table = table
         self._ttl = ttl_ms
-        self._order_fn = order_fn
+        self._order_fn = order_fn      # hashmap: HashMap.hash of a key
+        self._hashmap = hashmap
 
     def get(self, map_key: Any, default: Any = None) -> Any:
         bucket = self._table.get(self._backend.current_key)
@@ -322,14 +346,34 @@ class MapState:
         if undo is not None:
             undo.append((_undo_entry, self._table, backend.current_key, map_key,
                          None if entry is None else list(entry)))
-        if entry is not None and entry[1] > backend.now:
+        if entry is not None and (entry[1] > backend.now or self._hashmap):
+            # a live key is updated in place; on a HashMap an expired one too (TtlMapState.put overwrites it)
             entry[0] = value
             entry[1] = expires
             if new_arrival and self._order_fn is None:
                 entry[2] = self._stamp()
             return
+        if self._hashmap:
+            self._insert_hashed(bucket, map_key, value, expires)
+            return
         order = self._order_fn(map_key) if self._order_fn is not None else self._stamp()
         bucket.entries[map_key] = [value, expires, order]
+
+    def _insert_hashed(self, bucket: _MapBucket, map_key: Any, value: Any, expires: float) -> None:
+        """HashMap.putVal of a new key: appended to its bucket, then the table grows if it must."""
+        spread = self._order_fn(map_key)
+        entries = bucket.entries
+        entries[map_key] = [value, expires, (spread, self._stamp())]
+        capacity = bucket.capacity
+        mask = capacity - 1
+        index = spread & mask
+        same = sum(1 for e in entries.values() if e[2][0] & mask == index)
+        grown = grown_capacity(capacity, len(entries), same)
+        if grown != capacity:
+            undo = self._backend.undo
+            if undo is not None:
+                undo.append((_undo_capacity, bucket, capacity))
+            bucket.capacity = grown
 
     def _stamp(self) -> int:
         backend = self._backend
@@ -339,7 +383,9 @@ class MapState:
         arrival[0] += 1
         return arrival[0]
 
-    def remove(self, map_key: Any) -> None:
+    def remove(self, map_key: Any, *, by_iterator: bool = False) -> None:
+        """Remove an entry; the emptied map goes with it (HeapMapState.remove), except on `hashmap` for a
+        removal through the map's iterator (`by_iterator`), which leaves the empty HashMap, its table kept."""
         backend = self._backend
         bucket = self._table.get(backend.current_key)
         if bucket is not None:
@@ -347,7 +393,7 @@ class MapState:
             entry = bucket.entries.pop(map_key, None)
             if undo is not None and entry is not None:
                 undo.append((_undo_entry, self._table, backend.current_key, map_key, entry))
-            if not bucket.entries:
+            if not bucket.entries and not (by_iterator and self._hashmap):
                 if undo is not None:
                     undo.append((_undo_bucket_dropped, self._table, backend.current_key, bucket))
                 del self._table[backend.current_key]
@@ -375,6 +421,10 @@ class MapState:
         if len(entries) == 1:
             for k, e in entries.items():
                 return [(k, e[0])]
+        if self._hashmap:
+            mask = bucket.capacity - 1
+            ordered = sorted(entries.items(), key=lambda item: (item[1][2][0] & mask, item[1][2][1]))
+            return [(k, e[0]) for k, e in ordered]
         ordered = sorted(entries.items(), key=_order_of)
         return [(k, e[0]) for k, e in ordered]
 

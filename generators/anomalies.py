@@ -31,7 +31,7 @@ ITEMS = InputSpec("items", (("order_id", "BIGINT"), ("item_id", "BIGINT"), ("qty
                   ("order_id", "item_id"), "retract")
 PAYMENTS = InputSpec("payments", (("order_id", "BIGINT"), ("amount", "BIGINT")), ("order_id",), "upsert")
 ORDER_KEY = "orders.order_id = {other}.order_id"
-ORDER_STATES = ("rocksdb", "heap", "arrival")
+ORDER_STATES = ("rocksdb", "hashmap", "arrival")
 ORDER_IDS = (1, 2)
 ITEM_IDS = (3, 1, 256, 2)        # 256 serializes as 00 01 .. and sorts before 1 (01 00 ..) in RocksDB
 STATUSES = ("new", "paid", "sent")

@@ -268,7 +268,7 @@ def interval_join_scenarios(
     late_share: tuple[int, int] = (0, 0),
     strategies: Sequence[str] = STRATEGIES,
     semantics: Sequence[str] = ("correct",),
-    map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"),
+    map_state_orders: Sequence[str] = ("rocksdb", "hashmap", "arrival"),
     residuals: Sequence[str | None] = RESIDUALS,
     negative_times: bool = False,
     bounds: Sequence[tuple[int, int]] | None = None,

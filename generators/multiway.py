@@ -124,7 +124,7 @@ def multiway_scenarios(
     min_ops: int = 1,
     max_ops: int = 24,
     ttl: Literal["none", "long"] = "none",
-    map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"),
+    map_state_orders: Sequence[str] = ("rocksdb", "hashmap", "arrival"),
     multi_join: str = "on",
     extra_configs: Sequence[dict] = ({},),
     residuals: Sequence[str] = RESIDUALS,

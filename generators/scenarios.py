@@ -102,7 +102,7 @@ def regular_join_scenarios(
     min_ops: int = 1,
     max_ops: int = 24,
     ttl: TtlMode = "none",
-    map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"),
+    map_state_orders: Sequence[str] = ("rocksdb", "hashmap", "arrival"),
     semantics: str = "correct",
     actions: Sequence[int] = (INSERT, 1, 2),
     encoding: Literal["ops", "packed"] = "packed",
@@ -177,7 +177,7 @@ class _RegularJoinParts:
     def __init__(self, name: str, *, join_types: Sequence[str] = JOIN_TYPES, modes: Sequence[str] = MODES,
                  uk_shapes: Sequence[str] = UK_SHAPES, residuals: Sequence[str | None] = RESIDUALS,
                  min_ops: int = 1, max_ops: int = 24, ttl: TtlMode = "none",
-                 map_state_orders: Sequence[str] = ("rocksdb", "heap", "arrival"), semantics: str = "correct",
+                 map_state_orders: Sequence[str] = ("rocksdb", "hashmap", "arrival"), semantics: str = "correct",
                  actions: Sequence[int] = (INSERT, 1, 2)) -> None:
         check_one(name, "ttl", ttl, TtlMode)
         check_one(name, "semantics", semantics, Semantics)

@@ -10,7 +10,7 @@ Each anomaly has two sides (docs/anomalies.md):
 
 | anomaly | Flink-faithful mode | fix |
 |---|---|---|
-| MapState order (the state-views write-up) | `map_state_order` rocksdb / heap | `arrival` |
+| MapState order (the state-views write-up) | `map_state_order` rocksdb / hashmap | `arrival` |
 | lost unique key: two versions in state | `unique_key_lost`, raw upsert | `dedupe_before_join` |
 | FLINK-40681: replaced row counted as a new association | `semantics: flink` | `semantics: correct` |
 | per-key disorder (a different keyBy upstream) | `per_key_order: disordered` | none: strict mode rejects it |
@@ -412,9 +412,9 @@ def _shows(prop: str, witness: Scenario, shown: bool, what: str) -> None:
 
 
 def mapstate_order_reproduced() -> None:
-    """Reproduced: rocksdb and heap order each emit some key's items out of arrival order on their fixed
+    """Reproduced: rocksdb and hashmap order each emit some key's items out of arrival order on their fixed
     witness, and the same stream with map_state_order=arrival does not."""
-    for order in ("rocksdb", "heap"):
+    for order in ("rocksdb", "hashmap"):
         witness = mapstate_order_witness(order)
         _shows("mapstate_order_reproduced", witness, bool(order_violations(witness)), "items out of arrival order")
         emitted_in_arrival_order(_with(witness, map_state_order="arrival"))
@@ -423,7 +423,7 @@ def mapstate_order_reproduced() -> None:
 def mapstate_order_search(seed: int, budget: int = SEARCH_BUDGET) -> list[SearchOutcome]:
     """Once per campaign: a seeded search for a new witness per order; the fix must remove each one found."""
     out = []
-    for order in ("rocksdb", "heap"):
+    for order in ("rocksdb", "hashmap"):
         found = try_search(order_item_scenarios(map_state_orders=(order,), max_ops=SEARCH_OPS),
                            lambda s: bool(order_violations(s)), seed=seed, budget=budget, shrink=False)
         if found is not None:

@@ -134,7 +134,7 @@ def order_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner)
                            "of their serialized MapState key, not in arrival order: a consumer that depends on "
                            "the order of the changelog can see a different sequence (the final answer is the same)",
                     query, found, ("output with rocksdb:", _changes(query, rocks)),
-                    ("output in arrival order (heap-like):", _changes(query, arrival)))
+                    ("output in arrival order:", _changes(query, arrival)))
 
 
 def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
 from converge.properties.reference import LONG_MAX as MAX_TIME
-from converge.properties.reference import PairMatcher, equality_keys, heap_order_key, interval_cache_key
+from converge.properties.reference import JavaHashMap, PairMatcher, equality_keys, java_long_hash
 
 _LONG_MASK = (1 << 64) - 1
 
@@ -46,6 +46,7 @@ class _KeyState:
     cached: tuple[list[_Record], list[_Record]] = field(default_factory=lambda: ([], []))
     timer: list[int | None] = field(default_factory=lambda: [None, None])
     stamps: tuple[dict[int, int], dict[int, int]] = field(default_factory=lambda: ({}, {}))
+    maps: list[JavaHashMap | None] = field(default_factory=lambda: [None, None])   # hashmap: each side's table
 
 
 @dataclass
@@ -87,19 +88,18 @@ class IntervalJoinModel:
                 spec.index_of((ref.partition(".")[2] or ref) if ref else spec.time_column)  # type: ignore[arg-type]
                 for spec, ref in zip((left, right), refs, strict=False))
         self.order = self._iteration_order(scenario.config.map_state_order)
+        self.hashmap = scenario.config.map_state_order == "hashmap"
 
     @staticmethod
     def _iteration_order(mode: str) -> Callable[[int], object] | None:
         """Sort key of a cached time in iteration order; None for `arrival` (bucket creation stamps).
 
         rocksdb: a Java Long map key's big-endian bytes, i.e. the time as an unsigned 64-bit number;
-        heap: the state backend's seeded stand-in hash of the engine's map key (seed 0, the runtime's).
+        hashmap: handled apart (`_iteration`: a JavaHashMap per key and side, Long.hashCode of the time).
         """
         if mode == "rocksdb":
             return lambda time: time & _LONG_MASK
-        if mode == "arrival":
-            return None
-        return lambda time: heap_order_key(interval_cache_key(time), ("VARCHAR",), 0)
+        return None
 
     # ------------------------------------------------------------ running
     def run(self) -> ModelRun:
@@ -221,16 +221,26 @@ class IntervalJoinModel:
             if time not in state.stamps[side]:
                 self.stamp += 1
                 state.stamps[side][time] = self.stamp
+                if self.hashmap:
+                    table = state.maps[side] = state.maps[side] or JavaHashMap(java_long_hash)
+                    table.put(time)
             if pending is None:
                 self._register(key, state, side, time)
         elif self.outer[side] and not rec.joined:
             out[("pad", side, pos)] += 1
 
-    def _replace(self, state: _KeyState, side: int, keep: list[_Record]) -> None:
+    def _replace(self, state: _KeyState, side: int, keep: list[_Record], *, clear: bool = False) -> None:
+        """Keep `keep` of the side's cached rows. Flink removes the others through the cache's iterator, which
+        leaves an emptied HashMap (its table) in place; only `clear` (MapState.clear) drops it."""
         state.cached[side][:] = keep
         times = {r.time for r in keep}
         for t in [t for t in state.stamps[side] if t not in times]:
             del state.stamps[side][t]
+            table = state.maps[side]
+            if table is not None:
+                table.remove(t)
+        if clear:
+            state.maps[side] = None
 
     # ------------------------------------------------------------ timers
     def _register(self, key: tuple, state: _KeyState, side: int, row_time: int) -> None:
@@ -259,7 +269,7 @@ class IntervalJoinModel:
                     out[("pad", side, rec.pos)] += 1
             else:
                 keep.append(rec)
-        self._replace(state, side, keep)
+        self._replace(state, side, keep, clear=self.flink and not keep)   # Flink clears an emptied cache
         if not keep:
             state.timer[side] = None
             return
@@ -274,11 +284,14 @@ class IntervalJoinModel:
             self._register(key, state, side, earliest)
         else:  # Flink drops the timer and every remaining row, unpadded
             state.timer[side] = None
-            self._replace(state, side, [])
+            self._replace(state, side, [], clear=True)
 
     def _iteration(self, state: _KeyState, side: int) -> list[int]:
         """The distinct cached times of one side, in the state backend's iteration order."""
         stamps = state.stamps[side]
+        if self.hashmap:
+            table = state.maps[side]
+            return [] if table is None else list(table)
         order = self.order
         if order is None:
             return sorted(stamps, key=lambda t: stamps[t])

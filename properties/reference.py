@@ -11,8 +11,12 @@ measured fact, and tested against the facts themselves
   key, whose unsigned byte order is RocksDB's iteration order (measured:
   longs iterate 0, 65536, 256, -256, 1, 2, 3, 1000, -1; strings of up to 7
   bytes sort by their bytes before longer ones; a NULL by its null bit);
-* `heap_order_key`: converge's documented stand-in for a HashMap's order
-  (docs/semantics.md: blake2b of the serialized key, keyed by the seed);
+* `JavaHashMap` / `binary_row_hash` / `java_long_hash`: the iteration order of
+  a java.util.HashMap (the HashMapStateBackend's MapState), simulated bucket by
+  bucket as HashMap.putVal / resize / removeNode keep them, with
+  BinaryRowData.hashCode keys (Murmur3 over `binary_row_key`, checked against
+  Flink 2.3.0's printed codes) and Long.hashCode keys (the interval join's
+  per-timestamp caches);
 * `equality_keys` / `view_kind`: which columns of each side a condition
   compares for equality, and which state view Flink picks from them;
 * `inputs_as_joined`: the unique keys the join sees after `unique_key_lost`
@@ -24,11 +28,11 @@ measured fact, and tested against the facts themselves
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
@@ -77,10 +81,70 @@ def binary_row_key(values: Sequence[object], types: Sequence[str]) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
-def heap_order_key(values: Sequence[object], types: Sequence[str], seed: int = 0) -> bytes:
-    """converge's `heap` MapState order (docs/semantics.md): blake2b of the serialized key, keyed by the seed."""
-    return hashlib.blake2b(binary_row_key(values, types), key=seed.to_bytes(8, "little", signed=True),
-                           digest_size=8).digest()
+def binary_row_hash(values: Sequence[object], types: Sequence[str]) -> int:
+    """BinaryRowData.hashCode (unsigned): MurmurHash3_x86_32, seed 42, over the row's little-endian 4-byte blocks
+    (binary_row_key without its 4-byte length), finished with the row's byte length."""
+    body = binary_row_key(values, types)[4:]
+    h = 42
+    for i in range(0, len(body), 4):
+        k = int.from_bytes(body[i:i + 4], "little") * 0xCC9E2D51 & 0xFFFFFFFF
+        k = ((k << 15 | k >> 17) & 0xFFFFFFFF) * 0x1B873593 & 0xFFFFFFFF
+        h ^= k
+        h = ((h << 13 | h >> 19) & 0xFFFFFFFF) * 5 + 0xE6546B64 & 0xFFFFFFFF
+    h ^= len(body)
+    h = (h ^ h >> 16) * 0x85EBCA6B & 0xFFFFFFFF
+    h = (h ^ h >> 13) * 0xC2B2AE35 & 0xFFFFFFFF
+    return h ^ h >> 16
+
+
+def java_long_hash(value: int) -> int:
+    """Long.hashCode: the high and low 32 bits of the two's complement, xor'ed (unsigned)."""
+    bits = value % 2**64
+    return (bits >> 32) ^ (bits & 0xFFFFFFFF)
+
+
+class JavaHashMap:
+    """The iteration order of one java.util.HashMap whose keys hash by `hash_of`: a table of chains (16 at
+    the first put), a new key appended to its chain, the table doubled (each chain split in order into its
+    low and high halves) when a chain reaches 9 in a table under 64 or the size passes 3/4 of the table, a
+    removed key unlinked, the table never shrunk."""
+
+    def __init__(self, hash_of: Callable[[Any], int]) -> None:
+        self.hash_of = hash_of
+        self.chains: list[list] = [[] for _ in range(16)]
+        self.size = 0
+
+    def _chain(self, key: object, n: int) -> int:
+        h = self.hash_of(key)
+        return (h ^ (h >> 16)) & (n - 1)
+
+    def _double(self) -> None:
+        n = 2 * len(self.chains)
+        chains: list[list] = [[] for _ in range(n)]
+        for chain in self.chains:
+            for key in chain:
+                chains[self._chain(key, n)].append(key)
+        self.chains = chains
+
+    def put(self, key: object) -> None:
+        chain = self.chains[self._chain(key, len(self.chains))]
+        if key in chain:
+            return
+        chain.append(key)
+        if len(chain) > 8 and len(self.chains) < 64:
+            self._double()
+        self.size += 1
+        if 4 * self.size > 3 * len(self.chains):
+            self._double()
+
+    def remove(self, key: object) -> None:
+        chain = self.chains[self._chain(key, len(self.chains))]
+        if key in chain:
+            chain.remove(key)
+            self.size -= 1
+
+    def __iter__(self) -> Iterator:
+        return (key for chain in self.chains for key in chain)
 
 
 def interval_cache_key(time: int) -> tuple[str]:

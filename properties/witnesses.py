@@ -22,11 +22,12 @@ def _change(name: str, kind: str, *row: object) -> ChangeEvent:
 
 
 def mapstate_order_witness(order: str) -> Scenario:
-    """Two items of one order, then the order: rocksdb / heap visit the items out of arrival order.
+    """Two items of one order, then the order: rocksdb / hashmap visit the items out of arrival order.
 
-    rocksdb: item 3 arrives before item 1, but (1, 1) serializes before (1, 3); heap: the seeded hash
-    order of (2, 1) and (2, 3) puts item 3 first although item 1 arrived first."""
-    key, first, second = {"rocksdb": (1, (3, 1), (1, 2)), "heap": (2, (1, 2), (3, 2))}[order]
+    rocksdb: item 3 arrives before item 1, but (1, 1) serializes before (1, 3); hashmap: item 1 arrives
+    before item 2, but the BinaryRowData hash codes of the unique keys put (1, 2) in bucket 5 and (1, 1) in
+    bucket 15 of the map's 16."""
+    key, first, second = {"rocksdb": (1, (3, 1), (1, 2)), "hashmap": (1, (1, 2), (2, 2))}[order]
     return Scenario(
         f"MapState order witness ({order})", (_ORDERS, _ITEMS),
         JoinSpec(("orders", "items"), ("inner",), ("orders.order_id = items.order_id",)),

@@ -20,10 +20,19 @@ ChangelogMode = Literal["insert_only", "retract", "upsert", "all"]
 # Modes whose rows replace each other by unique key (an upsert stream; a raw changelog with bare +U).
 KEYED_MODES: frozenset[str] = frozenset({"upsert", "all"})
 JoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
-MapStateOrder = Literal["rocksdb", "heap", "arrival"]
+# rocksdb: EmbeddedRocksDBStateBackend's byte order; hashmap: HashMapStateBackend's java.util.HashMap order;
+# arrival: the fix (engine/state.py). `heap`, a keyed-hash stand-in of 0.3.0 and earlier, is refused (REMOVED_ORDERS).
+MapStateOrder = Literal["rocksdb", "hashmap", "arrival"]
+REMOVED_ORDERS: dict[str, str] = {
+    "heap": ("'heap' was converge's stand-in for the HashMapStateBackend's order (a keyed hash, which agreed "
+             "with Flink by chance only) and is gone: name 'hashmap', Java HashMap's measured rule, and re-check "
+             "any expected changelog the file holds, since its rows may come in another order"),
+}
 MultiJoinMode = Literal["off", "on"]
 RuntimeName = Literal["local", "spark"]  # where the reference engine runs: in this process, or on Spark
 Semantics = Literal["correct", "flink"]
+# The Flink release whose operators' emission order the engine follows where releases differ (docs/semantics.md)
+FlinkVersion = Literal["1.19", "1.20", "2.0", "2.1", "2.2", "2.3"]
 TimeMode = Literal["event", "processing"]
 ColumnType = Literal["BIGINT", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN"]
 PerKeyOrder = Literal["kept", "disordered"]
@@ -297,6 +306,7 @@ class Config:
     dedupe_before_join: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
     unique_key_lost: tuple[str, ...] = ()
     per_key_order: PerKeyOrder = "kept"
+    flink_version: FlinkVersion = "2.3"           # whose order of outer padding changes to emit (docs/semantics.md)
     # the multi-way planner's options; docs/multiway.md
     multi_join_max_tables: int | None = None
     multi_join_min_tables: int = 3
@@ -321,6 +331,8 @@ class Config:
             object.__setattr__(self, "state_ttl_ms", dict(ttl))
         elif ttl is not None:
             check_int(ttl, "state_ttl_ms", lo=1, hi=2**62)
+        if self.map_state_order in REMOVED_ORDERS:
+            raise BadInputError(REMOVED_ORDERS[self.map_state_order], path="map_state_order")
         check_literal(self.map_state_order, MapStateOrder, "map_state_order")
         check_literal(self.multi_join, MultiJoinMode, "multi_join")
         check_bool(self.changelog_normalize, "changelog_normalize")
@@ -342,6 +354,7 @@ class Config:
         for i, name in enumerate(self.unique_key_lost):
             check_text(name, f"unique_key_lost[{i}]", what="an input name")
         check_literal(self.per_key_order, PerKeyOrder, "per_key_order")
+        check_literal(self.flink_version, FlinkVersion, "flink_version")
         if self.multi_join_max_tables is not None:
             check_int(self.multi_join_max_tables, "multi_join_max_tables", lo=2, hi=2**31)
         check_int(self.multi_join_min_tables, "multi_join_min_tables", lo=2, hi=2**31)
@@ -387,8 +400,8 @@ class Config:
                 if getattr(self, key) != getattr(_DEFAULT_CONFIG, key)}
 
 
-OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "multi_join_max_tables",
-                        "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
+OPTIONAL_CONFIG_KEYS = ("dedupe_before_join", "unique_key_lost", "per_key_order", "flink_version",
+                        "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right", "mini_batch_size",
                         "mini_batch_latency_ms", "state_backend", "parallelism", "sink", "sink_key",
                         "upsert_materialize", "restart_after")
 # The job options: how a real system runs the join, never what it means (none changes the batch answer).

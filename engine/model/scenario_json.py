@@ -58,7 +58,7 @@ JOIN_KEYS: Final = ("inputs", "types", "conditions", "interval", "select", "wher
 INTERVAL_KEYS: Final = ("left_time", "right_time", "lower_ms", "upper_ms", "time", "allowed_lateness_ms")
 CONFIG_KEYS: Final = ("state_ttl_ms", "map_state_order", "multi_join", "changelog_normalize", "semantics",
                       "min_cleanup_interval_ms", "dedupe_before_join", "unique_key_lost", "per_key_order",
-                      "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right",
+                      "flink_version", "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right",
                       "mini_batch_size", "mini_batch_latency_ms", "state_backend", "parallelism", "sink", "sink_key",
                       "upsert_materialize", "restart_after")
 EXPECT_KEYS: Final = ("emits", "ordered", "match")

@@ -18,7 +18,7 @@ from converge.engine.model.scenario_json import scenario_to_dict
 # Options that steer converge's own engine model (its state layout, planner and the anomalies it injects), not
 # the join: a real engine has its own and ignores them (docs/flink.md), so a case that sets one is never sent as
 # a divergence check: the reference engine would be modelling something the system is not told about.
-ENGINE_MODEL_OPTIONS = ("map_state_order", "semantics", "unique_key_lost", "per_key_order",
+ENGINE_MODEL_OPTIONS = ("map_state_order", "semantics", "unique_key_lost", "per_key_order", "flink_version",
                         "min_cleanup_interval_ms", "changelog_normalize", "multi_join_max_tables",
                         "multi_join_min_tables", "multi_join_rewrite_right")
 _DEFAULTS = Config()

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from converge.engine.java_hashmap import long_key_fn
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec, Semantics, TimeMode
@@ -127,8 +128,11 @@ class TimeIntervalJoinOperator(Operator):
     def open(self, ctx: OperatorContext) -> None:
         st = ctx.state
         self._state = st
-        self.caches = (st.map_state("IntervalJoinLeftCache", ("VARCHAR",)),
-                       st.map_state("IntervalJoinRightCache", ("VARCHAR",)))
+        # MapState<Long, List<Tuple2<RowData, Boolean>>>: on the HashMapStateBackend a HashMap<Long, ...>,
+        # hashed by Long.hashCode of the time (engine/java_hashmap.py), not by the VARCHAR stand-in key
+        by_time = long_key_fn(cache_time)
+        self.caches = (st.map_state("IntervalJoinLeftCache", ("VARCHAR",), java_hash=by_time),
+                       st.map_state("IntervalJoinRightCache", ("VARCHAR",), java_hash=by_time))
         # cleanup_timers[s] cleans cache s. Flink calls the left cache's timer "rightTimerState"
         # (a timer "on the right stream") and the right cache's "leftTimerState".
         self.cleanup_timers = (st.value_state("IntervalJoinRightTimerState"),
@@ -235,7 +239,7 @@ class TimeIntervalJoinOperator(Operator):
                     for entry in bucket:
                         if not entry[1]:
                             out.append(Change("+I", self._padded(other, entry[0])))
-                cache.remove(map_key)
+                cache.remove(map_key, by_iterator=True)   # Iterator.remove: an emptied HashMap stays
         return emitted
 
     def _padded(self, side: int, row: tuple) -> tuple:
@@ -272,7 +276,7 @@ class TimeIntervalJoinOperator(Operator):
                     for entry in bucket:
                         if not entry[1]:
                             out.append(Change("+I", self._padded(side, entry[0])))
-                cache.remove(map_key)
+                cache.remove(map_key, by_iterator=True)
             elif earliest is None:
                 earliest = time
             elif self.flink_quirks:

@@ -11,10 +11,11 @@ input: the right input first (INNER, LEFT, FULL; Flink's choice, so a left row
 whose partner arrives in the same bundle is joined without being padded
 first), the left input first for RIGHT joins.
 
-Order inside a bundle (docs/minibatch.md): Flink walks Java hash maps over
-binary keys, which cannot be reproduced; converge walks join keys in the order
-of their first record in the bundle, unique keys likewise, and records in
-arrival order. Properties compare bundles as multisets.
+Order inside a bundle (docs/minibatch.md): Flink walks each input's bundle
+through Java HashMaps over binary keys; engine/operators/bundle_order.py
+replays those maps (java.util.HashMap's buckets, BinaryRowData.hashCode), so
+join keys, the unique keys under one join key and a keyless input's records
+come out in Flink's order.
 
 A folded unique-key pair (a retraction followed by an accumulate of the same
 unique key) is processed as Flink's processElementWithSuppress does: under
@@ -38,11 +39,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from converge.engine.java_hashmap import JavaHashMap
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import BadInputError, InternalError
 from converge.engine.operators import bundle_fold  # called through the module: `converge mutants` patches it
 from converge.engine.operators.base import OperatorContext
 from converge.engine.operators.bundle_fold import is_accumulate, pair_up
+from converge.engine.operators.bundle_order import BundleOrder, Walk
 from converge.engine.operators.regular_join import BinaryJoinSpec, PaddingSuppression, StreamingJoinOperator
 
 Pending = tuple[int, Any, Change]      # (input index, join key, change)
@@ -93,6 +96,9 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         # a unique key per input (None: the input's records fold by value under their join key)
         self._uk = tuple(None if side.side.unique_key_indexes is None else side.side.unique_key_indexes
                          for side in self._sides)
+        # each input's BufferBundle maps, whose iteration order is the order of a flush's outputs (made at the
+        # first flush that has an order to decide)
+        self._orders: list[BundleOrder | None] = [None, None]
 
     # ---------------------------------------------------------------- runtime calls
     def process(self, input_index: int, change: Change, ctx: OperatorContext) -> list[Change]:
@@ -117,11 +123,25 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         return self.finish_bundle(ctx)
 
     def volatile_state(self) -> Any:
-        return list(self._pending), self._last_time
+        left, right = self._orders
+        return (list(self._pending), self._last_time, None if left is None else left.bundle.capacity,
+                None if right is None else right.bundle.capacity)
 
     def restore_volatile_state(self, saved: Any) -> None:
-        pending, self._last_time = saved
+        pending, self._last_time, *capacities = saved      # (an older snapshot has no capacities: new maps)
         self._pending = list(pending)
+        for index, capacity in enumerate(capacities or (None, None)):
+            self._orders[index] = None if capacity is None else self._order(index, JavaHashMap(capacity))
+
+    def _order(self, index: int, bundle: JavaHashMap | None = None) -> BundleOrder:
+        order = self._orders[index]
+        if order is None or bundle is not None:
+            side = self._sides[index]
+            order = BundleOrder(side.side.kind, side.spec.columns, side.key_indexes, side.side.unique_key_indexes)
+            if bundle is not None:
+                order.bundle = bundle
+            self._orders[index] = order
+        return order
 
     # ---------------------------------------------------------------- the bundle
     def finish_bundle(self, ctx: OperatorContext) -> list[Change]:
@@ -147,15 +167,27 @@ class MiniBatchStreamingJoinOperator(StreamingJoinOperator):
         return groups
 
     def _join_side(self, index: int, pending: list[Pending], ctx: OperatorContext, out: list) -> None:
+        """One input's bundle, in the order Flink's processSingleSideBundles walks it (bundle_order.py)."""
         has_uk = self._uk[index] is not None
         semantics = self.spec.semantics
-        for key, by_uk in self._groups(index, pending).items():
+        groups = self._groups(index, pending)
+        if not groups:
+            return
+        if len(groups) == 1 and (not has_uk or len(next(iter(groups.values()))) == 1) \
+                and (has_uk or len(next(iter(groups.values()))[None]) == 1):
+            walk: Walk | None = None       # one key, one unique key or one record: no order to decide
+        else:
+            walk = self._order(index).walk([(key, change) for i, key, change in pending if i == index])
+        for key in (groups if walk is None else walk.keys(groups)):
+            by_uk = groups[key]
             ctx.state.current_key = key
-            for records in by_uk.values():
-                if not has_uk:
-                    for change in bundle_fold.fold_no_unique_key(records):
-                        self._process_into(index, change, ctx, out, check=False)
-                    continue
+            if not has_uk:
+                kept = bundle_fold.fold_no_unique_key(by_uk[None])
+                for change in (kept if walk is None else walk.rows(key, kept)):
+                    self._process_into(index, change, ctx, out, check=False)
+                continue
+            for sub in (by_uk if walk is None else walk.unique_keys(key, by_uk)):
+                records = by_uk[sub]
                 for first, second in pair_up(bundle_fold.fold_unique_key(records, semantics)):
                     if second is None:
                         if semantics == "correct" and first.kind == "+U" \

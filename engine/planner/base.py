@@ -16,7 +16,12 @@ from converge.engine.model.scenario import InputSpec, Scenario
 from converge.engine.operators.base import Operator
 from converge.engine.operators.minibatch_join import MiniBatchStreamingJoinOperator
 from converge.engine.operators.normalize import ChangelogNormalizeOperator
-from converge.engine.operators.regular_join import BinaryJoinSpec, JoinSide, StreamingJoinOperator
+from converge.engine.operators.regular_join import (
+    GROUPED_PADDING_VERSIONS,
+    BinaryJoinSpec,
+    JoinSide,
+    StreamingJoinOperator,
+)
 from converge.engine.operators.semi_anti_join import StreamingSemiAntiJoinOperator
 from converge.engine.pipeline_options import dedupe_source, per_key_order
 from converge.engine.views import JoinInputSideSpec, analyze_join_input
@@ -137,6 +142,7 @@ def build_binary_join(scenario: Scenario, part: Part, right: InputSpec, join_typ
         residual=residual,
         residual_sql=split.residual_sql,
         semantics=scenario.config.semantics,
+        grouped_padding=scenario.config.flink_version in GROUPED_PADDING_VERSIONS,
     )
 
 

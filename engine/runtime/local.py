@@ -175,7 +175,8 @@ class RunResult:
 class LocalRuntime:
     """Drives a plan's operators over a scenario's events, one event at a time."""
 
-    def __init__(self, scenario: Scenario, plan: Plan | None = None, *, seed: int = 0) -> None:
+    def __init__(self, scenario: Scenario, plan: Plan | None = None, *,
+                 hash_prefix: tuple[tuple, tuple] = ((), ())) -> None:
         require_scenario(scenario, "LocalRuntime")
         self.scenario = scenario
         # a projection/filter in front of the join and a SELECT/WHERE after it run here; the plan is the core's
@@ -190,7 +191,7 @@ class LocalRuntime:
         self._undo_records = self._journal.records
         self._budget: TimerBudget | None = None
         for node in self.plan.nodes():
-            backend = KeyedStateBackend(scenario.config.map_state_order, seed=seed)
+            backend = KeyedStateBackend(scenario.config.map_state_order, hash_prefix=hash_prefix)
             backend.undo = self._journal.records
             timers = LocalTimerService(backend)
             ctx = OperatorContext(backend, timers)
@@ -467,6 +468,7 @@ class LocalRuntime:
         return sum(len(rt.timers.event) + len(rt.timers.proc) for rt in self._order)
 
 
-def run_scenario(scenario: Scenario, *, seed: int = 0) -> RunResult:
-    """Run every event of a scenario on the local runtime."""
-    return LocalRuntime(scenario, seed=seed).run()
+def run_scenario(scenario: Scenario, *, hash_prefix: tuple[tuple, tuple] = ((), ())) -> RunResult:
+    """Run every event of a scenario on the local runtime. `hash_prefix` (values, types): columns a system
+    stores in front of every row map key, which the `hashmap` order hashes with it (engine/state.py)."""
+    return LocalRuntime(scenario, hash_prefix=hash_prefix).run()

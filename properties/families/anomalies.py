@@ -64,7 +64,7 @@ def _wellformed_cases() -> st.SearchStrategy[tuple]:
 
 PROPERTIES: list[PropertySpec] = [
     PropertySpec(ANOMALIES, "mapstate_order_reproduced", _witness, anomalies.mapstate_order_reproduced, 1,
-                 "rocksdb / heap order: an order change re-emits its items out of arrival order",
+                 "rocksdb / hashmap order: an order change re-emits its items out of arrival order",
                  suite_examples=1, verdict=REPRODUCED, search=anomalies.mapstate_order_search),
     PropertySpec(ANOMALIES, "emitted_in_arrival_order", _arrival, anomalies.emitted_in_arrival_order, 200,
                  "map_state_order=arrival: every event emits a key's records in arrival order",

@@ -12,8 +12,17 @@ that answers its changelog in a repeatable order (`output: "changelog"`,
   symptom);
 * **the model's rows, event by event** (`first_event_difference`): converge's
   engine with `semantics: flink` run on the same events in the same order; each
-  event's output compared as a multiset of (row kind, row), since the order
-  inside one event is the state's iteration order (another property's concern).
+  event's output compared as a multiset of (row kind, row);
+* **in the backend's order** (`order_difference`): with a case id (the Flink
+  adapter's), the model runs with the MapState order of the case's
+  `config.state_backend` and the case id hashed in front of every stored row
+  (order_model.py), and each event of two or more outputs must visit the other
+  side's stored rows in the model's order. Not compared: how the outputs of
+  one stored row interleave (an outer row's retraction and its padding, which
+  depends on the Flink release: `config.flink_version`, docs/anomalies.md),
+  and the order of a mini-batch event's outputs (the engine walks a bundle in
+  Flink's hash order, engine/operators/bundle_order.py, so a mini-batch
+  event's rows are compared as a multiset; their order is not yet).
 
 The key of the "update" rule (docs/flink.md, "What a campaign compares"): the
 output row's identity, made of each input's unique-key columns (an insert-only
@@ -41,10 +50,14 @@ from converge.engine.model.errors import ConvergeError
 from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
 from converge.engine.runtime.local import run_scenario
 from converge.properties.reference import equality_keys, has_residual
+from converge.properties.systems.case_id import with_case_id, without_case_id
+from converge.properties.systems.order_model import BACKEND_ORDER, case_prefix, show, split_like, stored_visits, visits
 
 # The systems converge's engine has a model of: their changelogs are compared with it under these semantics; any
 # other system (converge's own reference engine) with the engine's default, semantics=correct.
 MODELLED: dict[str, Semantics] = {"flink": "flink"}
+# The systems whose adapter puts a case id in front of every row and key (properties/systems/case_id.py)
+CASE_IDS = frozenset({"flink"})
 
 
 @dataclass(frozen=True)
@@ -147,9 +160,16 @@ def identity(change: Change, key: Sequence[int] | None) -> tuple | None:
     return None if key is None else tuple(change.row[j] for j in key)
 
 
-def model_events(scenario: Scenario, semantics: Semantics = "flink") -> list[list[Change]] | str:
+def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None
+                 ) -> list[list[Change]] | str:
     """Each event's output on converge's engine with `semantics` (Flink's: "flink"; the end of input's flush
-    with the last event), or why the model cannot be compared event by event with a paced system."""
+    with the last event), or why the model cannot be compared event by event with a paced system.
+
+    `case_id`: the id the Flink adapter gave the case (properties/systems/case_id.py). With it the model visits
+    the stored rows in the MapState order of the case's state backend (hashmap by default), the id hashed in
+    front of every stored row as Flink stores it; and a mini-batch join, which walks a bundle in the hash order
+    of its keys (which hold that id), runs on the rows as the adapter sends them. An outer join's paddings
+    depend on the bundle order, so without the id a mini-batch outer join is not compared."""
     cfg = scenario.config
     if scenario.join.interval is not None:
         return "an interval join's output moves with watermarks, which the system derives on its own"
@@ -161,15 +181,24 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink") -> list[lis
     if cfg.mini_batch_size is not None and any(s.changelog_mode == "upsert" for s in scenario.chain):
         return ("a mini-batch case with an upsert input: Flink's ChangelogNormalize buffers a bundle of its own, "
                 "so the join's bundles need not be the scenario's")
-    if cfg.mini_batch_size is not None and any(t != "inner" for t in scenario.join.types):
-        return ("a mini-batch outer join: Flink joins a bundle's records of one join key in the order of their "
-                "hashes (InputSideHasNoUniqueKeyBundle), or of their unique keys, not in arrival order, and that "
-                "order decides which padding rows it emits and retracts on the way")
+    widened = None if case_id is None or cfg.mini_batch_size is None else with_case_id(scenario, case_id)
+    if cfg.mini_batch_size is not None and any(t != "inner" for t in scenario.join.types) and widened is None:
+        return ("a mini-batch outer join whose case id is not known (a system other than Flink's adapter, or a "
+                "chain of three inputs): Flink walks a bundle in the hash order of its keys, which hold the "
+                "adapter's case id, and that order decides which padding rows it emits and retracts on the way")
+    changed = replace(cfg, semantics=semantics)
+    prefix: tuple[tuple, tuple] = ((), ())
+    if case_id is not None:
+        changed = replace(changed, map_state_order=BACKEND_ORDER[cfg.state_backend or "hashmap"])
+        if widened is None:      # a widened scenario's rows hold the case id column already
+            prefix = case_prefix(case_id)
+    run_on = scenario if widened is None else widened
     try:
-        run = run_scenario(replace(scenario, config=replace(cfg, semantics=semantics)))
+        run = run_scenario(replace(run_on, config=changed), hash_prefix=prefix)
     except ConvergeError as exc:
         return f"the model rejects the case: {type(exc).__name__}: {exc}"
-    return [[item for item in items if isinstance(item, Change)] for items in run.per_event]
+    per_event = [[item for item in items if isinstance(item, Change)] for items in run.per_event]
+    return per_event if widened is None else [without_case_id(scenario, changes) for changes in per_event]
 
 
 def kinded(changes: Sequence[Change]) -> Counter:
@@ -196,4 +225,27 @@ def first_event_difference(changelog: Sequence[Change], per_event: Sequence[Sequ
         pos += len(expected)
     if pos < len(changelog):
         return EventDifference(len(per_event) - 1, kinded(changelog[pos:]), Counter())
+    return None
+
+
+@dataclass(frozen=True)
+class OrderDifference:
+    event: int
+    system: str          # the event's outputs as the system emitted them
+    model: str           # ... and in the model's order
+
+
+def order_difference(scenario: Scenario, changelog: Sequence[Change], per_event: Sequence[Sequence[Change]]
+                     ) -> OrderDifference | None:
+    """The first event whose outputs visit the other side's stored rows out of the model's order (the model's
+    rows agree, first_event_difference); None when every event agrees or there is no order to compare (a
+    mini-batch bundle's order is not compared: the module docstring)."""
+    if scenario.config.mini_batch_size is not None or len(scenario.chain) != 2:
+        return None
+    pieces = split_like(changelog, per_event)
+    if isinstance(pieces, str):
+        return None      # the rows differ: first_event_difference reports it
+    for n, (piece, want, visit) in enumerate(zip(pieces, per_event, stored_visits(scenario), strict=False)):
+        if visit is not None and visits(piece, visit) != visits(want, visit):
+            return OrderDifference(n, show(piece), show(want))
     return None

@@ -33,6 +33,7 @@ from converge.properties.systems.answers import (
     require_applicable,
     system_diverged,
 )
+from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.known import KnownDivergence
 
 Known = Callable[[Divergence], KnownDivergence | None]   # a property's Recogniser (None: no known entries)
@@ -155,15 +156,20 @@ def changelog_rowkinds(system: System, cases: Sequence[Scenario], *, prop: str =
                        system_spec: str | None = None, known: Known | None = None) -> None:
     """The system's changelog itself (properties/systems/changelogs.py): no retraction of a row that is not there;
     no +U without a -U of its key where the key pairs every update; and each event's rows (with their row kinds)
-    those of converge's semantics=flink model on the same events, where the model predicts them. A case for which
-    neither the update rule nor the model comparison is claimed is skipped with both reasons."""
-    for scenario, result in zip(cases, _run(prop, system, cases), strict=False):
+    those of converge's semantics=flink model on the same events, where the model predicts them, visiting the
+    stored rows in the order of the case's state backend (Flink's adapter: the case id hashed as it stores it).
+    A case for which neither the update rule nor the model comparison is claimed is skipped with both reasons."""
+    results = _run(prop, system, cases)
+    ids: list[int | None] = [None] * len(results)
+    if system.name in changelogs.CASE_IDS:
+        ids = list(adapter_case_ids(cases, results, system.capabilities.max_batch))
+    for scenario, result, case_id in zip(cases, results, ids, strict=False):
         with Judged(known) as case:
-            _changelog_rowkinds(prop, system, scenario, result, system_spec, case)
+            _changelog_rowkinds(prop, system, scenario, result, system_spec, case, case_id)
 
 
 def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: CaseResult,
-                        system_spec: str | None, case: Judged) -> None:
+                        system_spec: str | None, case: Judged, case_id: int | None) -> None:
     if answer_of(prop, system, scenario, result, None, system_spec) is None:
         return  # unsupported, counted by _run
     if result.changelog is None:
@@ -174,7 +180,7 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
     found = changelogs.violations(changelog, key)
     semantics = changelogs.MODELLED.get(system.name, "correct")
     label = f"converge's model (semantics={semantics})"
-    model = changelogs.model_events(scenario, semantics)
+    model = changelogs.model_events(scenario, semantics, case_id)
     if found:
         v = found[0]
         mine = [c for c in changelog if key is None or changelogs.identity(c, key) == changelogs.identity(v.change, key)]
@@ -196,10 +202,19 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
                             f"{label}'s (row kinds compared; + {system.name} only, - model only)",
                             diff.system, diff.model, {system.title: diff.system, label: diff.model},
                             system_spec, event_index=diff.event)
+    if case_id is None:
+        return
+    order = changelogs.order_difference(scenario, changelog, model)
+    if order is not None:
+        backend = scenario.config.state_backend or "hashmap"
+        _changelog_diverged(prop, system, scenario, f"{system.name}'s output of event {order.event} visits the other "
+                            f"side's stored rows out of the {backend} state backend's MapState order (the rows "
+                            f"agree; their order compared)", Counter(), Counter(),
+                            {system.title: order.system, label: order.model}, system_spec, event_index=order.event)
 
 
 def _changelog_diverged(prop: str, system: System, scenario: Scenario, message: str, got: Counter,
-                        compared_with: Counter, answers: dict[str, Counter], system_spec: str | None,
+                        compared_with: Counter, answers: dict[str, Counter | str], system_spec: str | None,
                         event_index: int | None = None) -> None:
     """A changelog divergence: the answers shown are kinded rows ((kind, value, ...)), the system's and the
     model's, never a folded answer beside them (they would not be comparable)."""

@@ -32,11 +32,10 @@ DESCRIBES = ("describes converge's plan to the user (`check`'s plan and findings
              "from it")
 MODEL_OF_A_SYSTEM = ("converge's model is what a real system (the one under test) is held to, never judged "
                      "itself there; the key codec's bytes and hashes are checked against Flink's own values "
-                     "(tests/properties/systems/test_map_order.py)")
+                     "and its HashMap order against Java's rules (tests/engine/test_javahash.py)")
 # (importing module, imported engine module) -> why this import cannot move an expected answer
 ALLOWED: dict[tuple[str, str], str] = {
-    ("converge.properties.systems.map_order", "converge.engine.runtime.local"): MODEL_OF_A_SYSTEM,
-    ("converge.properties.systems.map_order", "converge.engine.keycodec"): MODEL_OF_A_SYSTEM,
+    ("converge.properties.systems.order_model", "converge.engine.runtime.local"): MODEL_OF_A_SYSTEM,
     ("converge.properties.anomalies", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,
     ("converge.properties.anomalies", "converge.engine.materialize"): FOLDS_OUTPUT,
     ("converge.properties.regular", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,

@@ -163,6 +163,8 @@ def test_typed_options_are_checked_from_python_too() -> None:
         Config(state_ttl_ms=0)
     with pytest.raises(BadInputError, match=r"^per_key_order: 'random' is not one of kept, disordered"):
         Config(per_key_order="random")  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"^flink_version: '2.4' is not one of 1.19, 1.20, 2.0, 2.1, 2.2, 2.3"):
+        Config(flink_version="2.4")  # type: ignore[arg-type]
     with pytest.raises(BadInputError, match=r"columns\[1\]\[1\]: 'TEXT' is not one of"):
         InputSpec("a", (("k", "BIGINT"), ("t", "TEXT")))
 

@@ -183,8 +183,8 @@ def test_correct_matches_batch_can_fail(monkeypatch) -> None:
 # ---------------------------------------------------------------- fixed-seed searches, shrunk examples
 
 
-def test_rocksdb_and_heap_order_are_found_and_arrival_removes_them() -> None:
-    for order in ("rocksdb", "heap"):
+def test_rocksdb_and_hashmap_order_are_found_and_arrival_removes_them() -> None:
+    for order in ("rocksdb", "hashmap"):
         witness = anomalies.find_order_anomaly(order, seed=2026)
         print(f"\n--- shrunk {order} example ---\n{anomalies.describe_example(witness)}")
         bad = anomalies.order_violations(witness)

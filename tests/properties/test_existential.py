@@ -35,7 +35,7 @@ def test_every_reproduce_property_has_a_fixed_witness_and_a_campaign_search() ->
 
 
 def test_each_witness_shows_its_anomaly_only_in_the_flink_faithful_mode() -> None:
-    for order in ("rocksdb", "heap"):
+    for order in ("rocksdb", "hashmap"):
         witness = witnesses.mapstate_order_witness(order)
         assert anomalies.order_violations(witness)
         assert not anomalies.order_violations(_with(witness, map_state_order="arrival"))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
 from converge.properties.reference import (
+    JavaHashMap,
     PairMatcher,
     binary_row_key,
     equality_keys,
-    heap_order_key,
     interval_cache_key,
+    java_long_hash,
     view_kind,
 )
 
@@ -46,11 +47,23 @@ def test_binary_row_layout_of_flinks_serializer() -> None:
     assert binary_row_key((True,), ("BOOLEAN",))[12:20] == bytes([1]) + bytes(7)
 
 
-def test_heap_order_is_seeded_and_neither_sorted_nor_arrival() -> None:
-    keys = list(range(12))
-    a = sorted(keys, key=lambda k: heap_order_key([k], ["BIGINT"], 1))
-    assert a != keys and sorted(a) == keys
-    assert a != sorted(keys, key=lambda k: heap_order_key([k], ["BIGINT"], 2))
+def test_java_hashmap_of_longs_iterates_as_java_does() -> None:
+    # Java facts: Long.hashCode(v) is v for 0 <= v < 2^31, so small keys land in bucket v mod the table size;
+    # 16 and 0 share bucket 0 of the first table (insertion order), and part when 13 keys grow it to 32
+    m = JavaHashMap(java_long_hash)
+    for k in (16, 0, 5, 3):
+        m.put(k)
+    assert list(m) == [16, 0, 3, 5]
+    for k in (1, 2, 4, 6, 7, 8, 9, 10):
+        m.put(k)
+    assert m.size == 12 and list(m)[:2] == [16, 0]
+    m.put(11)
+    assert list(m) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16]
+    for k in range(12):
+        m.remove(k)
+    m.put(48)   # 48 = 16 mod 32: behind 16 in bucket 16 of the table that did not shrink
+    assert list(m) == [16, 48]
+    assert [java_long_hash(v) for v in (-1, 2**32, 2**32 + 3)] == [0, 1, 2]
 
 
 def test_interval_cache_keys_sort_as_java_longs_in_rocksdb() -> None:

@@ -109,7 +109,7 @@ def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: P
         null_keys = scenario_from_dict({
             "name": "null keys", "inputs": AB,
             "join": {"inputs": ["a", "b"], "types": ["left"], "conditions": ["a.k = b.k"]},
-            "config": {"map_state_order": "heap"},
+            "config": {"map_state_order": "hashmap"},
             "events": [{"input": "a", "kind": "+I", "row": [None, 1]},
                        {"input": "b", "kind": "+I", "row": [None, 2]}]})
         d = _failure(prefix_consistency, null_keys).divergence
@@ -117,7 +117,7 @@ def test_markdown_report_has_sql_tables_diff_config_seed_and_picture(tmp_path: P
     md = paths[1].read_text()
     assert _sql_of(md) == DuckDBOracle().sql_for(null_keys, "history")  # the query the property compared with
     for needed in ("# regular/prefix_consistency failed", "```sql", "`a` **left** `b` on `a.k = b.k`", "## Config",
-                   "heap",
+                   "hashmap",
                    "| correct |", "## Input changelog", "### a (insert_only)", "| 0 | +I | NULL | 1 |",
                    "```diff", "+ [None, 1, None, 2]", "- [None, 1, None, None]", "seed 42",
                    f"![timeline]({paths[2].name})", "converge replay"):

@@ -1,15 +1,22 @@
-"""`converge bench --only flink_map_order`: how often a model of the MapState order agrees with real Flink's
-emission order, per state backend.
+"""`converge bench --only flink_map_order`: how often converge's model of the MapState order agrees with real
+Flink's emission order, per binary-join family (join types) and state backend.
 
 A measurement of Flink's behaviour (docs/anomalies.md cites it), not a test. It draws `--examples` scenarios per
-backend from generators/map_order.py (Hypothesis, seed 1), sends them grouped by shape, at most 20 a request
+family and backend from generators/map_order.py (Hypothesis, seed 1), sends them grouped by shape, at most 20 a request
 (one job each), and for each case with an event that emits two or more rows compares the order in which the
-system visits the stored rows with two models (properties/systems/map_order.py): "measured rule" (rocksdb: byte
-order; hashmap: java.util.HashMap order of BinaryRowData.hashCode) and "converge model" (`map_state_order`
-rocksdb / heap, converge's own). A case agrees when every such event visits its stored rows in the model's
-order; how many events also have the reference engine's exact output sequence (an outer row's retraction and
-padding interleaved the same way) is counted apart. Skipped, with the reason, when the Flink environment is not
-installed or its adapter gives no order to measure.
+system visits the stored rows with converge's model of the backend (properties/systems/map_order.py:
+`map_state_order` rocksdb, byte order; hashmap, java.util.HashMap order of BinaryRowData.hashCode, with the
+adapter's case id hashed in front of every row). An event agrees when it visits its stored rows in the model's
+order, a case when every such event does; how many events also have the engine's exact output sequence (an
+outer row's retraction and padding interleaved the same way) is counted apart. Skipped, with the reason, when
+the Flink environment is not installed or its adapter gives no order to measure.
+
+It also counts the agreeing events that a copy-on-write copy of the map would have reordered
+(`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
+operator a copy of a map it touches, made by MapSerializer.copy as `new HashMap<>(size)` filled in the
+original's iteration order, whose smaller table orders the same keys otherwise (engine/java_hashmap.py). The
+adapter's paced arrival takes a checkpoint between every two rounds; an agreeing event such a copy would
+have reordered shows that no copy was in place when Flink processed it.
 """
 
 from __future__ import annotations
@@ -19,17 +26,21 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, seed, settings
 
+from converge.engine.java_hashmap import binary_row_hash, spread
+from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
-from converge.engine.model.scenario import Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
 from converge.generators.scenarios import LAYOUTS
-from converge.properties.systems.map_order import (
-    case_ids,
+from converge.properties.systems.case_id import adapter_case_ids
+from converge.properties.systems.map_order import why_not_ordered
+from converge.properties.systems.order_model import (
     compare_orders,
     model_per_event,
+    split_like,
     stored_visits,
-    why_not_ordered,
+    visits,
 )
 from converge.reports.options import BenchConfig
 from converge.reports.terminal import format_table
@@ -41,13 +52,21 @@ SEED = 1     # the same scenarios every time, as docs/anomalies.md measured them
 BATCH = 20   # cases a request (one job each)
 
 
-def draw_cases(backend: str, n: int, seed_value: int) -> list[Scenario]:
-    """`n` distinct scenarios of `backend` from the generator, the same ones for the same seed."""
+# The binary join's families, by join type: the operator (StreamingJoinOperator, or StreamingSemiAntiJoinOperator
+# for SEMI/ANTI: a conjunction of equalities, planned as a LeftSemiJoin) and the state views are the same, the
+# records an event visits differ (an outer side's padding; SEMI/ANTI emit the left rows themselves).
+FAMILIES: dict[str, tuple[str, ...]] = {"inner_left": ("inner", "left"), "right_full": ("right", "full"),
+                                        "semi_anti": ("semi", "anti")}
+
+
+def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"]
+               ) -> list[Scenario]:
+    """`n` distinct scenarios of `backend` and `join_types` from the generator, the same ones for the same seed."""
     drawn: list[Scenario] = []
 
     @seed(seed_value)
     @settings(max_examples=n * 4, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(map_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1]))
+    @given(map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
     def collect(scenario: Scenario) -> None:
         if len(drawn) < n and scenario not in drawn:
             drawn.append(scenario)
@@ -56,9 +75,57 @@ def draw_cases(backend: str, n: int, seed_value: int) -> list[Scenario]:
     return drawn
 
 
+def _map_key(spec: InputSpec, row: tuple, case_id: int) -> tuple[tuple, tuple] | None:
+    """(values, types) of the HashMap key under which Flink's join stores `row` of `spec` as the adapter sends
+    it (case id in front; the unique key `id` or the whole row), None for a ValueState (unique key = join key)."""
+    types = tuple(t for _, t in spec.columns)
+    if spec.unique_key:
+        if set(spec.unique_key) <= {"k"}:
+            return None
+        at = [spec.index_of(c) for c in spec.unique_key]
+        return (case_id, *(row[i] for i in at)), ("INTEGER", *(types[i] for i in at))
+    return (case_id, *row), ("INTEGER", *types)
+
+
+def copied_order(keys: list[tuple[tuple, tuple]]) -> list[int]:
+    """The iteration order (indexes into `keys`, given in the map's iteration order) of `new HashMap<>(n)` filled
+    with them in that order: a table of tableSizeFor(n) that grows past 3/4 full as HashMap.resize grows it."""
+    n = len(keys)
+    capacity = 1
+    while capacity < n:
+        capacity *= 2
+    threshold = int(capacity * 0.75)
+    hashes = [spread(binary_row_hash(*k)) for k in keys]
+    for size in range(1, n + 1):
+        if size > threshold:
+            threshold = threshold * 2 if capacity >= 16 else int(capacity * 2 * 0.75)
+            capacity *= 2
+    return sorted(range(n), key=lambda i: (hashes[i] & (capacity - 1), i))
+
+
+def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: list[list[Change]],
+                       case_id: int) -> int:
+    """How many events that visit two or more stored rows in the model's order (a map without a copy) a
+    snapshot's copy of the map would have visited in another order."""
+    pieces = split_like(changelog, per_event)
+    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap":
+        return 0
+    count = 0
+    left, right = scenario.chain
+    for event, piece, want, visit in zip(scenario.events, pieces, per_event, stored_visits(scenario), strict=False):
+        if visit is None or not isinstance(event, ChangeEvent) or visits(piece, visit) != visits(want, visit):
+            continue
+        stored = right if event.input == left.name else left
+        keys = [_map_key(stored, row, case_id) for row in visits(want, visit)]
+        if len(keys) >= 2 and None not in keys:
+            count += copied_order(keys) != list(range(len(keys)))  # type: ignore[arg-type]
+    return count
+
+
 def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     """Counts over `cases` (of one backend): ordered cases, and how many agree with each model."""
     counts: Counter = Counter()
+    mismatches: list[str] = []      # every disagreeing event, for the JSON results (not the table)
     # one shape per request (the adapter's case ids count per shape), at most `batch` cases each
     shapes: dict[str, list[Scenario]] = {}
     for s in cases:
@@ -67,14 +134,14 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     for group in groups:
         if group:
             results = system.run_cases(group)
-            for scenario, result, case_id in zip(group, results, case_ids(results), strict=False):
+            ids = adapter_case_ids(group, results, system.capabilities.max_batch)
+            for scenario, result, case_id in zip(group, results, ids, strict=False):
                 counts["cases"] += 1
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                visit = stored_visits(scenario)
-                rule = compare_orders(result.changelog, model_per_event(scenario, case_id, "flink"), visit)
-                ours = compare_orders(result.changelog, model_per_event(scenario, case_id, "converge"), visit)
+                model = model_per_event(scenario, case_id)
+                rule = compare_orders(result.changelog, model, stored_visits(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
                     continue
@@ -82,16 +149,17 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                     continue
                 counts["ordered cases"] += 1
                 counts["ordered events"] += rule.ordered
-                counts["agree with the measured rule"] += rule.ordered == rule.agreed
-                counts["agree with converge's model"] += ours.unsplit is None and ours.ordered == ours.agreed
-                counts["events agreeing with the measured rule"] += rule.agreed
-                counts["events with the reference engine's output sequence"] += rule.same_sequence
-                counts["events agreeing with converge's model"] += ours.agreed if ours.unsplit is None else 0
-    return dict(counts)
+                counts["cases agreeing"] += rule.ordered == rule.agreed
+                if rule.mismatch is not None:
+                    mismatches.append(f"case {case_id} of {scenario.name!r}: {rule.mismatch}")
+                counts["events agreeing"] += rule.agreed
+                counts["events with the engine's output sequence"] += rule.same_sequence
+                counts["copy_would_reorder"] += copy_would_reorder(scenario, list(result.changelog), model, case_id)
+    return {**counts, "mismatches": mismatches} if mismatches else dict(counts)
 
 
 def _bench_flink_map_order(config: BenchConfig) -> dict:
-    """`--examples` scenarios per backend, the same ones every time (seed SEED)."""
+    """`--examples` scenarios per family and backend, the same ones every time (seed SEED)."""
     try:
         # a measurement on a loaded machine: a JVM's start and a job may take minutes
         system = open_system(SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
@@ -101,22 +169,23 @@ def _bench_flink_map_order(config: BenchConfig) -> dict:
         reason = why_not_ordered(system.capabilities, system.name)
         if reason is not None:
             return {"skipped": f"no order to measure: {reason}"}
-        backends = {backend: measure(system, draw_cases(backend, config.examples, SEED), BATCH)
-                    for backend in BACKENDS}
+        rows = {f"{family} {backend}": measure(system, draw_cases(backend, config.examples, SEED, types), BATCH)
+                for family, types in FAMILIES.items() for backend in BACKENDS}
         title = system.title
-    return {**{f"{backend}_agree_with_the_measured_rule": f"{c.get('agree with the measured rule', 0)} of "
-                                                          f"{c.get('ordered cases', 0)}"
-               for backend, c in backends.items()},
-            "system": title, "cases_per_backend": config.examples, "seed": SEED, "backends": backends}
+    return {**{f"{row.replace(' ', '_')}_events_agreeing": f"{c.get('events agreeing', 0)} of "
+                                                            f"{c.get('ordered events', 0)}"
+               for row, c in rows.items()},
+            "system": title, "cases_per_row": config.examples, "seed": SEED, "rows": rows}
 
 
 def format_rows(result: dict) -> str:
-    """One row per backend: its counts; a skipped benchmark's reason."""
-    if "backends" not in result:
+    """One row per family and backend: its counts; a skipped benchmark's reason."""
+    if "rows" not in result:
         return f"  {json.dumps(result)}"
-    counts = result["backends"]
-    columns = list(dict.fromkeys(key for c in counts.values() for key in c))
-    return format_table(("backend", *columns), [(b, *(c.get(k, 0) for k in columns)) for b, c in counts.items()])
+    counts = result["rows"]
+    columns = list(dict.fromkeys(key for c in counts.values() for key in c if key != "mismatches"))
+    return format_table(("family backend", *columns), [(b, *(c.get(k, 0) for k in columns))
+                                                      for b, c in counts.items()])
 
 
 BENCHES = {"flink_map_order": _bench_flink_map_order}

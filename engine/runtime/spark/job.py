@@ -225,7 +225,7 @@ class SparkJoinJob:
     """
 
     def __init__(self, scenarios: Sequence[Scenario], *, spark: Any = None, work_dir: str | Path | None = None,
-                 batches: int | None = None, bounds: Sequence[int] | None = None, seed: int = 0,
+                 batches: int | None = None, bounds: Sequence[int] | None = None,
                  fail_marker: str | None = None, fail_event: tuple[int, int] | None = None,
                  fail_after_batch: int | None = None, buckets: int | None = None) -> None:
         if not scenarios:
@@ -261,7 +261,7 @@ class SparkJoinJob:
             raise UnsupportedOnSpark("a job with a time-driven scenario must have single-node plans only "
                                      "(run_scenarios_on_spark runs them in a job of their own)")
         self.spec = JobSpec(tuple(scenario_to_dict(s.with_events(())) for s in self.scenarios), tuple(refs),
-                            uuid.uuid4().hex, tuple(self.clocks) if self.time_driven else (), seed, fail_marker,
+                            uuid.uuid4().hex, tuple(self.clocks) if self.time_driven else (), fail_marker,
                             fail_event, self.buckets)
         self.spark = spark
         self.owns_dir = work_dir is None
@@ -444,7 +444,7 @@ def run_scenarios_on_spark(scenarios: Sequence[Scenario], *, work_dir: str | Pat
 
 def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int | None = None,
                           bounds: Sequence[int] | None = None, work_dir: str | Path | None = None,
-                          seed: int = 0, buckets: int | None = None) -> RunResult:
+                          buckets: int | None = None) -> RunResult:
     """Run every event of a scenario on Spark: one list of output changes per event, like the local runtime.
 
     `batches` splits the events evenly into that many micro-batches, `bounds`
@@ -452,7 +452,7 @@ def run_scenario_on_spark(scenario: Scenario, *, spark: Any = None, batches: int
     is one micro-batch.
     """
     (outcome,) = run_scenarios_on_spark([scenario], spark=spark, batches=batches, bounds=bounds,
-                                        work_dir=work_dir, seed=seed, buckets=buckets)
+                                        work_dir=work_dir, buckets=buckets)
     if isinstance(outcome, ConvergeError):
         raise outcome
     return outcome

@@ -126,7 +126,6 @@ class JobSpec:
     nodes: tuple[NodeRef, ...]       # global node number -> where it is
     token: str                       # unique per job, so workers never mix two jobs' cached nodes
     clocks: tuple[Clocks | None, ...] = ()   # per scenario: its time-driven node's clocks, or None
-    seed: int = 0
     fail_marker: str | None = None   # failure injection for restart tests: raise while this file exists
     fail_event: tuple[int, int] | None = None   # ... in the key group holding (scenario, event seq)
     buckets: int = DEFAULT_BUCKETS   # key groups per keyed node (the checkpoint's layout: see job.py)
@@ -152,7 +151,7 @@ class BuiltNode:
         node = make_plan(scenario).nodes()[ref.index]
         self.operator = node.operator
         self.name = node.name
-        self.backend = KeyedStateBackend(scenario.config.map_state_order, seed=job.seed)
+        self.backend = KeyedStateBackend(scenario.config.map_state_order)
         self.clocks = job.clocks[ref.scenario] if job.clocks else None
         self.timers = KeyTimers() if self.clocks is not None else None
         self.ctx = OperatorContext(self.backend, self.timers or NoTimers())

@@ -48,7 +48,9 @@ def test_the_tables_have_a_row_per_arrival_and_case_and_per_backend() -> None:
                                                    for a in flink_arrival.ARRIVALS}}
     table = flink_arrival.format_rows(arrival).splitlines()
     assert len([line for line in table if "left" in line]) == 2 and "1 of 2" in table[-1] and "3 of 3" in table[-1]
-    order = {"system": "flink", "cases_per_backend": 2, "seed": 1,
-             "backends": {"rocksdb": {"cases": 2, "ordered cases": 1}, "hashmap": {"cases": 2}}}
+    order = {"system": "flink", "cases_per_row": 2, "seed": 1,
+             "rows": {"inner_left rocksdb": {"cases": 2, "ordered cases": 1, "mismatches": ["event 1: .."]},
+                      "semi_anti hashmap": {"cases": 2}}}
     table = flink_map_order.format_rows(order).splitlines()
-    assert "ordered cases" in table[0] and [line.split()[0] for line in table[-2:]] == ["rocksdb", "hashmap"]
+    assert "ordered cases" in table[0] and "mismatches" not in table[0]
+    assert [line.split()[:2] for line in table[-2:]] == [["inner_left", "rocksdb"], ["semi_anti", "hashmap"]]

@@ -1,8 +1,8 @@
-"""The MapState order property without Java: Flink's hash, the order comparison, the generator, the dedupe SQL.
+"""The MapState order property without Java: the order comparison, the generator, the dedupe SQL.
 
-The expected hashes and orders are Flink's own: BinaryRowData.hashCode printed by a Java program against
-Flink 2.3.0's flink-table-runtime jar (BinaryRowWriter rows), and the changelogs the Flink 2.3.0 adapter emitted
-for the scenario files (docs/anomalies.md, "On real Flink")."""
+The expected orders are Flink's own: the changelogs the Flink 2.3.0 adapter emitted for the scenario files
+(docs/anomalies.md, "On real Flink"). Flink's hash and HashMap rule are tested on the engine
+(tests/engine/test_javahash.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from converge.engine.model.changelog import Change
+from converge.engine.model.scenario import MapStateOrder
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.model.system_cases import case_to_json
@@ -25,30 +26,6 @@ from converge.systems.flink.environment import program_module
 from tests.support import paths
 
 SCENARIOS = paths.SCENARIOS / "systems"
-
-
-@pytest.mark.parametrize(("values", "types", "java"), [
-    ((0, 1, 2), ("INTEGER", "BIGINT", "BIGINT"), 1141287431),
-    ((0, 1, 256), ("INTEGER", "BIGINT", "BIGINT"), 199221631),
-    ((0, 1, 1), ("INTEGER", "BIGINT", "BIGINT"), -105380086),
-    ((0, 1, -1), ("INTEGER", "BIGINT", "BIGINT"), 1705586578),
-    ((0, 1, 1000000), ("INTEGER", "BIGINT", "BIGINT"), 863846647),
-    ((5, "a"), ("BIGINT", "VARCHAR"), -2120921498),
-    ((5, "abcdefgh"), ("BIGINT", "VARCHAR"), -1850529214),      # 8 bytes: the variable-length part
-    ((5, "hello world!"), ("BIGINT", "VARCHAR"), 96220595),
-    ((5, None), ("BIGINT", "VARCHAR"), -1485691927),
-    ((5, 1.5, True), ("BIGINT", "DOUBLE", "BOOLEAN"), -689000143),
-])
-def test_the_row_hash_is_flinks_binary_row_hash_code(values: tuple, types: tuple, java: int) -> None:
-    assert map_order.java_row_hash(values, types) == java
-
-
-def test_hashmap_buckets_and_growth_are_java_util_hashmaps() -> None:
-    # (h ^ h >>> 16) & (n - 1): Java's spread, on a negative hashCode too
-    assert map_order.hashmap_bucket(199221631, 16) == 0
-    assert map_order.hashmap_bucket(1141287431, 16) == 1
-    assert map_order.hashmap_bucket(-105380086, 16) == 2
-    assert [map_order.hashmap_capacity(n) for n in (0, 12, 13, 24, 25)] == [16, 16, 32, 32, 64]
 
 
 def _c(kind: str, *row: object) -> Change:
@@ -97,7 +74,7 @@ def test_the_rocksdb_model_puts_the_later_payment_first_as_flink_did() -> None:
     assert (report.ordered, report.agreed) == (3, 3)
 
 
-def test_the_hashmap_rule_predicts_flinks_heap_order_where_converges_heap_model_does_not() -> None:
+def test_the_hashmap_model_predicts_flinks_hashmap_order() -> None:
     # orders JOIN items, items 2, 256, 1 arrive; the order's update re-emits them. Flink 2.3.0 on hashmap emitted
     # 256, 2, 1 (buckets 0, 1, 2 of the stored keys (case id 0, order 1, item)); on rocksdb 256, 1, 2.
     base = json.loads((paths.SCENARIOS / "anomalies" / "mapstate_order_rocksdb.json").read_text())
@@ -109,18 +86,19 @@ def test_the_hashmap_rule_predicts_flinks_heap_order_where_converges_heap_model_
     items = [(1, 256, 1), (1, 2, 1), (1, 1, 1)]
     flink = ([_c("+I", 1, "new", *i) for i in [(1, 2, 1), (1, 256, 1), (1, 1, 1)]]
              + [_c("-U", 1, "new", *i) for i in items] + [_c("+U", 1, "paid", *i) for i in items])
-    rule = map_order.compare_orders(flink, map_order.model_per_event(scenario, 0, "flink"))
+    rule = map_order.compare_orders(flink, map_order.model_per_event(scenario, 0))
     assert (rule.ordered, rule.agreed) == (2, 2)
-    ours = map_order.compare_orders(flink, map_order.model_per_event(scenario, 0, "converge"))
-    assert ours.unsplit is None and ours.agreed < ours.ordered
+    arrival = map_order.compare_orders(flink, map_order.model_per_event(scenario, 0, "arrival"))
+    assert arrival.unsplit is None and arrival.agreed < arrival.ordered
     # the case id is part of every stored row: another case of the same job may order the same rows otherwise
-    moved = [map_order.model_per_event(scenario, cid, "flink")[4] for cid in range(6)]
+    moved = [map_order.model_per_event(scenario, cid)[4] for cid in range(6)]
     assert len({tuple(m) for m in moved}) > 1
 
 
 def test_case_ids_count_the_cases_the_adapter_planned() -> None:
     ok, unsupported = CaseResult.ok(final=Counter()), CaseResult.unsupported("no")
-    assert map_order.case_ids([ok, unsupported, ok, ok]) == [0, 1, 1, 2]
+    cases = [_file("flink_later_before_earlier_hashmap.json")] * 4     # one job shape
+    assert map_order.adapter_case_ids(cases, [ok, unsupported, ok, ok], 20) == [0, 1, 1, 2]
 
 
 def _caps(output: str, deterministic: bool, settings_: tuple[str, ...]) -> Capabilities:
@@ -192,18 +170,19 @@ class _Answering(System):
     name, version = "flink", "test"
     capabilities = replace(Capabilities.everything(), settings=("state_backend",))
 
-    def __init__(self, model: str) -> None:
-        self.model = model
+    def __init__(self, order: MapStateOrder | None) -> None:
+        self.order = order
 
     def run_cases(self, cases):
-        return [CaseResult.ok(changelog=[c for piece in map_order.model_per_event(s, i, self.model) for c in piece])
+        return [CaseResult.ok(changelog=[c for piece in map_order.model_per_event(s, i, self.order) for c in piece])
                 for i, s in enumerate(cases)]
 
 
-@pytest.mark.parametrize(("model", "holds"), [("flink", True), ("converge", False)])
-def test_the_property_holds_for_the_measured_rule_and_fails_for_converges_heap_model(model: str, holds: bool) -> None:
+@pytest.mark.parametrize(("order", "holds"), [(None, True), ("arrival", False)])
+def test_the_property_holds_for_the_backends_model_and_fails_for_arrival_order(order: MapStateOrder | None,
+                                                                              holds: bool) -> None:
     prop = next(p for p in SYSTEM_PROPERTIES if p.name == "emission_order_matches_backend")
-    result = run_property(bind(prop, _Answering(model), batch=4), max_examples=40, seed=1, shrink=False)
+    result = run_property(bind(prop, _Answering(order), batch=4), max_examples=40, seed=1, shrink=False)
     assert result.ok is holds
     assert result.exercised.compared >= (10 if holds else 1)   # a failure ends the run at its example
     if not holds:

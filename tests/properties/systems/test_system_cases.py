@@ -106,7 +106,7 @@ def _first_drawn(prop) -> Scenario:
     return found[0]
 
 
-@pytest.mark.parametrize("setting", [{"semantics": "flink"}, {"map_state_order": "heap"},
+@pytest.mark.parametrize("setting", [{"semantics": "flink"}, {"map_state_order": "hashmap"},
                                      {"per_key_order": "disordered"}, {"min_cleanup_interval_ms": 4}])
 def test_a_campaign_check_refuses_a_case_that_sets_an_engine_model_option(setting: dict) -> None:
     (key,) = setting

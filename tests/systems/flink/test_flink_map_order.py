@@ -1,10 +1,10 @@
 """The MapState order on real Flink: the state backend option, the later-before-earlier anomaly on RocksDB, the
-dedupe that removes it, the heap backend's HashMap order, and the order property's campaign (--run-slow).
+dedupe that removes it, the hashmap backend's HashMap order, and the order property's campaign (--run-slow).
 
 Every expected changelog here is worked out by hand from the backend's rule (docs/anomalies.md, "On real
-Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the heap
+Flink"): RocksDB iterates the byte order of the serialized rows (5 = 05 00 .. before 300 = 2C 01 ..); the hashmap
 backend a java.util.HashMap (buckets of BinaryRowData.hashCode, the Java values in
-tests/properties/systems/test_map_order.py). The order needs the adapter's changelog output with paced arrival,
+tests/engine/test_javahash.py). The order needs the adapter's changelog output with paced arrival,
 which the session's adapter answers.
 """
 
@@ -14,10 +14,13 @@ import json
 
 import pytest
 
+from converge.cli.benches.flink_map_order import BATCH, FAMILIES, SEED, draw_cases, measure
 from converge.engine.model.changelog import Change
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
+from converge.generators.map_order import BACKENDS
 from converge.properties.campaign import run_property
+from converge.properties.systems.order_model import model_per_event
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
 from converge.systems.adapter.client import AdapterSystem
 from tests.support.paths import SCENARIOS
@@ -67,7 +70,7 @@ def test_dedupe_before_the_join_leaves_only_the_last_payment(ordered_flink: Adap
 
 
 @pytest.mark.slow
-def test_the_heap_backend_follows_the_hashmap_buckets(ordered_flink: AdapterSystem) -> None:
+def test_the_hashmap_backend_follows_the_hashmap_buckets(ordered_flink: AdapterSystem) -> None:
     # stored rows (case id 0, 1, amount): 300 in bucket 3, 5 in bucket 15: 300 first (here arrival order)
     assert _run(ordered_flink, _load("flink_later_before_earlier_hashmap.json")) == [
         _c("+I", 1, "new", 1, 300), _c("+I", 1, "new", 1, 5),
@@ -97,3 +100,23 @@ def test_the_order_property_holds_on_flink_for_both_backends(ordered_flink: Adap
     result = run_property(bind(prop, ordered_flink, batch=10), max_examples=30, seed=3, shrink=False)
     assert result.ok, result.failure or result.error
     assert result.exercised.compared >= 10, result.exercised
+
+
+def test_converges_hashmap_model_emits_what_flink_emits_on_the_hashmap_backend(ordered_flink: AdapterSystem) -> None:
+    """Default suite: converge's `map_state_order: hashmap`, run with the adapter's case id hashed in front of
+    every stored row, gives Flink's own changelog, order included (300 before 5: buckets 3 and 15)."""
+    scenario = _load("flink_later_before_earlier_hashmap.json")
+    got = _run(ordered_flink, scenario)
+    assert got == [c for piece in model_per_event(scenario, 0) for c in piece]
+    assert [c.row[3] for c in got if c.kind == "+U"] == [300, 5]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_ordered_event_agrees_with_the_model(ordered_flink: AdapterSystem, family: str) -> None:
+    """The agreement measurement (converge bench --only flink_map_order) on 12 cases per backend: every event
+    that visits two or more stored rows visits them in converge's order for the backend."""
+    for backend in BACKENDS:
+        counts = measure(ordered_flink, draw_cases(backend, 12, SEED, FAMILIES[family]), BATCH)
+        assert counts.get("ordered events", 0) > 0, (backend, counts)
+        assert counts["events agreeing"] == counts["ordered events"], (backend, counts)

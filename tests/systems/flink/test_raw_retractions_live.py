@@ -41,7 +41,7 @@ def test_flink_emits_the_hand_derived_changelog(changelogs, path: Path) -> None:
         part, at = got[at:at + len(want)], at + len(want)
         if event.expect.ordered:
             assert part == want, f"{path.name}, event {i}"
-        else:  # several joined rows of one event: Flink's heap MapState order is not the file's
+        else:  # several joined rows of one event: Flink's hashmap MapState order is not the file's
             assert Counter(part) == Counter(want), f"{path.name}, event {i}"
     assert at == len(got), f"{path.name}: Flink emitted more than the file expects: {got[at:]}"
 

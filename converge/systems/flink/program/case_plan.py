@@ -29,7 +29,7 @@ _INTERVAL_KEYS = {"left_time", "right_time", "lower_ms", "upper_ms", "time", "al
 # Options that steer converge's own engine model (state layout, planner, anomaly injection) and leave
 # the join's final answer alone; a real Flink job has its own and the adapter ignores these.
 _MODEL_ONLY = {"map_state_order", "changelog_normalize", "semantics", "min_cleanup_interval_ms", "per_key_order",
-               "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right"}
+               "flink_version", "multi_join_max_tables", "multi_join_min_tables", "multi_join_rewrite_right"}
 # How the job runs (docs/flink.md "Job options"); each is sent to Flink, none changes the join's meaning.
 _JOB_KEYS = {"state_backend", "parallelism", "sink", "sink_key", "upsert_materialize", "restart_after"}
 # Rowtimes go through TO_TIMESTAMP_LTZ(ms, 3): keep them between the years 100 and 9999.

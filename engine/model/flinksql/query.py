@@ -50,6 +50,7 @@ from converge.engine.model.flinksql.views import (
 from converge.engine.model.flinksql.where_joins import (
     attach_where,
     comma_scope_problem,
+    conjuncts,
     push_time_bounds,
     stray_keyword,
 )
@@ -386,7 +387,7 @@ class _Mapper:
             if not self._subquery_step(conj):
                 filters.append(conj)
 
-        for conj in _conjuncts(where.this) if where is not None else []:
+        for conj in conjuncts(where.this) if where is not None else []:
             if not self._attempt(step_or_filter, conj):
                 self._keep_in_step("semi")
         output_aliases = [self.aliases[0][0]] + [a for (a, _), t in zip(self.aliases[1:], self.types, strict=False)
@@ -449,11 +450,12 @@ class _Mapper:
                                               "supported")
         on = join.args.get("on")
         if on is None:
-            raise self.text.unsupported(join, "a join needs an ON condition (comma and CROSS joins are not supported)")
-        conjuncts = _conjuncts(on)
+            raise self.text.unsupported(join, "a join needs a condition: an ON, or for a comma join a WHERE "
+                                              "conjunct naming both sides (a CROSS JOIN is not supported)")
+        parts = conjuncts(on)
         if len(self.aliases) == 2:
-            conjuncts = self._interval_bounds(conjuncts, join)
-        elif any(_is_time_bound(c, self) for c in conjuncts):
+            parts = self._interval_bounds(parts, join)
+        elif any(_is_time_bound(c, self) for c in parts):
             raise self.text.unsupported(on, "an interval join inside a chain of more than two inputs: converge models "
                                             "binary interval joins only")
         if self.interval is not None and len(self.aliases) > 2:
@@ -462,7 +464,7 @@ class _Mapper:
         renderer = Renderer(self._scope([a for a, _ in self.aliases]))
         self.types.append(_SIDES[side])
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(on)))
-        self.conditions.append(" AND ".join(renderer.boolean(c) for c in conjuncts) if conjuncts else "TRUE")
+        self.conditions.append(" AND ".join(renderer.boolean(c) for c in parts) if parts else "TRUE")
 
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
         """Take the time-bound conjuncts out of a binary join's ON; the window they make turns it into an interval
@@ -535,7 +537,7 @@ class _Mapper:
                 raise self.text.error(sub, "IN (SELECT ...) must select exactly one column")
             parts.append(renderer.boolean(exp.EQ(this=in_value, expression=cols[0].unalias())))
         sub_where = sub.args.get("where")
-        parts += [renderer.boolean(c) for c in (_conjuncts(sub_where.this) if sub_where is not None else [])]
+        parts += [renderer.boolean(c) for c in (conjuncts(sub_where.this) if sub_where is not None else [])]
         self.types.append(jtype)
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
@@ -594,14 +596,6 @@ class _Mapper:
                                               "checks the join; compute expressions downstream)")
         a, c, t = scope.resolve(target)
         return [OutputColumn(item.alias_or_name, a, c, t)]
-
-
-def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    return [node]
 
 
 def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:

@@ -71,11 +71,12 @@ def _is_subquery(conj: exp.Expr) -> bool:
     return any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk())
 
 
-def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The AND-ed parts of a condition, parentheses around them dropped (the reader's and the WHERE's)."""
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
+        return conjuncts(node.this) + conjuncts(node.expression)
     return [node]
 
 
@@ -125,7 +126,7 @@ def attach_where(node: exp.Select, columns: Mapping[str, set[str]], text: Source
     where = out.args.get("where")
     kept: list[exp.Expr] = []
     placed: dict[int, list[exp.Expr]] = {}
-    for conj in _conjuncts(where.this) if where is not None else []:
+    for conj in conjuncts(where.this) if where is not None else []:
         named = None if _is_subquery(conj) else _aliases_named(conj, columns)
         step = _step_for(named, order, types) if named is not None else None
         if step is None:
@@ -165,7 +166,7 @@ def push_time_bounds(node: exp.Select, times: Mapping[str, str], text: SourceTex
             or joins[0].side or (joins[0].kind or "INNER").upper() != "INNER":
         return node, []
     moved, kept = [], []
-    for conj in _conjuncts(where.this):
+    for conj in conjuncts(where.this):
         cols = list(conj.find_all(exp.Column)) if isinstance(conj, _TIME_CMP) else []
         named = {c.table.casefold() for c in cols if c.table}
         if cols and len(named) == 2 and all(c.table and times.get(c.table.casefold()) == c.name.casefold()

@@ -323,6 +323,11 @@ class _Mapper:
 
     def _derived(self, node: exp.Subquery) -> tuple[str, str]:
         """A derived table (or an inlined view) over one declared table: the input and its Calc."""
+        body = node.this.args.get("from_") if isinstance(node.this, exp.Select) else None
+        named = body.this if body is not None else None
+        if isinstance(named, exp.Table) and named.name.casefold() in self.skipped \
+                and all(t.casefold() != named.name.casefold() for t in self.tables):
+            raise _Skipped(named.name)  # its CREATE TABLE was refused: that refusal covers this use too
         derived = derived_input(node, self.tables, self.text)
         for a, _ in self.aliases:
             if a.casefold() == derived.alias.casefold():

@@ -171,6 +171,8 @@ def _hypothesis_test(spec: PropertySpec, checker: _Checker, budget: ShrinkBudget
     @given(spec.strategy())
     def test(args: tuple) -> None:
         before, shrinking = checker.count, budget.failed
+        if spec.batch > 1 and not shrinking:
+            args = _at_most(args, watch.planned - checker.count)
         try:
             budget.run(args, lambda: checker.check(args))
             if spec.batch > 1 and not budget.failed and checker.count >= watch.planned:
@@ -187,6 +189,16 @@ def _hypothesis_test(spec: PropertySpec, checker: _Checker, budget: ShrinkBudget
                 watch.checked(checker.count, shrinking)
 
     return hypothesis_seed(seed)(test)
+
+
+def _at_most(args: tuple, scenarios: int) -> tuple:
+    """A batch's arguments with its list cut to the scenarios still asked for, so that `--examples N` checks N.
+
+    Only before a failure: a failing batch then holds its cut, and every later run of it (shrinking, the final
+    replay) gets the whole batch, in which that failing scenario still is."""
+    if args and isinstance(args[0], list) and 0 < scenarios < len(args[0]):
+        return (args[0][:scenarios], *args[1:])
+    return args
 
 
 def _search(test: Callable[[], None], budget: ShrinkBudget) -> None:

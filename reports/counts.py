@@ -3,7 +3,7 @@
 - examples: what was asked: `--examples N`, or the property's default, N
   cases. On the embedded runtime a case is one scenario: a batched property
   (one Hypothesis example holds a batch of scenarios of one shape, one oracle
-  query for all) checks N scenarios, the last batch rounded up; on a system
+  query for all) checks N scenarios, its last batch cut; on a system
   (`converge run --system`) the campaign sends exactly N cases unless a
   divergence or a failure of the system stops it.
 - batches: on a system, the batches checked: each one shape, up to `--batch`

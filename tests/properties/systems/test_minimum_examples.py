@@ -11,7 +11,8 @@ import pytest
 
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.reference_system import ReferenceSystem
-from converge.properties.systems import map_order
+from converge.properties.systems.case_id import adapter_case_ids
+from converge.properties.systems.order_model import model_per_event
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty
 from converge.reports.options import RunOptions
 from converge.reports.run_reports import RunReports
@@ -29,8 +30,9 @@ class VisitingInFlinksOrder(System):
     capabilities = replace(Capabilities.everything(), settings=("state_backend",))
 
     def run_cases(self, cases):
-        return [CaseResult.ok(changelog=[c for piece in map_order.model_per_event(s, i, "flink") for c in piece])
-                for i, s in enumerate(cases)]
+        ids = adapter_case_ids(cases, [CaseResult.ok(changelog=[]) for _ in cases], self.capabilities.max_batch)
+        return [CaseResult.ok(changelog=[c for piece in model_per_event(s, i) for c in piece])
+                for s, i in zip(cases, ids, strict=True)]
 
 
 def stated() -> dict[str, int]:

@@ -32,6 +32,30 @@ __all__ = ["HEARTBEAT_SECONDS", "CampaignProgress", "StepProgress", "count", "de
 HEARTBEAT_SECONDS = 10.0  # the longest a command stays silent in a log (issue 41 row 4); tests shorten it
 
 
+
+@contextlib.contextmanager
+def beating(interval: float, beat: Callable[[float], None], *,
+            clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """While the body runs, `beat(seconds since it began)` every `interval` seconds, on a thread of its own, as
+    the body blocks (a JVM starting, a silent pip). A beat that cannot write (OSError, ValueError: stderr gone or
+    closed) stops the beating, never the body."""
+    done, started = threading.Event(), clock()
+
+    def beats() -> None:
+        while not done.wait(interval):
+            try:
+                beat(clock() - started)
+            except (OSError, ValueError):
+                return
+
+    thread = threading.Thread(target=beats, name="converge-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
 class CampaignProgress:
     """Draws a campaign's progress; call it with each PropertyProgress (run_property's `progress` callback)."""
 
@@ -60,26 +84,11 @@ class CampaignProgress:
         """A line of its own, always shown (the system starting, the system up)."""
         self._write(text, whole=True)
 
-    @contextlib.contextmanager
-    def waiting(self, text: str) -> Iterator[None]:
+    def waiting(self, text: str) -> contextlib.AbstractContextManager[None]:
         """While the body runs (a system starting: a minute and more on a loaded machine), "text (N s)" every
-        `interval` seconds, so a log never looks stuck; a thread of its own, as the body blocks."""
-        done, started = threading.Event(), self.clock()
-
-        def beat() -> None:
-            while not done.wait(self.interval):
-                try:
-                    self._write(f"{text} ({self.clock() - started:.0f} s)", whole=not self.tty)
-                except (OSError, ValueError):  # stderr is gone or closed: stop showing, never fail the run
-                    return
-
-        thread = threading.Thread(target=beat, name="converge-progress", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join()
+        `interval` seconds, so a log never looks stuck."""
+        return beating(self.interval, lambda seconds: self._write(f"{text} ({seconds:.0f} s)", whole=not self.tty),
+                       clock=self.clock)
 
     def __call__(self, p: PropertyProgress) -> None:
         now = self.clock()

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -235,23 +235,11 @@ def _streamed(process: subprocess.Popen, what: str, echo: Callable[[str], None],
         echo(f"  {line}")
 
 
-@contextlib.contextmanager
-def heartbeat(what: str, echo: Callable[[str], None]) -> Iterator[None]:
+def heartbeat(what: str, echo: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
     """While the body runs (a step that prints nothing: the smoke check starts a JVM), "what: still running
     (N s)" every HEARTBEAT_SECONDS."""
-    done, started = threading.Event(), time.monotonic()
-
-    def beat() -> None:
-        while not done.wait(progress.HEARTBEAT_SECONDS):
-            echo(f"{what}: still running ({time.monotonic() - started:.0f} s)")
-
-    thread = threading.Thread(target=beat, name="converge-install-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+    return progress.beating(progress.HEARTBEAT_SECONDS,
+                            lambda seconds: echo(f"{what}: still running ({seconds:.0f} s)"))
 
 
 def smoke_check(system: VenvSystem, command: list[str], version: str | None = None, *, with_case: bool = True,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from converge.cli.check_json import document, dumps, plan_document
+from converge.cli.fast_parse import parse_fast
 from converge.engine.model.errors import ConvergeError, UsageError
 from converge.engine.model.flinksql import MappedQuery, load_query
 from converge.engine.model.flinksql.job import PLANNER_KEYS
@@ -42,15 +43,6 @@ def add_plan_options(parser: argparse.ArgumentParser, ms: Callable[[str], int]) 
                         help="read and plan the query and print the plan (or the refusals); run no property")
 
 
-class _NotFast(Exception):
-    """The command line is not a plain `check --plan-only`: the full parser reads it (and names any mistake)."""
-
-
-class _FastParser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102 - never exits: the full parser reports the mistake
-        raise _NotFast(message)
-
-
 def _ms(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(text)  # the full parser reads the command line again and explains
@@ -61,12 +53,12 @@ def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
     """The parsed command line when it is `check QUERY --plan-only` with plan options only, else None."""
     if not argv or argv[0] != "check" or "--plan-only" not in argv or any(a in ("-h", "--help") for a in argv):
         return None
-    parser = _FastParser(prog="converge check", add_help=False)
-    parser.add_argument("query")
-    add_plan_options(parser, _ms)
-    try:
-        args = parser.parse_args(list(argv[1:]))
-    except _NotFast:
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("query")
+        add_plan_options(parser, _ms)
+
+    args = parse_fast("converge check", argv[1:], options)
+    if args is None:
         return None
     args.handler = cmd_plan_only
     return args

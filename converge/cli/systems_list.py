@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from converge.cli.fast_parse import parse_fast
 from converge.reports.progress import StepProgress
 from converge.reports.terminal import Footnotes, format_table
 from converge.systems import venv_system
@@ -39,24 +40,12 @@ def add_list_options(parser: argparse.ArgumentParser) -> None:
                         help="deprecated, the default now: a plain list starts no adapter")
 
 
-class _NotFast(Exception):
-    """Not a plain `systems list [--check|--no-check]`: the full parser reads it (and names any mistake)."""
-
-
-class _FastParser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102 - never exits: the full parser reports the mistake
-        raise _NotFast(message)
-
-
 def fast_args(argv: Sequence[str]) -> argparse.Namespace | None:
     """The parsed command line when it is `systems list` with its own options only, else None."""
     if list(argv[:2]) != ["systems", "list"] or any(a in ("-h", "--help") for a in argv):
         return None
-    parser = _FastParser(prog="converge systems list", add_help=False)
-    add_list_options(parser)
-    try:
-        args = parser.parse_args(list(argv[2:]))
-    except _NotFast:
+    args = parse_fast("converge systems list", argv[2:], add_list_options)
+    if args is None:
         return None
     args.handler = list_systems
     return args

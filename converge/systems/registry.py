@@ -18,7 +18,7 @@ from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
 from converge.systems.adapter.client import Timeouts
-from converge.systems.adapter.system_type import AdapterSystemType
+from converge.systems.adapter.system_type import AdapterProgramSystemType, AdapterSystemType
 from converge.systems.base import SystemType
 from converge.systems.flink.system_type import FlinkSystemType
 from converge.systems.pathway.system_type import PathwaySystemType
@@ -33,7 +33,7 @@ SPEC_FORMS: tuple[str, ...] = tuple(form for cls in SYSTEM_TYPES for form in cls
 
 
 # The system types that wait for an adapter process, so that `--system-timeout` means something to them.
-TIMED: tuple[type[SystemType], ...] = (AdapterSystemType, FlinkSystemType, PathwaySystemType)
+TIMED: tuple[type[SystemType], ...] = tuple(t for t in SYSTEM_TYPES if issubclass(t, AdapterProgramSystemType))
 
 
 def system_type_of(spec: str, *, timeout: float | None = None) -> SystemType:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from abc import abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -26,16 +27,35 @@ def adapter_argv(command: str) -> list[str]:
     return argv
 
 
-class AdapterSystemType(ScenarioSystemType):
+class AdapterProgramSystemType(ScenarioSystemType):
+    """A system behind an adapter program converge starts (docs/adapter-protocol.md): `--system-timeout` is the
+    base of each run request's limit (adapter/client.py Timeouts)."""
+
+    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+
+    @abstractmethod
+    def command(self) -> list[str]:
+        """The adapter program's command line."""
+
+    def label(self) -> str:
+        """How reports and messages name the system."""
+        return self.spec
+
+    def open(self, *, timeouts: Timeouts | None = None) -> System:
+        timeouts = timeouts or Timeouts.configured(self.timeout)
+        return AdapterSystem(self.command(), label=self.label(), timeouts=timeouts)
+
+
+class AdapterSystemType(AdapterProgramSystemType):
     schemes: ClassVar[tuple[str, ...]] = ("cmd",)
     forms: ClassVar[tuple[str, ...]] = ("cmd:COMMAND",)
     summary: ClassVar[str] = "an adapter command: a path, or a command line split like a shell would"
 
-    timeout: float | None = None  # `--system-timeout` (registry.system_type_of); None: $CONVERGE_SYSTEM_TIMEOUT or 30 s
+    def command(self) -> list[str]:
+        return adapter_argv(self.argument)
 
-    def open(self, *, timeouts: Timeouts | None = None) -> System:
-        timeouts = timeouts or Timeouts.configured(self.timeout)
-        return AdapterSystem(adapter_argv(self.argument), label=self.argument, timeouts=timeouts)
+    def label(self) -> str:
+        return self.argument
 
 
 if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning

@@ -74,7 +74,14 @@ def batch_history_sql(scenarios: Sequence[Scenario], *, final: bool = False) -> 
         if oracle_shape(scenario) != shape:
             raise ApiMisuseError(f"batch_history_sql: scenarios[{i}] has another join or other inputs than "
                                  "scenarios[0]; group them with oracle_shape() first")
+    return _one_query(scenarios, final)
+
+
+def _one_query(scenarios: Sequence[Scenario], final: bool) -> tuple[str, list[int]]:
+    """`batch_history_sql` of scenarios already checked to be of one shape (`_by_shape` groups them)."""
+    for scenario in scenarios:  # names and types first: a bad one is refused with its key path
         check_supported(without_views(scenario) if scenario.has_views() else scenario)
+    first = scenarios[0]
     merged: dict[str, list[Interval]] = {spec.name: [] for spec in first.chain}
     offsets: list[int] = []
     offset = 0
@@ -96,7 +103,7 @@ def histories(scenarios: Sequence[Scenario], con: duckdb.DuckDBPyConnection | No
     """The answer after every event of each scenario, one query per shape (`oracle_shape`), in input order."""
     answers: list[History] = [[Counter() for _ in s.events] for s in scenarios]
     for members in _by_shape(scenarios, "histories"):
-        sql, offsets = batch_history_sql([scenarios[i] for i in members])
+        sql, offsets = _one_query([scenarios[i] for i in members], final=False)
         for row in run_query(sql, con):
             k = bisect.bisect_right(offsets, row[0]) - 1  # the last scenario starting at or before the position
             answers[members[k]][row[0] - offsets[k]][row[1:]] += 1
@@ -107,7 +114,7 @@ def finals(scenarios: Sequence[Scenario], con: duckdb.DuckDBPyConnection | None 
     """The answer after the last event of each scenario (`DuckDBOracle.final`), one query per shape."""
     answers: list[Counter[tuple]] = [Counter() for _ in scenarios]
     for members in _by_shape(scenarios, "finals"):
-        sql, _ = batch_history_sql([scenarios[i] for i in members], final=True)
+        sql, _ = _one_query([scenarios[i] for i in members], final=True)
         for row in run_query(sql, con):
             answers[members[row[0]]][row[1:]] += 1
     return answers

@@ -62,6 +62,8 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     # the built-in known divergences, applied by default, and each entry's minimal case (package data)
     known = "converge/properties/systems/known_divergences/"
     assert known + "flink.json" in names
+    assert known + "native/spark.json" in names  # Spark's native join (properties/native_join/known.py)
+    assert known + "native/cases/spark_full_outer_null_keys_match.json" in names
     assert {n for n in names if n.startswith(known + "cases/")} >= {
         known + "cases/flink_exists_correlated_null_semi.json", known + "cases/flink_minibatch_suppressed_padding.json"}
 

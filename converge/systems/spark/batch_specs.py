@@ -11,6 +11,8 @@ Spark afterwards (properties/native_join/reduce.py), one query a round.
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -19,11 +21,12 @@ from converge.engine.model.native_join_batch import NativeBatch
 from converge.generators.native_join import native_join_batches
 from converge.properties import exercise
 from converge.properties.campaign import run_property
-from converge.properties.divergence import PropertyFailure
+from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.native_join.batches import check_batch
 from converge.properties.native_join.checks import NativeProperty
 from converge.properties.native_join.reduce import NativeReduction, reduce_on_spark
 from converge.properties.spec import PropertySpec
+from converge.properties.systems.known import KnownDivergence
 from converge.systems.spark.runs import RunCache
 
 FAMILY = "spark_native"
@@ -40,6 +43,10 @@ class BatchTally:
     spark_runs: int = 0        # queries started for this property (the rest came from the cache)
     batches: int = 0           # batches (queries' worth of cases) checked
     failed: list[tuple[NativeBatch, int, PropertyFailure]] = field(default_factory=list)
+    known: Counter = field(default_factory=Counter)   # entry id -> cases whose failure a known entry matched
+
+
+Recognise = Callable[[Divergence], KnownDivergence | None]   # properties/native_join/known.py, NativeRecogniser
 
 
 def batch_plan(examples: int, per_query: int) -> tuple[int, int]:
@@ -53,26 +60,37 @@ def batch_strategy(per_query: int) -> st.SearchStrategy[tuple]:
     return native_join_batches(cases=per_query).map(lambda b: (b,))
 
 
-def batch_spec(prop: NativeProperty, cache: RunCache, tally: BatchTally, batches: int, per_query: int
-               ) -> PropertySpec:
-    """The property as a PropertySpec whose example is a batch: one query, every case checked under its watermark."""
+def batch_spec(prop: NativeProperty, cache: RunCache, tally: BatchTally, batches: int, per_query: int,
+               recognise: Recognise | None = None) -> PropertySpec:
+    """The property as a PropertySpec whose example is a batch: one query, every case checked under its watermark.
+
+    A case whose failure `recognise` matches (a known divergence) is counted as known under the entry's id and
+    does not fail the batch, so it is never reduced on Spark again; the batch's other cases are still judged."""
     def check(batch: NativeBatch) -> None:
         before = cache.spark_runs
         run = cache.run(batch.merged)
         tally.spark_runs += cache.spark_runs - before
         tally.batches += 1
-        exercised = False
+        exercised, known = 0, 0
         for verdict in check_batch(prop, batch, run):
             tally.examples += 1
             tally.unsupported += run.status != "ok"
             tally.with_late += any(r.late and not r.sentinel for r in verdict.model.rows)
             if verdict.failure is not None:
+                entry = recognise(verdict.failure.divergence) if recognise is not None else None
+                if entry is not None:
+                    exercise.known(entry.id)
+                    tally.known[entry.id] += 1
+                    known += 1
+                    continue
                 tally.failed.append((batch, verdict.index, verdict.failure))
                 raise verdict.failure
             tally.exercised += verdict.exercised
-            exercised = exercised or verdict.exercised
+            exercised += verdict.exercised
         if run.status != "ok":
             exercise.unsupported(f"Spark rejected the query ({run.status})")
+        elif known:
+            exercise.compared(exercised)  # the batch's judged cases, beside its known ones
         elif not exercised:
             exercise.skipped(f"no case of the batch exercises {prop.name}")
 

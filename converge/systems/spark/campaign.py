@@ -36,8 +36,10 @@ from converge.properties import exercise
 from converge.properties.budget import budget_or_default
 from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.native_join.checks import NATIVE_PROPERTIES, NativeProperty, check_run
+from converge.properties.native_join.known import NativeRecogniser, native_known
 from converge.properties.native_join.reduce import NativeReduction
 from converge.properties.spec import PropertySpec
+from converge.properties.systems.known import KnownDivergence
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
@@ -69,12 +71,18 @@ class NativeRunOutcome:
     reduction: NativeReduction | None = None   # by batches: what reducing the failure on Spark did
 
     @property
+    def only_known(self) -> bool:
+        """Cases matched known divergences and nothing else failed (as converge/systems/campaign.py's)."""
+        res, known = self.result, getattr(self.tally, "known", None)
+        return bool(known) and (res.ok or (res.not_checked and res.exercised.compared == 0))
+
+    @property
     def outcome(self) -> str:  # run_property made a run that exercised no case NotCheckedError
-        return label(self.result.failure or self.result.error)
+        return "known" if self.only_known else label(self.result.failure or self.result.error)
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.result.failure or self.result.error)
+        return 0 if self.only_known else exit_code(self.result.failure or self.result.error)
 
 
 def native_spec(prop: NativeProperty, cache: RunCache, tally: NativeTally, examples: int) -> PropertySpec:
@@ -144,7 +152,9 @@ def _write_failure(reports: RunReports, run: NativeRunOutcome, system: NativeJoi
 
 def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCache, seed: int, examples: int,
                 concurrency: int, watch: CampaignProgress, phases: dict[str, float]) -> list[NativeRunOutcome]:
-    """Every property by batches (one query per batch, prefetched `concurrency` at once), failures reduced."""
+    """Every property by batches (one query per batch, prefetched `concurrency` at once), failures reduced; a
+    case whose failure a known divergence matches is counted as known, never reduced (native_join/known.py)."""
+    known = tuple(native_known(options.known, builtin=options.builtin_known))
     before = time.perf_counter()
     batches, per_query = batch_plan(examples, options.batch)
     drawn = drawn_batches(batches, per_query, seed)
@@ -158,8 +168,9 @@ def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCach
     for i, prop in enumerate(props):
         watch.begin(i, len(props))
         tally = BatchTally()
-        result = run_property(batch_spec(prop, cache, tally, batches, per_query), max_examples=batches, seed=seed,
-                              shrink=False, progress=watch)
+        recognise = NativeRecogniser(known, cache.system.version, prop.name) if known else None
+        result = run_property(batch_spec(prop, cache, tally, batches, per_query, recognise), max_examples=batches,
+                              seed=seed, shrink=False, progress=watch)
         run = NativeRunOutcome(prop, result, tally)
         if result.failure is not None:
             watch.note(f"{prop.name} failed: reducing it on Spark...")
@@ -231,9 +242,12 @@ def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_
     _print_table(runs, system, cache, seed, startup, time.perf_counter() - started, by_batches, concurrency)
     print("phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
     for r in runs:
-        if r.result.ok:
+        if r.result.ok and not getattr(r.tally, "known", None):
             continue
         print(f"\n{r.outcome.upper()} {FAMILY}/{r.prop.name} on {system.title} (seed {seed})")
+        _print_known(r, native_known(options.known, builtin=options.builtin_known))
+        if r.only_known or r.result.ok:
+            continue
         if r.reduction is not None:
             print(r.reduction.describe())
         print(failure_excerpt(str(r.result.failure or f"{type(r.result.error).__name__}: {r.result.error}"),
@@ -245,14 +259,27 @@ def run_native_join_campaign(options: RunOptions, *, concurrency: int = DEFAULT_
     return reports.settle(max((r.exit_code for r in runs), default=0))
 
 
+def _print_known(run: NativeRunOutcome, known: list[KnownDivergence]) -> None:
+    """Each known divergence the property's cases matched: its count, reason, link (its repro) and minimal case."""
+    counts = getattr(run.tally, "known", None) or {}
+    for entry in known:
+        n = counts.get(entry.id, 0)
+        if n:
+            print(f"  known {entry.id} ({n} case{'' if n == 1 else 's'}, not reduced again): {entry.reason}")
+            print(f"    repro: {entry.link}")
+            if entry.case is not None:
+                print(f"    minimal case: {entry.case} (converge replay --system spark FILE reruns it)")
+
+
 def _print_table(runs: list[NativeRunOutcome], system: NativeJoinSystem, cache: RunCache, seed: int,
                  startup: float, wall: float, by_batches: bool, concurrency: int) -> None:
     """The per-property table and the campaign's cost: cases per second of wall time, session start included."""
     headers = ("system", "family", "property", "outcome", "cases", "exercised", "with late rows", "rejected",
-               "spark runs", "seconds")
+               "known", "spark runs", "seconds")
     print(format_table(headers, [(system.title, FAMILY, r.prop.name, r.outcome + shrink_note(r.result.shrink_stopped),
                                   r.tally.examples, r.tally.exercised,
-                                  r.tally.with_late, r.tally.unsupported, r.tally.spark_runs,
+                                  r.tally.with_late, r.tally.unsupported,
+                                  sum((getattr(r.tally, "known", None) or {}).values()), r.tally.spark_runs,
                                   f"{r.result.seconds:.1f}") for r in runs]))
     per_run = cache.spark_seconds / cache.spark_runs if cache.spark_runs else 0.0
     cases = max((r.tally.examples for r in runs), default=0)

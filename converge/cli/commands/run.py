@@ -136,10 +136,6 @@ def run_on_system(options: RunOptions) -> int:
     system_type = system_type_of(options.system, timeout=options.system_timeout)
     if system_type.case_type is not Scenario:
         refuse_ci_options(options, f"--system {options.system} (its {system_type.case_type.__name__} campaign)")
-    if (options.known or not options.builtin_known) and system_type.case_type is not Scenario:
-        raise UsageError(f"--known and --no-known apply to systems that run converge scenarios; --system "
-                         f"{options.system} runs {system_type.case_type.__name__} cases, which have no "
-                         f"known divergences")
     return system_type.run_campaign(options)
 
 

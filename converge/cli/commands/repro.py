@@ -18,9 +18,9 @@ def register(subparsers: Subparsers) -> None:
     r = subparsers.add_parser("repro", help="write a standalone program and a bug report for a divergence")
     r.add_argument("source", metavar="REPORT_OR_SCENARIO",
                    help="a scenario file, or a failure report (its .json, or its .md beside the .json)")
-    r.add_argument("--system", required=True, metavar="flink[:VERSION]|spark",
-                   help="the system the program runs on (flink; VERSION: an installed one, default the newest; "
-                        "spark: a native-join case, on the installed pyspark)")
+    r.add_argument("--system", required=True, metavar="flink[:VERSION]|spark|pathway[:VERSION]",
+                   help="the system the program runs on (flink, pathway; VERSION: an installed one, default the "
+                        "newest; spark: a native-join case, on the installed pyspark)")
     r.add_argument("-o", "--out", default=".", metavar="DIR", help="where to write the files (default: .)")
     r.add_argument("--no-run", action="store_true",
                    help="do not run the program on the installed system (the report then has no actual changelog)")
@@ -45,8 +45,12 @@ def cmd_repro(args: argparse.Namespace) -> int:
         from converge.systems.spark.repro_command import cmd_repro_spark  # lazy: only `--system spark` needs it
 
         return cmd_repro_spark(args, scenario_path(args.source))
+    if name == "pathway":  # a Pathway script (converge/systems/pathway/repro_command.py)
+        from converge.systems.pathway.repro_command import cmd_repro_pathway  # lazy: only `--system pathway` needs it
+
+        return cmd_repro_pathway(args, scenario_path(args.source))
     if name != "flink":
-        raise UsageError(f"--system {args.system}: `converge repro` writes programs for flink only so far")
+        raise UsageError(f"--system {args.system}: `converge repro` writes programs for flink, spark and pathway")
     path = scenario_path(args.source)
     scenario = load_scenario_file(path)
     try:

@@ -16,8 +16,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from converge.engine.model.native_join_case import SIDES, NativeJoinCase
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side
 from converge.properties.divergence import Divergence, bag_diff
 from converge.properties.systems.known import BUILTIN, KnownDivergence, load_known, version_matches
 
@@ -37,7 +38,7 @@ def native_known(files: Sequence[Path] = (), *, builtin: bool = True) -> list[Kn
     return (builtin_native_known() if builtin else []) + extra
 
 
-def _keys(case: NativeJoinCase, side: str, rid: int | None) -> str:
+def _keys(case: NativeJoinCase, side: Side, rid: int | None) -> str:
     if rid is None:
         return "-"
     spec = case.input(side)
@@ -49,7 +50,7 @@ def _keys(case: NativeJoinCase, side: str, rid: int | None) -> str:
 
 def native_case_text(d: Divergence) -> str:
     """What a matcher is searched in, one fact a line (see the module's docstring)."""
-    case: NativeJoinCase = d.scenario  # a native property's divergence holds its case (checks.py `_fail`)
+    case = cast(NativeJoinCase, d.scenario)  # a native property's divergence holds its case (checks.py `_fail`)
     lines = [d.message, f"join: {case.join}"]
     if d.engine is not None and d.expected is not None:
         for sign, pair, _ in bag_diff(d.engine, d.expected):

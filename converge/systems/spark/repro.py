@@ -17,8 +17,9 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from converge.engine.model.native_join_case import SIDES, NativeJoinCase, sentinel_row
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, sentinel_row
 from converge.oracle.native_join import batch_answer, native_batch_sql
 from converge.oracle.native_join_model import model_case
 from converge.systems.flink.repro import slug_of
@@ -112,8 +113,9 @@ def expected_rows(case: NativeJoinCase) -> tuple[list[tuple], dict[str, list[int
     """(the expected output as rows of values, the ids of the late rows per input): the batch answer of the rows
     the rule keeps, its (left id, right id) pairs turned into the rows the program's query selects."""
     model = model_case(case)
-    kept = {s: {r.id for r in model.rows if r.side == s and not r.late and not r.sentinel} for s in SIDES}
-    late = {s: sorted(model.late_ids(s) - {len(case.rows(s))}) for s in SIDES}
+    kept: dict[str, set[int]] = {s: {r.id for r in model.rows if r.side == s and not r.late and not r.sentinel}
+                                 for s in SIDES}
+    late: dict[str, list[int]] = {s: sorted(model.late_ids(s) - {len(case.rows(s))}) for s in SIDES}
     rows = {s: {rid: (rid, *row) for rid, _, row in case.rows(s)} for s in SIDES}
     pads = {s: (None,) * (len(case.input(s).columns) + 1) for s in SIDES}
     semi = case.join in ("left_semi", "left_anti")
@@ -127,12 +129,13 @@ def expected_rows(case: NativeJoinCase) -> tuple[list[tuple], dict[str, list[int
 
 def build(case: NativeJoinCase, source: str, version: str) -> SparkRepro:
     """The program and the facts the report needs."""
-    inputs = {s: {"columns": ["_id", *case.input(s).columns], "time": case.input(s).time,
-                  "delay_ms": case.input(s).delay_ms} for s in SIDES}
+    inputs: dict[Side, dict[str, Any]] = {
+        s: {"columns": ["_id", *case.input(s).columns], "time": case.input(s).time, "delay_ms": case.input(s).delay_ms}
+        for s in SIDES}
     batches = [{s: [(rid, *row) for rid, j, row in case.rows(s) if j == n] for s in SIDES}
                for n in range(len(case.batches))]
     flush = {s: (len(case.rows(s)), *sentinel_row(case, s)) for s in SIDES}
-    output = ["left"] if case.join in ("left_semi", "left_anti") else ["left", "right"]
+    output: list[Side] = ["left"] if case.join in ("left_semi", "left_anti") else ["left", "right"]
     conf = {**BASE_CONF, "spark.sql.streaming.multipleWatermarkPolicy": case.policy}
     expected, late = expected_rows(case)
     dropped = sum(len(v) for v in late.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from converge.engine.model.native_join_case import SIDES, NativeJoinCase
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side
 from converge.systems.flink.repro_report import Measured
 from converge.systems.spark.query import SPARK_JOIN
 from converge.systems.spark.repro import SparkRepro
@@ -31,7 +31,7 @@ def _value(v: object) -> str:
     return "NULL" if v is None else str(v)
 
 
-def _table(case: NativeJoinCase, side: str) -> str:
+def _table(case: NativeJoinCase, side: Side) -> str:
     spec = case.left if side == "left" else case.right
     lines = [f"`{side}` (`_id`, {', '.join(f'`{c}`' for c in spec.columns)}: BIGINT; event time `{spec.time}` in "
              f"ms, `withWatermark` delay {spec.delay_ms} ms):", "",

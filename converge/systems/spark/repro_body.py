@@ -27,21 +27,25 @@ def write_inputs(folder):
             os.utime(path, (base + j, base + j))
 
 
-def stream(spark, name, folder):
-    """One input: its files one per trigger, its columns prefixed (L_, R_), its event time as a timestamp with
-    the input's withWatermark delay."""
+def frame(spark, name, folder, streaming=True):
+    """One input: its columns prefixed (L_, R_), its event time as a timestamp. Streaming: its files one per
+    trigger, with the input's withWatermark delay. Not streaming: the rows of BATCHES at once (no FLUSH row)."""
     spec = INPUTS[name]
     prefix = PREFIX[name]
     schema = ", ".join(f"{c} BIGINT" for c in spec["columns"])
-    df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(os.path.join(folder, name))
+    if streaming:
+        df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(os.path.join(folder, name))
+    else:
+        paths = [os.path.join(folder, name, f"batch-{j:05d}.json") for j in range(len(BATCHES))]
+        df = spark.read.schema(schema).json(paths)
     df = df.select(*(F.col(c).alias(prefix + c) for c in spec["columns"]))
     df = df.withColumn(prefix + "_ts", F.timestamp_millis(F.col(prefix + spec["time"])))
-    return df.withWatermark(prefix + "_ts", f"{spec['delay_ms']} milliseconds")
+    return df.withWatermark(prefix + "_ts", f"{spec['delay_ms']} milliseconds") if streaming else df
 
 
 def run(spark, folder):
     """Run the query to the end of its files; (each epoch's rows by batch id, each epoch's watermark)."""
-    joined = stream(spark, "left", folder).join(stream(spark, "right", folder), F.expr(CONDITION), JOIN)
+    joined = frame(spark, "left", folder).join(frame(spark, "right", folder), F.expr(CONDITION), JOIN)
     columns = [PREFIX[name] + c for name in OUTPUT for c in INPUTS[name]["columns"]]
     epochs = {}
 
@@ -53,6 +57,13 @@ def run(spark, folder):
     query.awaitTermination()
     watermarks = {p.batchId: millis((p.eventTime or {}).get("watermark")) for p in query.recentProgress}
     return epochs, watermarks
+
+
+def batch_answer(spark, folder):
+    """Spark's own batch query of the same join over every row of BATCHES (late ones too), for comparison."""
+    joined = frame(spark, "left", folder, False).join(frame(spark, "right", folder, False), F.expr(CONDITION), JOIN)
+    columns = [PREFIX[name] + c for name in OUTPUT for c in INPUTS[name]["columns"]]
+    return sorted((tuple(r) for r in joined.select(*columns).collect()), key=repr)
 
 
 def millis(iso):
@@ -87,6 +98,7 @@ def main():
         print("conf:", ", ".join(f"{k}={v}" for k, v in CONF.items() if k.startswith("spark.sql.")))
         try:
             epochs, watermarks = run(spark, folder)
+            batch = batch_answer(spark, folder)
         except Exception as exc:  # noqa: BLE001 - Spark rejected or failed the query: that is an outcome too
             lines = [line for line in str(exc).strip().splitlines() if line.strip()]
             print("Spark failed the query:", (lines[0] if lines else type(exc).__name__)[:500])
@@ -107,6 +119,7 @@ def main():
     print("columns:     ", header)
     print("final answer:", answer)
     print("expected:    ", expected)
+    print("Spark's own batch query of the same join (every row of BATCHES, late ones too):", batch)
     if Counter(answer) != Counter(expected):
         print("DIVERGED: Spark's output differs from the expected one")
         return 1

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side
+from converge.engine.model.native_join_case import SIDES, NativeJoinCase, Side, load_case
+from converge.properties.native_join.known import builtin_native_known
+from converge.properties.systems.known import KnownDivergence
 from converge.systems.flink.repro_report import Measured
 from converge.systems.spark.query import SPARK_JOIN
 from converge.systems.spark.repro import SparkRepro
@@ -56,13 +58,28 @@ def _sql(case: NativeJoinCase) -> str:
     return f"SELECT {what}\nFROM left l {_JOIN_WORDS[case.join]} JOIN right r\n  ON {cond}"
 
 
-def _versions(measured: Measured | None) -> str:
+def _same(a: NativeJoinCase, b: NativeJoinCase) -> bool:
+    return {**a.to_json(), "name": "", "meta": {}} == {**b.to_json(), "name": "", "meta": {}}
+
+
+def known_entry(case: NativeJoinCase) -> KnownDivergence | None:
+    """The built-in known divergence whose minimal case is this case (its rows, join and settings), if any."""
+    return next((k for k in builtin_native_known() if k.case is not None and _same(load_case(k.case), case)), None)
+
+
+def _versions(entry: KnownDivergence | None, measured: Measured | None) -> str:
+    lines = []
+    if entry is not None and entry.versions:
+        lines.append(f"- Diverges on: PySpark {', '.join(entry.versions)} (converge's known divergence `{entry.id}`).")
     if measured is None or measured.exit_code is None:
-        return "- Not measured here (`converge repro --no-run`); run the program below."
-    outcome = {0: "agrees with the expected answer", 1: "diverges", 2: "fails the query"}.get(
-        measured.exit_code, f"exits {measured.exit_code}")
-    return (f"- Measured with the program below on PySpark {measured.version} (local[1], Java 17): it {outcome}.\n"
-            "- Other versions: not measured by converge.")
+        lines.append("- Not measured here (`converge repro --no-run`); run the program below.")
+    else:
+        outcome = {0: "agrees with the expected answer", 1: "diverges", 2: "fails the query"}.get(
+            measured.exit_code, f"exits {measured.exit_code}")
+        lines.append(f"- Measured with the program below on PySpark {measured.version} (local[1], Java 17): it "
+                     f"{outcome}.")
+    lines.append("- Other versions: not measured by converge.")
+    return "\n".join(lines)
 
 
 def render(case: NativeJoinCase, repro: SparkRepro, measured: Measured | None) -> str:
@@ -83,7 +100,7 @@ Component: Structured Streaming
 
 ## Versions
 
-{_versions(measured)}
+{_versions(known_entry(case), measured)}
 
 ## Input
 
@@ -91,8 +108,9 @@ Two append-only streams, each a file source read one file per trigger (`maxFiles
 `trigger(availableNow=True)`), so micro-batch j of the table below is epoch j. `_id` is a row id for reading
 the output; it is in no condition. After the last micro-batch each stream gets one more row whose key matches
 nothing and whose event time is past every range and delay, so the watermark flushes every outer row (its
-output is left out). Watermark delays: {delays}; `spark.sql.streaming.multipleWatermarkPolicy` =
-`{case.policy}`.
+output is left out).
+
+Watermark delays: {delays}; `spark.sql.streaming.multipleWatermarkPolicy` = `{case.policy}`.
 
 {_table(case, "left")}
 

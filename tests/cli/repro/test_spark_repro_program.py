@@ -100,9 +100,13 @@ def test_the_command_writes_the_program_and_the_report_without_running(tmp_path,
     assert report.startswith("# [SS] Stream-stream FULL OUTER join matches rows whose join keys are NULL")
     for part in ("## Versions", "## Input", "## Query", "## Expected", "## Actual", "## How to reproduce",
                  "| 0 | 0 | NULL | 10000 |", "FULL OUTER JOIN", "(0, NULL, 10000, NULL, NULL, NULL)",
-                 "SELECT l._id, r._id FROM l FULL JOIN r", "`python repro_bug_full_outer_null_keys_match.py`"):
+                 "SELECT l._id, r._id FROM l FULL JOIN r", "`python repro_bug_full_outer_null_keys_match.py`",
+                 "- Diverges on: PySpark 4.3.0 (converge's known divergence `spark-full-outer-null-keys-match`)"):
         assert part in report, part
     assert "wrote" in capsys.readouterr().out
+    # a case that is no known entry's minimal case names none
+    assert main(["repro", str(LATE), "--system", "spark", "-o", str(tmp_path / "late"), "--no-run"]) == 0
+    assert "known divergence" not in (tmp_path / "late" / "REPORT.md").read_text(encoding="utf-8")
 
 
 def test_a_version_or_a_scenario_file_is_refused(tmp_path) -> None:

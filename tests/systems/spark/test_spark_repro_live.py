@@ -53,6 +53,9 @@ def test_the_null_key_finding_diverges_and_agrees_as_a_left_join(tmp_path) -> No
     assert "final answer: [(0, None, 10000, 0, None, 10000)]" in out
     assert "expected:     [(0, None, 10000, None, None, None), (None, None, None, 0, None, 10000)]" in out
     assert "DIVERGED" in out
+    # Spark's own batch query of the same join pads both rows, as SQL says
+    assert ("batch query of the same join (every row of BATCHES, late ones too): [(0, None, 10000, None, None, None), "
+            "(None, None, None, 0, None, 10000)]") in out
     code, out = _run(dataclasses.replace(case, join="left"), tmp_path / "left")
     assert code == 0, out
     assert "final answer: [(0, None, 10000, None, None, None)]" in out

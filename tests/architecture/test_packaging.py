@@ -56,7 +56,7 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     assert "converge/cli/conformance/batch/A1_inner_insert_only_empty.json" in names
     assert "converge/cli/conformance/settings/mini_batch_folds.json" in names
     program = {n.rpartition("/")[2] for n in names if n.startswith("converge/systems/flink/program/")}
-    assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "parallel.py",
+    assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "pacing.py", "parallel.py",
                        "restart.py", "sinks.py",
                        "session.py", "state_backend.py", "time_attributes.py"}  # package data, run by Flink's Python
     # the built-in known divergences, applied by default, and each entry's minimal case (package data)

@@ -275,6 +275,6 @@ def run_spark_campaign(options: RunOptions) -> int:
     print(f"\n{tally} ({n * len(families)} scenarios on Spark; examples = the scenarios a property decides)")
     retried = spark_job.worker_connect_retries - retries_before
     if retried:
-        print(f"spark: {retried} quer{'y' if retried == 1 else 'ies'} ran again after a Python worker failed to "
-              f"connect back (a loaded machine; each retried once)")
+        print(f"spark: a query ran again {retried} time{'' if retried == 1 else 's'} after a Python worker failed to "
+              f"connect back (a loaded machine; up to three retries per query)")
     return reports.settle(max((exit_code(r.failure or r.error) for r in results), default=0))

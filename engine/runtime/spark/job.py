@@ -22,6 +22,7 @@ import pickle
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -389,23 +390,33 @@ class SparkJoinJob:
 # code (PythonWorkerFactory; docs/spark.md, "Spark on a loaded machine"): a loaded machine's, not the job's, failure.
 WORKER_CONNECT_FAILURE = "Python worker failed to connect back"
 worker_connect_retries = 0  # how many runs were started again after it (a campaign's closing note counts them)
+# Starts after the first: a worker's connect-back misses its 10 s when the machine's load peaks (JVMs of other jobs
+# starting). Seen here: one start failing at load 12-15 (issue 41 row 9), two in a row at load 20-30 (the suite
+# under .ci/under-load beside other jobs), so a few more starts, each after a pause that lets a peak pass.
+WORKER_CONNECT_RETRIES = 3
+WORKER_CONNECT_PAUSE_S = (2.0, 5.0, 10.0)
 
 
-def retry_worker_connect(start_and_wait: Callable[[], None], *, say: Callable[[str], None] | None = None) -> None:
-    """Run the query; when it fails because a Python worker did not connect back in time, run it once more from its
-    checkpoint (the sink is idempotent per batch id, so a batch written before the failure is not doubled). Any
-    other failure, or the same one twice, is raised as it came (issue 41 row 9: loaded CI runners went red)."""
+def retry_worker_connect(start_and_wait: Callable[[], None], *, say: Callable[[str], None] | None = None,
+                         sleep: Callable[[float], None] = time.sleep) -> None:
+    """Run the query; when it fails because a Python worker did not connect back in time, run it again from its
+    checkpoint (the sink is idempotent per batch id, so a batch written before the failure is not doubled), up to
+    WORKER_CONNECT_RETRIES times. Any other failure, or the same one on the last start, is raised as it came
+    (issue 41 row 9: loaded CI runners went red)."""
     global worker_connect_retries
-    try:
-        start_and_wait()
-        return
-    except Exception as exc:  # noqa: BLE001 - Py4J's and PySpark's error classes: told apart by their message
-        if WORKER_CONNECT_FAILURE not in str(exc):
-            raise
-    worker_connect_retries += 1
-    (say or _stderr)(f"spark: a Python worker failed to connect back to the JVM (a loaded machine); the query runs "
-                     f"once more from its checkpoint ({worker_connect_retries} such retry so far in this process)")
-    start_and_wait()
+    for attempt in range(WORKER_CONNECT_RETRIES + 1):
+        try:
+            start_and_wait()
+            return
+        except Exception as exc:  # noqa: BLE001 - Py4J's and PySpark's error classes: told apart by their message
+            if WORKER_CONNECT_FAILURE not in str(exc) or attempt == WORKER_CONNECT_RETRIES:
+                raise
+        worker_connect_retries += 1
+        pause = WORKER_CONNECT_PAUSE_S[attempt]
+        (say or _stderr)(f"spark: a Python worker failed to connect back to the JVM (a loaded machine); the query runs "
+                         f"again from its checkpoint in {pause:g} s (retry {attempt + 1} of {WORKER_CONNECT_RETRIES}; "
+                         f"{worker_connect_retries} such retries so far in this process)")
+        sleep(pause)
 
 
 def _stderr(text: str) -> None:

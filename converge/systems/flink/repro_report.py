@@ -8,6 +8,7 @@ SQL-semantics reason and the oracle's query, Flink's actual changelog as the pro
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from converge.systems.flink.repro import FlinkRepro
 from converge.systems.flink.system_type import FlinkSystemType
 
 RUN_TIMEOUT_S = 600
+_OUTCOMES = {0: "agrees with the expected answer", 1: "diverges",
+             2: "fails: Flink cannot plan the query or fails the job"}
 
 
 @dataclass(frozen=True)
@@ -24,8 +27,18 @@ class Measured:
     """One run of the generated program on an installed Flink."""
 
     version: str
-    exit_code: int | None    # None: not run (--no-run) or timed out
+    exit_code: int | None    # None: not run (--no-run), timed out, or the release is not installed
     output: str
+    installed: bool = True
+
+    @property
+    def outcome(self) -> str:
+        """The version matrix's word for this run (converge/systems/flink/matrix.py)."""
+        if not self.installed:
+            return "not installed"
+        if self.exit_code is None:
+            return "no outcome"
+        return {0: "agrees", 1: "diverges", 2: "fails"}.get(self.exit_code, f"exit {self.exit_code}")
 
 
 def run_program(interpreter: Path, program: Path, version: str) -> Measured:
@@ -65,22 +78,40 @@ def _sql_row(row: tuple) -> str:
     return "(" + ", ".join("NULL" if v is None else repr(v) for v in row) + ")"
 
 
-def _versions(entry: KnownDivergence | None, measured: Measured | None) -> str:
+def is_intermittent(entry: KnownDivergence | None) -> bool:
+    """Whether the known divergence says its finding does not show on every run (then the program runs it again)."""
+    return entry is not None and "intermittent" in entry.reason.lower()
+
+
+def _versions(entry: KnownDivergence | None, measured: Sequence[Measured]) -> str:
     lines = []
+    for m in measured:
+        if not m.installed:
+            lines.append(f"- Flink {m.version}: not measured (not installed here).")
+        elif m.exit_code is None:
+            lines.append(f"- Flink {m.version}: no outcome ({m.output}).")
+        else:
+            outcome = _OUTCOMES.get(m.exit_code, f"exits {m.exit_code}")
+            lines.append(f"- Flink {m.version}: {outcome} (measured: the program below exits {m.exit_code}).")
     if entry is not None and entry.versions:
-        lines.append(f"- Diverges on: Flink {', '.join(entry.versions)} (converge's known divergence `{entry.id}`, "
-                     "replayed on each release in that range).")
-    if measured is not None and measured.exit_code is not None:
-        outcome = {0: "agrees with the expected answer", 1: "diverges", 2: "fails the job"}.get(
-            measured.exit_code, f"exits {measured.exit_code}")
-        lines.append(f"- Measured with the program below on Flink {measured.version}: it {outcome}.")
+        lines.append(f"- From the record: diverges on Flink {', '.join(entry.versions)} (converge's known divergence "
+                     f"`{entry.id}`, replayed on each release in that range).")
     if not lines:
         lines.append("- Not measured here (`converge repro --no-run`); run the program below.")
     return "\n".join(lines)
 
 
-def render(scenario: Scenario, repro: FlinkRepro, source: Path, measured: Measured | None) -> str:
-    """The Markdown report."""
+def _actual(measured: Sequence[Measured]) -> str:
+    ran = [m for m in measured if m.installed]
+    if not ran:
+        return "```\n(not run: `converge repro --no-run`)\n```"
+    if len(ran) == 1:
+        return f"```\n{ran[0].output}\n```"
+    return "\n\n".join(f"Flink {m.version} (exit {m.exit_code}):\n\n```\n{m.output}\n```" for m in ran)
+
+
+def render(scenario: Scenario, repro: FlinkRepro, source: Path, measured: Sequence[Measured]) -> str:
+    """The Markdown report; `measured`: the program's runs, one per release (none with --no-run)."""
     entry = known_entry(source)
     program = f"repro_{repro.slug}.py"
     expected = "\n".join(_sql_row(row) for row in repro.expected) or "(no rows)"
@@ -89,8 +120,10 @@ def render(scenario: Scenario, repro: FlinkRepro, source: Path, measured: Measur
     order = ", ".join(f"{n}. {e.input} {e.kind}" for n, e in enumerate(scenario.events, start=1)
                       if isinstance(e, ChangeEvent))
     reason = scenario.description or "(the scenario file gives no reason; see the oracle's query below)"
-    actual = measured.output if measured is not None else "(not run: `converge repro --no-run`)"
     link = f"\n\nRelated: {entry.link}" if entry is not None and entry.link else ""
+    answer = "the table Flink's upsert sink keeps" if repro.upsert_sink else "Flink's final answer"
+    again = (f" The finding is intermittent: the program runs the job up to {repro.runs} times and stops at the "
+             "first run that diverges.") if repro.runs > 1 else ""
     return f"""# [Flink SQL] {repro.title}
 
 ## Versions
@@ -128,12 +161,11 @@ The expected answer is the batch answer of the same join over the inputs' final 
 
 ## Actual
 
-```
-{actual}
-```
+{_actual(measured)}
 
 ## How to reproduce
 
 `python {program}` with PyFlink (`pip install apache-flink=={repro.version}`,
-Java 11+): it exits 1 when Flink's final answer differs from the expected one, 0 when they agree.{link}
+Java 11+): it exits 1 when {answer} differs from the expected one, 2 when Flink cannot plan the query
+or fails the job, 0 when they agree.{again}{link}
 """

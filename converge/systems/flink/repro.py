@@ -65,8 +65,9 @@ QUERY = {query}
 OPTIONS = {options}
 PARALLELISM = {parallelism}
 ROUND_SIZE = {round_size}  # events per checkpoint-gated round: the mini-batch size, else 1
-# Rowtime attributes: input -> (its time column, the watermark's delay): a computed column
-# TO_TIMESTAMP_LTZ(column, 3) with WATERMARK ... AS column - delay, which spans every time of the case (never late).
+# Rowtime attributes: input -> (its time column, the watermark's delay, whether the query reads it): a computed
+# column <input>_rowtime AS TO_TIMESTAMP_LTZ(column, 3) with WATERMARK ... AS column - delay, which spans every
+# time of the case (never late). A comparison of two time columns is made on their rowtimes, as the adapter does.
 ROWTIMES = {rowtimes}
 # The sink: None is collect() (the changelog as the join emits it); otherwise an upsert sink, the query's result
 # turned into an upsert stream with this PRIMARY KEY (toChangelogStream with ChangelogMode.upsert()), folded as an
@@ -108,6 +109,8 @@ class FlinkRepro:
     version: str                 # the Flink version the program is written for
     runs: int = 1                # how often the program runs the job (an intermittent finding: more than once)
     upsert_sink: bool = False    # the answer is what an upsert sink holds, not the folded changelog
+    rowtimes: dict[str, tuple[str, int, bool]] | None = None  # ROWTIMES: input -> (time column, delay, read)
+    sink_key: tuple[str, ...] = ()  # the upsert sink's PRIMARY KEY, as the query names the columns
 
 
 def slug_of(name: str) -> str:
@@ -157,9 +160,6 @@ def _time_refusal(scenario: Scenario) -> str | None:
     specs = {s.name: s for s in scenario.inputs}
     if any(dict(specs[name].columns)[column] != "BIGINT" for name, column in timed.items()):
         return "a rowtime is generated for a BIGINT time column (epoch milliseconds) only, as the adapter sends it"
-    refs = [f"{name}.{column}" for name, column in timed.items()]
-    if any(sum(ref in cond for ref in refs) > 1 for cond in scenario.join.conditions):
-        return "a condition on two time attributes (the adapter compares their rowtimes) is not generated yet"
     return None
 
 
@@ -192,18 +192,53 @@ def _padded(scenario: Scenario) -> set[str]:
     return out
 
 
-def sink_columns(scenario: Scenario) -> list[str] | None:
-    """An upsert sink's column names (`input_column`, one per output value; the query names each), None without."""
-    if scenario.config.sink != "upsert":
-        return None
+def output_names(scenario: Scenario) -> list[str]:
+    """A name per output value (`input_column`), for a query that must name them: an upsert sink's columns, or a
+    join that reads rowtimes (SELECT * would then carry the rowtimes out)."""
     names = [ref.replace(".", "_", 1) for ref in output_columns(scenario)]
     if len(set(names)) != len(names):
-        raise UsageError("two output columns would have the same sink column name: " + ", ".join(names))
+        raise UsageError("two output columns would have the same name in the query: " + ", ".join(names))
     return names
 
 
-def flink_query(scenario: Scenario) -> str:
-    """The scenario's join chain as Flink SQL over its own names; each condition as the adapter translates it."""
+def sink_columns(scenario: Scenario) -> list[str] | None:
+    """An upsert sink's column names (`input_column`, one per output value; the query names each), None without."""
+    return output_names(scenario) if scenario.config.sink == "upsert" else None
+
+
+_COMPARISON = re.compile(r"\(([^\s()]+) (<=|<|>=|>|=|<>) ([^\s()]+)\)")
+
+
+def _on_rowtimes(sql: str, timed: dict[str, str], read: set[str]) -> str:
+    """A translated condition with every comparison of two time columns made on their rowtimes instead, as the
+    adapter sends it (program/time_attributes.py on_rowtimes): the same truth value (TO_TIMESTAMP_LTZ keeps the
+    order of the millis, and NULL), but the join's condition now reads time attributes, which the planner must
+    materialize there. The inputs whose rowtime is read are added to `read`."""
+    refs = {f"{_quote(name)}.{_quote(column)}": name for name, column in timed.items()}
+
+    def swap(m: re.Match) -> str:
+        left, right = refs.get(m.group(1)), refs.get(m.group(3))
+        if left is None or right is None:
+            return m.group(0)
+        read.update((left, right))
+        return (f"({_quote(left)}.{_quote(left + '_rowtime')} {m.group(2)} "
+                f"{_quote(right)}.{_quote(right + '_rowtime')})")
+
+    return _COMPARISON.sub(swap, sql)
+
+
+def rowtimes_read(scenario: Scenario) -> set[str]:
+    """The inputs whose rowtime a condition reads (a comparison of two time columns)."""
+    read: set[str] = set()
+    flink_query(scenario, read)
+    return read
+
+
+def flink_query(scenario: Scenario, read: set[str] | None = None) -> str:
+    """The scenario's join chain as Flink SQL over its own names; each condition as the adapter translates it
+    (`read`: filled with the inputs whose rowtime a condition reads)."""
+    read = set() if read is None else read
+    timed = _timed(scenario)
     condition_sql = environment.program_module("condition_sql")
     specs = {s.name: s for s in scenario.inputs}
     chain = scenario.join.inputs
@@ -219,6 +254,7 @@ def flink_query(scenario: Scenario) -> str:
             sql = condition_sql.translate(cond, visible + columns(name))
         except condition_sql.Untranslatable as exc:
             raise UsageError(f"condition {cond!r}: Flink SQL cannot say it with DuckDB's meaning: {exc}") from None
+        sql = _on_rowtimes(sql, timed, read)
         if jtype in ("semi", "anti"):
             negate = "NOT " if jtype == "anti" else ""
             exists.append(f"{negate}EXISTS (SELECT 1 FROM {_quote(name)} WHERE {sql})")
@@ -226,9 +262,9 @@ def flink_query(scenario: Scenario) -> str:
         frag += f"\n  {_JOIN_SQL[jtype]} {_quote(name)} ON {sql}"
         visible += columns(name)
     where = f"\nWHERE {' AND '.join(exists)}" if exists else ""
-    named = sink_columns(scenario)
-    if named is None:
+    if scenario.config.sink != "upsert" and not read:
         return f"SELECT *\nFROM {frag}{where}"
+    named = output_names(scenario)
     values = [f"{_quote(ref.split('.', 1)[0])}.{_quote(ref.split('.', 1)[1])} AS {_quote(name)}"
               for ref, name in zip(output_columns(scenario), named, strict=True)]
     return f"SELECT {', '.join(values)}\nFROM {frag}{where}"
@@ -290,7 +326,7 @@ def _wrap(text: str, indent: int = 0) -> str:
     return textwrap.fill(text, 116, initial_indent=" " * indent)[indent:]
 
 
-def _rowtimes(scenario: Scenario, lead: dict[str, tuple]) -> dict[str, tuple[str, int]]:
+def _rowtimes(scenario: Scenario, lead: dict[str, tuple]) -> dict[str, tuple[str, int, bool]]:
     """Each timed input's (time column, watermark delay): the delay spans every time of the case and of the lead
     records, so the watermark passes no row (the adapter's rule, program/session.py `_register`)."""
     timed = _timed(scenario)
@@ -302,7 +338,8 @@ def _rowtimes(scenario: Scenario, lead: dict[str, tuple]) -> dict[str, tuple[str
         times += [lead[name][j]] if name in lead else []
     times = [t for t in times if isinstance(t, int)]
     delay = max(times, default=0) - min(times, default=0) + 1
-    return {name: (column, delay) for name, column in timed.items()}
+    read = rowtimes_read(scenario)
+    return {name: (column, delay, name in read) for name, column in timed.items()}
 
 
 def _sink(scenario: Scenario) -> dict[str, Any] | None:
@@ -340,12 +377,13 @@ def build(scenario: Scenario, source: str, version: str, runs: int = 1) -> Flink
     if runs > 1:
         about += " " + INTERMITTENT.format(runs=runs)
     sink = _sink(scenario)
+    rowtimes = _rowtimes(scenario, lead)
     program = HEADER.format(
         title=title.replace('"""', "'''"),
         pacing=_wrap(PACING.format(rounds=rounds, bundle=note, lead=LEAD_NOTE if lead else ""), 9),
         about=_wrap(about), inputs=_literal(inputs), events=_literal(events),
         query='"""' + query + '"""', options=_literal(options), parallelism=parallelism, round_size=bundle or 1,
-        expected=_literal(expected), lead=_literal(lead), rowtimes=_literal(_rowtimes(scenario, lead)),
+        expected=_literal(expected), lead=_literal(lead), rowtimes=_literal(rowtimes),
         sink=_literal(sink) if sink is not None else "None", runs=runs) + BODY
     return FlinkRepro(slug, program, title, query, oracle.sql_for(scenario, "final"), expected, options, version,
-                      runs, sink is not None)
+                      runs, sink is not None, rowtimes, tuple(sink["primary_key"]) if sink else ())

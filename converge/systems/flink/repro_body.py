@@ -106,7 +106,7 @@ def register_inputs(t_env, streams):
         if LEAD:
             schema.column("repro_lead", DataTypes.BOOLEAN().not_null())
         if name in ROWTIMES:
-            column, delay = ROWTIMES[name]
+            column, delay, _ = ROWTIMES[name]
             schema.column_by_expression(f"{name}_rowtime", f"TO_TIMESTAMP_LTZ(`{column}`, 3)")
             schema.watermark(f"{name}_rowtime", f"TO_TIMESTAMP_LTZ(`{column}` - {delay}, 3)")
         if spec["primary_key"]:
@@ -120,6 +120,8 @@ def register_inputs(t_env, streams):
         # input (its watermark assigner stays in the plan) and left out of the view: the query reads no rowtime.
         t_env.create_temporary_view(f"{name}__arrival", table)
         columns = ", ".join(f"`{c}`" for c, _ in spec["columns"])
+        if name in ROWTIMES and ROWTIMES[name][2]:  # a condition compares this rowtime: the view carries it
+            columns += f", `{name}_rowtime`"
         where = " WHERE NOT repro_lead" if LEAD else ""
         t_env.create_temporary_view(name, t_env.sql_query(f"SELECT {columns} FROM `{name}__arrival`{where}"))
 
@@ -137,8 +139,13 @@ def plan_query(env, t_env):
 
 
 def cause(exc):
-    causes = [line for line in str(exc).splitlines() if "Exception:" in line]
-    return (causes[-1] if causes else str(exc).splitlines()[0]).strip(" :")[:500]
+    """The innermost exception line of Flink's error, and the first Java frames under it (where it was thrown)."""
+    lines = str(exc).splitlines()
+    causes = [n for n, line in enumerate(lines) if "Exception:" in line]
+    if not causes:
+        return lines[0].strip()[:500] if lines else type(exc).__name__
+    frames = [line.strip() for line in lines[causes[-1] + 1:causes[-1] + 9] if line.strip().startswith("at ")]
+    return "\\n  ".join([lines[causes[-1]].strip(" :")[:500]] + frames)
 
 
 def run_once():

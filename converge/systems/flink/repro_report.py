@@ -60,10 +60,14 @@ def known_entry(source: Path) -> KnownDivergence | None:
     return None
 
 
-def _table(scenario: Scenario, name: str) -> str:
+def _table(scenario: Scenario, name: str, repro: FlinkRepro) -> str:
     spec = next(s for s in scenario.inputs if s.name == name)
     key = f", PRIMARY KEY ({', '.join(spec.unique_key)}) NOT ENFORCED" if spec.unique_key else ""
     columns = ", ".join(f"{c} {t}" for c, t in spec.columns)
+    if repro.rowtimes and name in repro.rowtimes:
+        column, delay, _ = repro.rowtimes[name]
+        columns += (f", {name}_rowtime AS TO_TIMESTAMP_LTZ({column}, 3), WATERMARK FOR {name}_rowtime AS "
+                    f"TO_TIMESTAMP_LTZ({column} - {delay}, 3)")
     lines = [f"`{name}` ({columns}{key}), changelog mode {spec.changelog_mode}:", "",
              "| # | kind | " + " | ".join(c for c, _ in spec.columns) + " |",
              "|---|---|" + "---|" * len(spec.columns)]
@@ -110,13 +114,24 @@ def _actual(measured: Sequence[Measured]) -> str:
     return "\n\n".join(f"Flink {m.version} (exit {m.exit_code}):\n\n```\n{m.output}\n```" for m in ran)
 
 
+def _title(repro: FlinkRepro, entry: KnownDivergence | None) -> str:
+    """The scenario's name, or (a file name such as flink_upsert_rowtime_plan_fails) the known divergence's first
+    clause."""
+    if " " in repro.title.strip() or entry is None:
+        return repro.title
+    return entry.reason.split(":", 1)[0].split(". ", 1)[0].strip()
+
+
 def render(scenario: Scenario, repro: FlinkRepro, source: Path, measured: Sequence[Measured]) -> str:
     """The Markdown report; `measured`: the program's runs, one per release (none with --no-run)."""
     entry = known_entry(source)
     program = f"repro_{repro.slug}.py"
     expected = "\n".join(_sql_row(row) for row in repro.expected) or "(no rows)"
     options = "\n".join(f"SET '{k}' = '{v}';" for k, v in repro.options.items())
-    tables = "\n\n".join(_table(scenario, name) for name in scenario.join.inputs)
+    tables = "\n\n".join(_table(scenario, name, repro) for name in scenario.join.inputs)
+    sink = (f"\n\nThe query's result goes to an upsert sink with PRIMARY KEY ({', '.join(repro.sink_key)}) NOT "
+            "ENFORCED (`toChangelogStream(table, schema, ChangelogMode.upsert())`); the answer is the table that "
+            "sink keeps (+I/+U write the row of its key, -D deletes it).") if repro.upsert_sink else ""
     order = ", ".join(f"{n}. {e.input} {e.kind}" for n, e in enumerate(scenario.events, start=1)
                       if isinstance(e, ChangeEvent))
     reason = scenario.description or "(the scenario file gives no reason; see the oracle's query below)"
@@ -124,7 +139,7 @@ def render(scenario: Scenario, repro: FlinkRepro, source: Path, measured: Sequen
     answer = "the table Flink's upsert sink keeps" if repro.upsert_sink else "Flink's final answer"
     again = (f" The finding is intermittent: the program runs the job up to {repro.runs} times and stops at the "
              "first run that diverges.") if repro.runs > 1 else ""
-    return f"""# [Flink SQL] {repro.title}
+    return f"""# [Flink SQL] {_title(repro, entry)}
 
 ## Versions
 
@@ -143,7 +158,7 @@ order (the numbers are the arrival order across all inputs): {order}.
 {options}
 
 {repro.query};
-```
+```{sink}
 
 ## Expected
 

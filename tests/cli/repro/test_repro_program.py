@@ -113,9 +113,21 @@ def test_an_upsert_sink_case_names_each_output_column_and_keys_the_sink_as_decla
 def test_a_time_column_becomes_a_rowtime_whose_watermark_passes_no_row() -> None:
     found = _literals(_program(ROWTIME))
     # c's one time is 100 and there is no lead record: a delay of 1 puts the watermark at 99, before the row
-    assert found["ROWTIMES"] == {"c": ("ts", 1)}
+    assert found["ROWTIMES"] == {"c": ("ts", 1, False)}
     assert found["INPUTS"]["c"]["mode"] == "upsert" and found["INPUTS"]["c"]["primary_key"] == ["id"]
     assert found["QUERY"] == "SELECT *\nFROM a\n  JOIN c ON (a.k = c.k)"
+
+
+def test_a_comparison_of_two_time_columns_is_made_on_their_rowtimes_as_the_adapter_does() -> None:
+    found = _literals(_program(BUILTIN / "cases" / "flink_2_1_multiway_rowtime_condition.json"))
+    # a's times 10 and c's 20 and 5 (no lead record): the watermark's delay spans 5..20, so it is 16
+    assert found["ROWTIMES"] == {"a": ("ts", 16, True), "c": ("ts", 16, True)}
+    # the rowtimes are read, so SELECT * would carry them out: the query names each output column instead
+    assert found["QUERY"] == ("SELECT a.k AS a_k, a.ts AS a_ts, b.k AS b_k, b.v AS b_v, c.k AS c_k, c.ts AS c_ts\n"
+                              "FROM a\n  JOIN b ON (a.k = b.k)\n  JOIN c ON ((b.k = c.k) AND (a.a_rowtime <= "
+                              "c.c_rowtime))")
+    assert found["OPTIONS"]["table.optimizer.multi-join.enabled"] == "true"
+    assert found["EXPECTED"] == [(1, 10, 1, 5, 1, 20)]  # docs/flink-findings.md #9, worked by hand
 
 
 def test_a_rowtime_under_mini_batch_is_refused_with_the_reason() -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.properties.systems.known import KnownDivergence, builtin_known
+from converge.systems.flink import environment
 from converge.systems.flink.repro import FlinkRepro
-from converge.systems.flink.system_type import FlinkSystemType
 
 RUN_TIMEOUT_S = 600
 _OUTCOMES = {0: "agrees with the expected answer", 1: "diverges",
@@ -55,7 +55,7 @@ def run_program(interpreter: Path, program: Path, version: str) -> Measured:
 def known_entry(source: Path) -> KnownDivergence | None:
     """The built-in known divergence whose minimal case is this file (by file name), if any."""
     for entry in builtin_known():
-        if entry.system in FlinkSystemType.schemes and entry.case is not None and entry.case.name == source.name:
+        if entry.system == environment.SYSTEM.name and entry.case is not None and entry.case.name == source.name:
             return entry
     return None
 

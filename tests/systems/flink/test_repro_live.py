@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from converge.cli.main import main
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.properties.replay import load_scenario_file
 from converge.properties.systems.known import BUILTIN
 from converge.systems.flink import environment
 from converge.systems.flink.repro import build
+from converge.systems.venv_system import version_key
 from tests.support.paths import SCENARIOS
 
 pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
@@ -95,3 +97,20 @@ def test_finding_8_upsert_rowtime_is_not_planned_and_an_insert_only_input_is(fli
                                   CASES / "flink_upsert_sink_right_key_only_delete.json"], ids=["10", "11"])
 def test_findings_10_11_upsert_sink_diverges_and_the_retract_sink_agrees(flink_command, path, tmp_path) -> None:
     _check(path, _retract_sink, tmp_path, says="DIVERGED: the sink's table differs from the expected one")
+
+
+@pytest.mark.slow
+def test_the_version_matrix_of_finding_8_on_every_installed_release(flink_command, capsys) -> None:
+    """docs/flink-findings.md #8: 2.1.0 to 2.3.0 cannot plan the case, earlier releases run it; a release that is
+    not installed (0.0.1) is its own row, never one that agrees."""
+    releases = [s.version for s in environment.installed()]
+    path = CASES / "flink_upsert_rowtime_plan_fails.json"
+    code = main(["replay", "--system", "flink", "--versions", ",".join([*releases, "0.0.1"]), str(path)])
+    out = capsys.readouterr().out
+    rows = dict(line.split()[1:3] for line in out[out.index("version matrix of"):].splitlines()[1:])
+    assert rows.pop("0.0.1") == "not"  # "not installed"
+    assert set(rows) == set(releases)
+    for release, outcome in rows.items():
+        if version_key(release) <= (2, 3, 0):
+            assert outcome == ("diverges" if version_key(release) >= (2, 1, 0) else "agrees"), out
+    assert code == (1 if "diverges" in rows.values() else 0)

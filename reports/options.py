@@ -27,6 +27,8 @@ class RunOptions:
     system_timeout: float | None = None  # `--system-timeout`: the base of a run request's limit (adapter systems)
     known: tuple[Path, ...] = ()       # `--known FILE`s: known divergences added to the built-in list (docs/systems.md)
     builtin_known: bool = True         # apply the built-in known divergences (`--no-known`: off)
+    repro: bool = True                 # write a standalone repro beside each failure report of a system that has a
+                                       # generator (Flink: converge/systems/flink/campaign_repro.py; `--no-repro`: off)
     batch: int = 10                    # cases per run request of a system campaign (a batch is one shape: 200
                                        # cases send 20 shapes, issue 39)
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)

@@ -42,6 +42,11 @@ class SystemType(ABC):
     def replay_files(self, files: Sequence[Path]) -> int:
         """`converge replay --system SPEC FILE...`: each case file on the system; the worst exit code."""
 
+    def write_repros(self, reports: Sequence[str]) -> list[str]:
+        """Standalone reproductions beside a failure's report files (`converge run`, unless --no-repro); the paths
+        written. A system type with no repro generator writes none."""
+        return []
+
     def open(self, *, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> System:
         """The system started, for commands that send it converge scenarios (`converge check --system`)."""
         raise UsageError(f"--system {self.spec}: this system runs {self.case_type.__name__} cases, not converge "

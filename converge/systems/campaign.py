@@ -232,6 +232,8 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
             runs.append(run_one(prop, system, system_type.spec,
                                 replace(options, seed=seeds.get(prop.key, options.seed)), known, reports,
                                 progress=watch))
+            if options.repro and runs[-1].result is not None and runs[-1].result.reports:
+                runs[-1].result.reports.extend(system_type.write_repros(runs[-1].result.reports))
             if isinstance(runs[-1].result and runs[-1].result.error, SystemUnderTestError):
                 failed = runs[-1]
     finally:

@@ -32,7 +32,7 @@ from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import Scenario, short_repr
 from converge.properties.divergence import Divergence, bag_diff
 
-ENTRY_KEYS = ("id", "system", "versions", "property", "matcher", "reason", "link", "case")
+ENTRY_KEYS = ("id", "system", "versions", "property", "matcher", "reason", "link", "case", "repro")
 BUILTIN = Path(__file__).resolve().parent / "known_divergences"
 
 
@@ -46,6 +46,7 @@ class KnownDivergence:
     matcher: str | None = None     # a regular expression searched in the divergence's text (case_text)
     versions: tuple[str, ...] | None = None   # the system versions it holds for (None: every version)
     case: Path | None = None       # the minimal scenario file, reduced and checked by hand
+    repro: str | None = None       # the `converge repro` command that turns `case` into a standalone program
 
     def matches(self, system: str, version: str, family: str, prop: str, d: Divergence) -> bool:
         if self.system != system or not version_matches(self.versions, version):
@@ -174,8 +175,21 @@ def parse_known(doc: Any, source: str = "known divergences", folder: Path | None
         name = _text(entry, "id", path, False) or f"{system}#{i + 1}"
         out.append(KnownDivergence(name, system, _text(entry, "reason", path, True),  # type: ignore[arg-type]
                                    _text(entry, "link", path, True), prop, matcher,  # type: ignore[arg-type]
-                                   _versions(entry, path), _case(entry, path, folder)))
+                                   _versions(entry, path), _case(entry, path, folder), _repro(entry, path)))
     return out
+
+
+def _repro(entry: dict, path: str) -> str | None:
+    """The entry's `converge repro` command: it must name the entry's case file."""
+    text = _text(entry, "repro", path, False)
+    if text is None:
+        return None
+    case = _text(entry, "case", path, False)
+    if not text.startswith("converge repro ") or case is None \
+            or not any(Path(word).name == Path(case).name for word in text.split()):
+        raise BadInputError("repro: expected the `converge repro FILE --system ...` command of the entry's case "
+                            f"file, got {short_repr(text)}", path=f"{path}.repro")
+    return text
 
 
 def load_known(path: Path) -> list[KnownDivergence]:

@@ -22,6 +22,7 @@ from converge.properties.replay import ReplayOutcome, Skipped, find_scenario_fil
 from converge.reports.progress import StepProgress
 from converge.reports.terminal import tally
 from converge.systems.adapter.log import adapter_log
+from converge.systems.flink.matrix import is_matrix, matrix_versions, replay_matrix
 from converge.systems.registry import system_type_of
 
 
@@ -33,7 +34,11 @@ def register(subparsers: Subparsers) -> None:
                     help="scenario files or folders of them (wildcards are expanded when the shell did not)")
     add_runtime(rp)
     add_oracle(rp, "who computes the final answer (spark: Spark SQL, with --runtime spark)")
-    add_system(rp, "rerun each file's case on a system under test (as converge run --system)")
+    add_system(rp, "rerun each file's case on a system under test (as converge run --system); 'flink:*': on every "
+                   "installed Flink release, then the version matrix")
+    rp.add_argument("--versions", metavar="V1,V2", default=None,
+                    help="with --system flink: replay on each of these Flink releases and print the version matrix "
+                         "(a release not installed is reported as such)")
     add_quiet(rp)
     rp.set_defaults(handler=cmd_replay)
 
@@ -53,6 +58,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Each file's outcome, the skipped files, the tally; the most severe exit code."""
     check_oracle(args.oracle, args.runtime, args.system)
     timeout = system_timeout_of(args)
+    if args.versions is not None and args.system is None:
+        raise UsageError("--versions needs --system flink")
     if args.system is not None:
         if args.runtime != "local":
             raise UsageError("--runtime and --system exclude each other (reference-spark is the reference engine on "
@@ -61,6 +68,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not files:
             raise UsageError(f"{', '.join(args.targets)}: no scenario files found")
         with adapter_log(adapter_log_of(args)):
+            if is_matrix(args.system, args.versions):
+                return replay_matrix(files, matrix_versions(args.system, args.versions), timeout)
             return replay_on_system(files, args.system, timeout)
     files, skipped = scenario_files(args.targets)
     outcomes = []

@@ -71,6 +71,8 @@ def register(subparsers: Subparsers) -> None:
                           "list; may be given more than once. A case they match is counted as known, never shrunk")
     run.add_argument("--no-known", action="store_true",
                      help="with --system: do not apply the built-in known divergences (a --known FILE still applies)")
+    run.add_argument("--no-repro", action="store_true",
+                     help="with --system flink: write no standalone repro beside each failure report (docs/repro.md)")
     run.add_argument("--batch", type=positive_int, default=None,
                      help=f"with --system: cases per batch, one run request each; every batch is full but the "
                           f"last, cut to what is left of --examples (default {RunOptions.batch})")
@@ -92,8 +94,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     if last is not None:  # each property as it failed: on its campaign's system, in its batches
         args.system, args.batch = last.system, args.batch or (last.batch if last.system is not None else None)
-    if args.system is None and (args.known is not None or args.no_known or args.batch is not None):
-        raise UsageError("--known, --no-known and --batch apply to a campaign against a system (--system SPEC)")
+    if args.system is None and (args.known is not None or args.no_known or args.batch is not None or args.no_repro):
+        raise UsageError("--known, --no-known, --no-repro and --batch apply to a campaign against a system "
+                         "(--system SPEC)")
     known = tuple(existing_file(f, "--known") for f in args.known or ())
     if args.keyword is not None or only is not None:  # -k and --last-failed: the names, resolved once here
         names = campaign_names(args)
@@ -103,7 +106,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=known, builtin_known=not args.no_known,
-                                   batch=args.batch or RunOptions.batch, stats=args.stats, oracle=args.oracle,
+                                   repro=not args.no_repro, batch=args.batch or RunOptions.batch, stats=args.stats,
+                                   oracle=args.oracle,
                                    system_timeout=system_timeout_of(args), shrink_budget=args.shrink_budget,
                                    only=only, maxfail=args.maxfail, **reruns_of(last),
                                    junit=args.junit_xml, quiet=args.quiet))

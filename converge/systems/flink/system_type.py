@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from converge import renamed
 from converge.systems.adapter.system_type import AdapterProgramSystemType
-from converge.systems.flink.environment import adapter_command
+from converge.systems.flink.environment import adapter_command, find
 
 
 class FlinkSystemType(AdapterProgramSystemType):
@@ -17,6 +18,11 @@ class FlinkSystemType(AdapterProgramSystemType):
 
     def command(self) -> list[str]:
         return adapter_command(self.argument or None)
+
+    def write_repros(self, reports: Sequence[str]) -> list[str]:
+        from converge.systems.flink.campaign_repro import write_beside  # lazy: the generator loads the oracle
+
+        return write_beside(reports, find(self.argument or None).version)
 
 
 if not TYPE_CHECKING:  # its names before the 0.3 renames (converge.RENAMED) answer until 0.4, with a warning

@@ -21,6 +21,8 @@ from tests.support.paths import ROOT
 
 PADDING = BUILTIN / "cases" / "flink_minibatch_suppressed_padding.json"
 SEMI = BUILTIN / "cases" / "flink_exists_correlated_null_semi.json"
+UPSERT_SINK = BUILTIN / "cases" / "flink_upsert_sink_left_padding_lost.json"
+ROWTIME = BUILTIN / "cases" / "flink_upsert_rowtime_plan_fails.json"
 
 
 def _program(path=PADDING, **config) -> str:
@@ -42,7 +44,7 @@ def _literals(program: str) -> dict:
     return out
 
 
-@pytest.mark.parametrize("path", [PADDING, SEMI], ids=["minibatch", "semi"])
+@pytest.mark.parametrize("path", [PADDING, SEMI, UPSERT_SINK, ROWTIME], ids=["minibatch", "semi", "sink", "rowtime"])
 def test_the_program_imports_no_converge_and_compiles(path) -> None:
     program = _program(path)
     compile(program, "repro.py", "exec")
@@ -88,13 +90,58 @@ def test_a_semi_join_is_an_exists_subquery_over_the_users_names() -> None:
     assert _literals(_program(SEMI))["EXPECTED"] == [(2, None)]  # finding #1, worked by hand
 
 
-def test_a_case_with_an_upsert_sink_is_refused_with_the_reason() -> None:
-    scenario = load_scenario_file(PADDING)
-    sunk = dataclasses.replace(scenario, config=dataclasses.replace(scenario.config, sink="upsert",
-                                                                    sink_key=("orders.order_id",)))
-    assert "upsert sink" in (refusal(sunk) or "")
+def test_an_upsert_sink_key_on_a_padded_side_is_refused_with_the_reason() -> None:
+    scenario = load_scenario_file(UPSERT_SINK)
+    padded = dataclasses.replace(scenario, config=dataclasses.replace(scenario.config, sink_key=("items.k",)))
+    assert "items.k may be NULL" in (refusal(padded) or "")
     with pytest.raises(UsageError, match="no Flink repro"):
-        build(sunk, "x.json", "2.3.0")
+        build(padded, "x.json", "2.3.0")
+
+
+def test_an_upsert_sink_case_names_each_output_column_and_keys_the_sink_as_declared() -> None:
+    found = _literals(_program(UPSERT_SINK))
+    assert found["SINK"] == {"columns": ["orders_id", "orders_k", "items_k", "items_v"], "primary_key": ["orders_k"]}
+    assert found["QUERY"].startswith("SELECT orders.id AS orders_id, orders.k AS orders_k, items.k AS items_k, "
+                                     "items.v AS items_v\nFROM orders\n  LEFT JOIN items ON")
+    assert found["OPTIONS"]["table.exec.sink.upsert-materialize"] == "AUTO"
+    assert found["OPTIONS"]["table.exec.sink.require-on-conflict"] == "false"
+    assert found["EXPECTED"] == [(1, 10, None, None)]  # docs/flink-findings.md #10, worked by hand
+    assert found["LEAD"] == {}  # no mini-batch: no lead, so no filter stands between an input and the join
+    assert _literals(_program())["SINK"] is None
+
+
+def test_a_time_column_becomes_a_rowtime_whose_watermark_passes_no_row() -> None:
+    found = _literals(_program(ROWTIME))
+    # c's one time is 100 and there is no lead record: a delay of 1 puts the watermark at 99, before the row
+    assert found["ROWTIMES"] == {"c": ("ts", 1, False)}
+    assert found["INPUTS"]["c"]["mode"] == "upsert" and found["INPUTS"]["c"]["primary_key"] == ["id"]
+    assert found["QUERY"] == "SELECT *\nFROM a\n  JOIN c ON (a.k = c.k)"
+
+
+def test_a_comparison_of_two_time_columns_is_made_on_their_rowtimes_as_the_adapter_does() -> None:
+    found = _literals(_program(BUILTIN / "cases" / "flink_2_1_multiway_rowtime_condition.json"))
+    # a's times 10 and c's 20 and 5 (no lead record): the watermark's delay spans 5..20, so it is 16
+    assert found["ROWTIMES"] == {"a": ("ts", 16, True), "c": ("ts", 16, True)}
+    # the rowtimes are read, so SELECT * would carry them out: the query names each output column instead
+    assert found["QUERY"] == ("SELECT a.k AS a_k, a.ts AS a_ts, b.k AS b_k, b.v AS b_v, c.k AS c_k, c.ts AS c_ts\n"
+                              "FROM a\n  JOIN b ON (a.k = b.k)\n  JOIN c ON ((b.k = c.k) AND (a.a_rowtime <= "
+                              "c.c_rowtime))")
+    assert found["OPTIONS"]["table.optimizer.multi-join.enabled"] == "true"
+    assert found["EXPECTED"] == [(1, 10, 1, 5, 1, 20)]  # docs/flink-findings.md #9, worked by hand
+
+
+def test_a_rowtime_under_mini_batch_is_refused_with_the_reason() -> None:
+    scenario = load_scenario_file(ROWTIME)
+    batched = dataclasses.replace(scenario, config=dataclasses.replace(scenario.config, mini_batch_size=2))
+    assert "under mini-batch" in (refusal(batched) or "")
+
+
+def test_an_intermittent_finding_runs_the_job_several_times() -> None:
+    scenario = load_scenario_file(PADDING)
+    program = build(scenario, PADDING.name, "2.3.0", runs=5).program
+    assert _literals(program)["RUNS"] == 5
+    assert "intermittent" in program.split('"""')[1]
+    assert _literals(_program())["RUNS"] == 1
 
 
 def test_the_command_writes_the_program_and_the_report(tmp_path) -> None:

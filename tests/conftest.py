@@ -8,10 +8,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from converge.generators.profile import PROFILE_NAME
+from converge.generators.profile import PROFILE_NAME, SUPPRESSED_HEALTH_CHECKS
 from tests.support.paths import ROOT
 
 # Hypothesis keeps its example database and constants cache in ./.hypothesis, written while tests are
@@ -31,8 +31,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # Every test's Hypothesis settings start from converge's profile: no deadline. Hypothesis's default deadline
 # (200 ms an example) and its too_slow health check measure wall-clock time, which a loaded shared CI machine
-# stretches many times over; a test that sets `deadline=` itself still gets what it asks for.
-settings.register_profile("converge-suite", parent=settings.get_profile(PROFILE_NAME))
+# stretches many times over, so the suite suppresses too_slow as well (a speed target: those live in
+# `converge bench`); a test that sets `deadline=` or `suppress_health_check=` itself gets what it asks for.
+settings.register_profile("converge-suite", parent=settings.get_profile(PROFILE_NAME),
+                          suppress_health_check=(*SUPPRESSED_HEALTH_CHECKS, HealthCheck.too_slow))
 settings.load_profile("converge-suite")
 
 

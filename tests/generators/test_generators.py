@@ -150,8 +150,11 @@ def test_the_converge_profile_turns_off_the_deadline_and_suppresses_one_health_c
 
 @pytest.mark.parametrize("spec", PROPERTIES, ids=[f"{p.family}/{p.name}" for p in PROPERTIES])
 def test_no_strategy_trips_a_health_check(spec) -> None:
-    """What the profile's docstring claims, for every registered property's strategy: every health check on."""
-    @settings(max_examples=15, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=[])
+    """What the profile's docstring claims, for every registered property's strategy: every health check on but
+    too_slow, which times generation by the wall clock (a speed target: those live in `converge bench`; on a loaded
+    CI machine it failed strategies that draw in milliseconds idle)."""
+    @settings(max_examples=15, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow])
     @given(spec.strategy())
     def draw(args: tuple) -> None:
         # an existential property checks its fixed witness: it draws nothing (its search runs once per campaign)

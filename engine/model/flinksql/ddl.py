@@ -20,7 +20,7 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
-from converge.engine.model.flinksql.types import FlinkType, flink_type
+from converge.engine.model.flinksql.types import FlinkType, flink_type, is_structured
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
 CDC_FORMATS = frozenset({"debezium-json", "canal-json", "maxwell-json", "ogg-json", "debezium-avro-confluent",
@@ -121,9 +121,9 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                                              "not supported; declare physical columns or `name AS expression`")
             not_null = any(isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds)
             try:
-                ftype = flink_type(item.args["kind"], nullable=not not_null)
-            except UnsupportedError as exc:
-                raise text.unsupported(item, str(exc)) from None
+                ftype = flink_type(item.args["kind"], nullable=not not_null, written=_written_type(item, text))
+            except UnsupportedError as exc:  # a structured type is named at the column (sqlglot spells ROW as STRUCT)
+                raise text.unsupported(item.this if is_structured(item.args["kind"]) else item, str(exc)) from None
             except BadInputError as exc:
                 raise text.error(item, str(exc)) from None
             twin = next((c for c, _ in columns if c.casefold() == item.name.casefold()), None)
@@ -171,6 +171,29 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
                  schema, text)
     return table
+
+
+def _written_type(item: exp.ColumnDef, text: SourceText) -> str | None:
+    """A column's type as the file spells it (`ROW<id INT, region STRING>`, where sqlglot says STRUCT): the text
+    after the column's name up to the `,` or `)` that ends the column, without its NOT NULL / PRIMARY KEY."""
+    start = item.this.meta.get("end") if isinstance(item.this, exp.Identifier) else None
+    if start is None:
+        return None
+    depth, end = 0, start + 1
+    while end < len(text.text):
+        char = text.text[end]
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if depth < 0 or (depth == 0 and char == ","):
+            break
+        end += 1
+    spelled = " ".join(text.text[start + 1:end].replace("`", " ").split())
+    return _CONSTRAINTS.sub("", spelled) or None
+
+
+_CONSTRAINTS = re.compile(r"\s+(NOT\s+NULL|NULL|PRIMARY\s+KEY|COMMENT)\b.*$", re.IGNORECASE | re.DOTALL)
 
 
 def _computed(item: exp.ColumnDef, physical: tuple[tuple[str, FlinkType], ...], text: SourceText) -> exp.Expr:

@@ -45,6 +45,7 @@ from converge.engine.model.flinksql.views import (
     derived_input,
     inline_views,
     is_view,
+    name_derived,
     read_view,
 )
 from converge.engine.model.flinksql.where_joins import (
@@ -374,6 +375,7 @@ class _Mapper:
         if from_ is None:
             self.refused.append(self.text.unsupported(node, "the SELECT has no FROM: converge checks joins"))
             return None
+        name_derived(node)
         node = self._comma_joins(node)
         from_ = node.args["from_"]
         if not self._attempt(lambda: self.aliases.append(self._table(from_.this))):
@@ -436,6 +438,12 @@ class _Mapper:
                             None)
             if declared is not None:
                 columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns}
+            elif isinstance(t, exp.Subquery) and t.alias_or_name:  # a derived table: the columns its SELECT makes
+                try:
+                    derived = derived_input(t, self.tables, self.text)
+                except (BadInputError, UnsupportedError):
+                    continue  # refused where it is mapped
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in derived.columns}
         if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
             return node
         out, notes = attach_where(node, columns, self.text)

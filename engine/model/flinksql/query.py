@@ -24,7 +24,7 @@ from sqlglot import exp
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean, interval_ms
+from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean
 from converge.engine.model.flinksql.job import (
     JobSetting,
     SinkTable,
@@ -38,6 +38,7 @@ from converge.engine.model.flinksql.job import (
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
 from converge.engine.model.flinksql.streams import shared_streams
+from converge.engine.model.flinksql.time_bounds import TimeAttributes
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.flinksql.views import (
     DerivedInput,
@@ -468,7 +469,7 @@ class _Mapper:
         parts = conjuncts(on)
         if len(self.aliases) == 2:
             parts = self._interval_bounds(parts, join)
-        elif any(_is_time_bound(c, self) for c in parts):
+        elif any(self._times().is_bound(c) for c in parts):
             raise self.text.unsupported(on, "an interval join inside a chain of more than two inputs: converge models "
                                             "binary interval joins only")
         if self.interval is not None and len(self.aliases) > 2:
@@ -479,34 +480,19 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(on)))
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in parts) if parts else "TRUE")
 
+    def _times(self) -> TimeAttributes:
+        """The inputs so far and their time attributes, to find an interval join's window (time_bounds.py)."""
+        return TimeAttributes(self._scope([a for a, _ in self.aliases]), self.table_time, self.text)
+
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
         """Take the time-bound conjuncts out of a binary join's ON; the window they make turns it into an interval
-        join where Flink's IntervalJoinUtil.extractWindowBoundsFromPredicate finds one: a single equality of the
-        two time attributes ([d, d]) or exactly one lower and one upper bound (a BETWEEN is both)."""
+        join (time_bounds.py)."""
         left, right = (a for a, _ in self.aliases)
-        found: list[tuple[str, int]] = []
-        rest = []
-        for c in conjuncts:
-            bounds = _time_bounds(c, left, right, self)
-            if bounds is None:
-                rest.append(c)
-            else:
-                found += bounds
-        if not found:
+        window, rest = self._times().window(conjuncts, left, right, join.args["on"])
+        if window is None:
             return conjuncts
-        kinds = sorted(k for k, _ in found)
-        if kinds == ["eq"]:
-            lower = upper = found[0][1]
-        elif kinds == ["lower", "upper"]:
-            lower, upper = (dict(found)[k] for k in ("lower", "upper"))
-        else:
-            raise self.text.unsupported(join.args["on"], "these time conditions are not one equality of the two "
-                                                         "time attributes nor one lower and one upper bound: Flink "
-                                                         "plans a regular join over time attributes then "
-                                                         "(IntervalJoinUtil), which converge does not map; give both "
-                                                         "bounds once (BETWEEN ... AND ...) or one equality")
         lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
-        self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
+        self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", window[0], window[1], "event", 0)
         return rest
 
     # ------------------------------------------------------------ WHERE: EXISTS / NOT EXISTS / IN
@@ -609,60 +595,3 @@ class _Mapper:
                                               "checks the join; compute expressions downstream)")
         a, c, t = scope.resolve(target)
         return [OutputColumn(item.alias_or_name, a, c, t)]
-
-
-def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:
-    """(alias, offset ms) of `x.t`, `x.t + INTERVAL ...`, `x.t - INTERVAL ...` with t a rowtime attribute."""
-    offset = 0
-    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
-        ms = interval_ms(node.expression, mapper.text)
-        offset = ms if isinstance(node, exp.Add) else -ms
-        node = node.this
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
-        return None
-    try:
-        alias, column, _ = mapper._scope([a for a, _ in mapper.aliases]).resolve(node)
-    except BadInputError:
-        return None
-    if mapper.table_time(alias) != column:
-        return None
-    return alias, offset
-
-
-def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> list[tuple[str, int]] | None:
-    """The bounds conjunct `c` puts on left.t - right.t, each ("lower" | "upper" | "eq", ms), or None when it is
-    no time predicate (Flink's identifyTimePredicate: a comparison of the two inputs' time attributes)."""
-    if isinstance(c, exp.Between):  # Calcite expands it into its two comparisons
-        x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
-        if x is None or lo is None or hi is None or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:
-            return None
-        if x[0] == left:
-            return [("lower", lo[1]), ("upper", hi[1])]
-        return [("lower", -hi[1]), ("upper", -lo[1])]
-    ops: dict[type[exp.Expr], tuple[int, str]] = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"),
-                                                  exp.LT: (-1, "upper"), exp.EQ: (0, "eq")}
-    if type(c) not in ops:
-        return None
-    a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
-    if a is None or b is None or a[0] == b[0]:
-        return None
-    strict, kind = ops[type(c)]
-    # a.t + oa OP b.t + ob  ->  (a.t - b.t) OP ob - oa
-    bound = b[1] - a[1]
-    if a[0] != left:  # right.t + oa OP left.t + ob  ->  (left.t - right.t) flipped OP oa - ob
-        bound = -bound
-        kind = {"upper": "lower", "lower": "upper", "eq": "eq"}[kind]
-        strict = -strict
-    return [(kind, bound + strict)]
-
-
-def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
-    if isinstance(c, exp.Between):
-        return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
-    if type(c) in (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE):  # a comparison of two inputs' time attributes
-        a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
-        return a is not None and b is not None and a[0] != b[0]
-    return False
-

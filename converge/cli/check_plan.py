@@ -98,9 +98,13 @@ def describe_query(query: MappedQuery) -> list[str]:
                                                                    query.join.conditions, strict=False)))
     if query.join.interval is not None:
         iv = query.join.interval
-        lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
-                     f"(event time)" + (": the window is empty, nothing joins (Flink plans no join)"
-                                        if iv.lower_ms > iv.upper_ms else ""))
+        left, right = query.join.inputs[:2]
+        times = (iv.left_time, iv.right_time) if iv.time == "event" else \
+            tuple(f"{a}.{query.table_of(a).proctime}" for a in (left, right))
+        lines.append(f"interval join: {times[0]} - {times[1]} in [{iv.lower_ms}, {iv.upper_ms}] ms "
+                     + ("(event time)" if iv.time == "event" else "(processing time: a row's time is its arrival)")
+                     + (": the window is empty, nothing joins (Flink plans no join)" if iv.lower_ms > iv.upper_ms
+                        else ""))
     if query.where_sql:
         lines.append(f"where (on the join's output): {query.where_sql}")
     lines += [f"read as Flink plans it: {note}" for note in query.notes]

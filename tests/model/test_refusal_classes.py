@@ -68,7 +68,7 @@ CASES = [
      + T.split("\n", 1)[1] + J, UNSUPPORTED),                                     # another watermark form
     (f"CREATE TABLE a (k INT, n AS TO_TIMESTAMP(k)) {K};\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),  # computed
     # a view over a table whose CREATE TABLE is refused: that refusal covers the view's use, never "not declared"
-    (T.replace("CREATE TABLE a (", "CREATE TABLE a (p AS PROCTIME(), ", 1)
+    (T.replace("CREATE TABLE a (", "CREATE TABLE a (n AS TO_TIMESTAMP(s), ", 1)
      + "CREATE TEMPORARY VIEW v AS SELECT k FROM a;\nSELECT v.k FROM v JOIN b ON v.k = b.k", UNSUPPORTED),
     (T.replace("CREATE TABLE a (", "CREATE TABLE a (k2 AS k + 1, ", 1) + "SELECT a.k FROM a JOIN a a2 ON a.rt BETWEEN "
      "a2.rt AND a2.rt + INTERVAL '1' SECOND", UNSUPPORTED),  # an interval join of a table with itself

@@ -45,6 +45,9 @@ class SourceTable:
     # declared order; `columns` holds the physical ones (the rows a source produces); the join sees them all
     computed: tuple[tuple[str, exp.Expr], ...] = ()
     declared: tuple[str, ...] = ()
+    # `p AS PROCTIME()`: a processing-time attribute, no value of the row (the wall clock at its arrival); the
+    # join reads it only as an interval join's time (flinksql/time_bounds.py)
+    proctime: str | None = None
 
     def input_spec(self, name: str) -> InputSpec:
         """The model input for this table under the name (alias) the query gives it."""
@@ -104,14 +107,21 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     columns: list[tuple[str, FlinkType]] = []
     computed: list[tuple[str, exp.ColumnDef]] = []
     declared: list[str] = []
+    proctime: str | None = None
     key: tuple[str, ...] | None = None
     watermark: exp.WatermarkColumnConstraint | None = None
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
             if item.args.get("kind") is None and len(kinds) == 1 and isinstance(kinds[0], exp.ComputedColumnConstraint):
-                if any(c.casefold() == item.name.casefold() for c in declared):
+                if any(c.casefold() == item.name.casefold() for c in declared + [proctime or ""]):
                     raise text.error(item, f"column {short_repr(item.name)} is declared twice")
+                if is_proctime(kinds[0].this):
+                    if proctime is not None:
+                        raise text.unsupported(item, f"a second processing-time attribute ({proctime!r} is one): "
+                                                     f"converge reads one a table")
+                    proctime = item.name
+                    continue
                 computed.append((item.name, item))
                 declared.append(item.name)
                 continue
@@ -132,7 +142,7 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                                  f"columns {short_repr(twin)} and {short_repr(item.name)} differ only in case; Flink "
                                  f"SQL identifiers are case-insensitive")
             twin = next((c for c in declared if c.casefold() == item.name.casefold()), None)
-            if twin is not None:
+            if twin is not None or (proctime or "").casefold() == item.name.casefold():
                 raise text.error(item, f"column {short_repr(item.name)} is declared twice")
             columns.append((item.name, ftype))
             declared.append(item.name)
@@ -159,6 +169,9 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
         columns = [(c, FlinkType(t.name, t.kind, t.model, t.scale, False) if c in key else t) for c, t in columns]
     time_column, delay = None, None
     if watermark is not None:
+        if isinstance(watermark.this, exp.Column) and watermark.this.name == proctime:
+            raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
+                                        f"WATERMARK on an event-time column only")
         if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
             raise text.unsupported(watermark, f"the rowtime attribute {watermark.this.name!r} is a computed column: "
                                               f"converge does not model a computed time attribute yet (declare "
@@ -167,10 +180,15 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     mode = changelog_mode(_options(node, text), key is not None, node, text)
     table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
                         time_column, delay, tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
-                        tuple(declared) if computed else ())
+                        tuple(declared) if computed else (), proctime)
     _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
                  schema, text)
     return table
+
+
+def is_proctime(expr: exp.Expr) -> bool:
+    """`PROCTIME()`: Flink's processing-time attribute."""
+    return isinstance(expr, exp.Anonymous) and str(expr.this).upper() == "PROCTIME" and not expr.expressions
 
 
 def _written_type(item: exp.ColumnDef, text: SourceText) -> str | None:

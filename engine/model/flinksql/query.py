@@ -340,8 +340,9 @@ class _Mapper:
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
+        proctime = {a: p for a in aliases if a not in self.derived and (p := self.tables[known[a]].proctime)}
         return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
-                      for a in aliases}, self.text)
+                      for a in aliases}, self.text, proctime)
 
     def table_time(self, alias: str) -> str | None:
         """The time attribute of the table `alias` names (None: it has none)."""
@@ -491,8 +492,12 @@ class _Mapper:
         window, rest = self._times().window(conjuncts, left, right, join.args["on"])
         if window is None:
             return conjuncts
-        lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
-        self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", window[0], window[1], "event", 0)
+        (lower, upper), time = window
+        if time == "processing":  # each row's time is its arrival (Flink's ProcTimeIntervalJoin)
+            self.interval = IntervalSpec(None, None, lower, upper, "processing", 0)
+        else:
+            lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
+            self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
         return rest
 
     # ------------------------------------------------------------ WHERE: EXISTS / NOT EXISTS / IN
@@ -586,6 +591,11 @@ class _Mapper:
                 real = Scope._pick(a, aliases)
                 if real is None:
                     raise self.text.error(item, f"unknown alias {a!r}")
+                if real not in self.derived and self.tables[dict(self.aliases)[real]].proctime:
+                    raise self.text.unsupported(item, f"{real}'s columns include its processing-time attribute "
+                                                      f"{self.tables[dict(self.aliases)[real]].proctime!r} (the wall "
+                                                      f"clock at each row's arrival), which converge does not hold; "
+                                                      f"list the other columns")
                 columns = self.derived[real].columns if real in self.derived else \
                     self.tables[dict(self.aliases)[real]].columns
                 out += [OutputColumn(c, real, c, t) for c, t in columns]

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.expressions import Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.scenario import TimeMode
 
 Bound = tuple[str, int]  # ("lower" | "upper" | "eq", ms) on left.t - right.t
 
@@ -35,7 +36,8 @@ class TimeAttributes:
     text: SourceText
 
     def ref(self, node: exp.Expr) -> tuple[str, int] | None:
-        """(alias, offset ms) of `x.t`, `x.t + INTERVAL ...`, `x.t - INTERVAL ...` with t x's time attribute."""
+        """(alias, offset ms) of `x.t`, `x.t + INTERVAL ...`, `x.t - INTERVAL ...` with t x's time attribute
+        (its rowtime, or its processing-time attribute: `kind` tells which)."""
         offset = 0
         if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
             ms = interval_ms(node.expression, self.text)
@@ -45,13 +47,22 @@ class TimeAttributes:
             node = node.this
         if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
             return None
+        proc = self.scope.proctime_of(node)
+        if proc is not None:
+            return proc, offset
         try:
             alias, column, _ = self.scope.resolve(node)
-        except BadInputError:
+        except (BadInputError, UnsupportedError):
             return None
         if self.time_of(alias) != column:
             return None
         return alias, offset
+
+    def kind(self, node: exp.Expr) -> TimeMode:
+        """Whether a time reference (`ref` found one) names a processing-time attribute or a rowtime."""
+        while isinstance(node, (exp.Add, exp.Sub, exp.Paren)):
+            node = node.this
+        return "processing" if isinstance(node, exp.Column) and self.scope.proctime_of(node) is not None else "event"
 
     def bounds(self, c: exp.Expr, left: str, right: str) -> list[Bound] | None:
         """The bounds conjunct `c` puts on left.t - right.t, or None when it is no time predicate."""
@@ -86,11 +97,12 @@ class TimeAttributes:
         return False
 
     def window(self, parts: list[exp.Expr], left: str, right: str,
-               on: exp.Expr) -> tuple[tuple[int, int] | None, list[exp.Expr]]:
-        """((lower, upper) or None, the other conjuncts) of a binary join's ON: the time-bound conjuncts taken
-        out where they make a window (IntervalJoinUtil.extractWindowBoundsFromPredicate); unsupported where
-        they are time predicates that make none."""
+               on: exp.Expr) -> tuple[tuple[tuple[int, int], TimeMode] | None, list[exp.Expr]]:
+        """(((lower, upper), event or processing time) or None, the other conjuncts) of a binary join's ON: the
+        time-bound conjuncts taken out where they make a window (IntervalJoinUtil.extractWindowBoundsFromPredicate);
+        unsupported where they are time predicates that make none."""
         found: list[Bound] = []
+        times: set[TimeMode] = set()
         rest = []
         for c in parts:
             bounds = self.bounds(c, left, right)
@@ -98,14 +110,19 @@ class TimeAttributes:
                 rest.append(c)
             else:
                 found += bounds
+                times |= {self.kind(n) for n in c.iter_expressions()}
         if not found:
             return None, parts
+        if len(times) != 1:
+            raise self.text.unsupported(on, "these time conditions compare a processing-time attribute with a rowtime: "
+                                            "Flink's interval join takes two attributes of one kind (IntervalJoinUtil)")
+        [time] = times
         kinds = sorted(k for k, _ in found)
         if kinds == ["eq"]:
-            return (found[0][1], found[0][1]), rest
+            return ((found[0][1], found[0][1]), time), rest
         if kinds == ["lower", "upper"]:
             lower, upper = (dict(found)[k] for k in ("lower", "upper"))
-            return (lower, upper), rest
+            return ((lower, upper), time), rest
         raise self.text.unsupported(on, "these time conditions are not one equality of the two time attributes nor "
                                         "one lower and one upper bound: Flink plans a regular join over time "
                                         "attributes then (IntervalJoinUtil), which converge does not map; give both "

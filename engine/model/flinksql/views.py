@@ -149,7 +149,7 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     for col in body.find_all(exp.Column):  # the inner alias names the input, as the outer alias does
         if col.table and col.table.casefold() == inner_alias.casefold():
             col.set("table", exp.to_identifier(alias))
-    renderer = CalcRenderer(Scope({alias: source.columns}, text))
+    renderer = CalcRenderer(Scope({alias: source.columns}, text, {alias: source.proctime} if source.proctime else None))
     columns: list[tuple[str, FlinkType]] = []
     project: list[tuple[str, str]] = []
     for item in body.expressions:

@@ -80,6 +80,20 @@ def _declared(name: str, node: exp.DataType) -> DeclaredColumn:
     raise UnsupportedError(f"column {name} {written}: the query-as-written path holds no such type")
 
 
+def _duckdb_functions(expr: exp.Expr) -> exp.Expr:
+    """Flink's functions of a computed column that DuckDB spells otherwise: `TO_TIMESTAMP_LTZ(n, 3)` (n epoch
+    milliseconds) is DuckDB's `epoch_ms(n)`; any other is left as written (DuckDB then refuses it, and the query
+    cannot be run as written)."""
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TO_TIMESTAMP_LTZ" \
+                and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal) \
+                and not node.expressions[1].is_string and node.expressions[1].name == "3":
+            return exp.Anonymous(this="epoch_ms", expressions=[node.expressions[0]])
+        return node
+
+    return expr.transform(swap)
+
+
 def _is_arrival(column: exp.ColumnDef) -> bool:
     """`p AS PROCTIME()`: Flink's processing-time attribute, the wall clock when the row arrives."""
     kind = [c.args.get("kind") for c in column.args.get("constraints") or ()]
@@ -189,7 +203,7 @@ class QueryAsWritten:
             if c.args.get("kind") or _is_arrival(c):
                 items.append(exp.column(exp.to_identifier(c.name), table=stored.copy()))
                 continue
-            expr = c.args["constraints"][0].args["kind"].this.copy()
+            expr = _duckdb_functions(c.args["constraints"][0].args["kind"].this.copy())
             for col in expr.find_all(exp.Column):
                 col.set("table", stored.copy())  # qualified, so the types (and typed division) resolve
             items.append(exp.alias_(expr, exp.to_identifier(c.name)))

@@ -184,7 +184,7 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
                               "docs/interval-joins.md)")
     if not marked:
         return Finding(topic, "no input declares a WATERMARK: no row is ever late")
-    decl = "; ".join(f"{a}: {t.time_column} - {t.watermark_delay_ms} ms" for a, t in marked)
+    decl = "; ".join(f"{a}: {t.time_attribute or t.time_column} - {t.watermark_delay_ms} ms" for a, t in marked)
     if query.join.interval is None:
         return Finding(topic, f"watermarks ({decl}) do not drop rows in a regular join: it keeps every row in "
                               f"state (until a TTL), so late rows join like any other")

@@ -83,8 +83,12 @@ def describe_query(query: MappedQuery) -> list[str]:
         cols = ", ".join(f"{c} {ft.name}{'' if ft.nullable else ' NOT NULL'}" for c, ft in t.columns)
         extra = f", primary key ({', '.join(t.primary_key)})" if t.primary_key else ""
         if t.time_column:
-            extra += f", rowtime {t.time_column} (watermark delay {t.watermark_delay_ms} ms)"
+            named = f"{t.time_attribute} = {t.time_column}" if t.time_attribute != t.time_column else t.time_column
+            extra += f", rowtime {named} (watermark delay {t.watermark_delay_ms} ms)"
         lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
+        if t.renamed:  # computed columns that compute nothing on the held value: no Calc (flinksql/renames.py)
+            lines.append("    computed columns naming physical ones (no Calc): "
+                         + ", ".join(f"{n} {ft.name} = {c}" for n, c, ft in t.renamed))
         stream = query.stream_of(alias)
         if stream != alias:  # a table read in several places: one stream, each change to every reader
             others = [a for a, _ in query.aliases if a != alias and query.stream_of(a) == stream]

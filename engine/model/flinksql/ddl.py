@@ -20,6 +20,7 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.renames import read_renames
 from converge.engine.model.flinksql.types import FlinkType, flink_type, is_structured
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
@@ -48,6 +49,10 @@ class SourceTable:
     # `p AS PROCTIME()`: a processing-time attribute, no value of the row (the wall clock at its arrival); the
     # join reads it only as an interval join's time (flinksql/time_bounds.py)
     proctime: str | None = None
+    # computed columns that only name a physical column's held value (flinksql/renames.py): (name, physical,
+    # type), read without a Calc; `time_attribute` is the rowtime's declared name where it is one of them
+    renamed: tuple[tuple[str, str, FlinkType], ...] = ()
+    time_attribute: str | None = None
 
     def input_spec(self, name: str) -> InputSpec:
         """The model input for this table under the name (alias) the query gives it."""
@@ -167,8 +172,16 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                 raise text.error(schema, f"primary key column {k!r} is not a column of {name!r}")
         # Flink makes primary key columns NOT NULL
         columns = [(c, FlinkType(t.name, t.kind, t.model, t.scale, False) if c in key else t) for c, t in columns]
-    time_column, delay = None, None
-    if watermark is not None:
+    renamed = read_renames([(c, d.args["constraints"][0].args["kind"].this) for c, d in computed], dict(columns)) \
+        if computed else None
+    time_column, delay, time_attribute = None, None, None
+    if watermark is not None and renamed and isinstance(watermark.this, exp.Column) \
+            and watermark.this.name in {r[0] for r in renamed}:
+        named = {r[0]: r for r in renamed}
+        time_attribute, delay = _watermark(watermark, [*names, *named], {**dict(columns), **{r[0]: r[2] for r in renamed}},
+                                           text)
+        time_column = named[time_attribute][1]  # the rowtime is the physical column's held value
+    elif watermark is not None:
         if isinstance(watermark.this, exp.Column) and watermark.this.name == proctime:
             raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
                                         f"WATERMARK on an event-time column only")
@@ -179,8 +192,9 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
         time_column, delay = _watermark(watermark, names, dict(columns), text)
     mode = changelog_mode(_options(node, text), key is not None, node, text)
     table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
-                        time_column, delay, tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
-                        tuple(declared) if computed else (), proctime)
+                        time_column, delay,
+                        () if renamed else tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
+                        tuple(declared) if computed else (), proctime, renamed or (), time_attribute or time_column)
     _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
                  schema, text)
     return table

@@ -81,10 +81,15 @@ class Scope:
     """The inputs an expression may name: alias -> (column names, Flink types)."""
 
     def __init__(self, inputs: Mapping[str, Sequence[tuple[str, FlinkType]]], text: SourceText,
-                 proctime: Mapping[str, str] | None = None) -> None:
+                 proctime: Mapping[str, str] | None = None,
+                 renames: Mapping[str, Sequence[tuple[str, str, FlinkType]]] | None = None) -> None:
         self.inputs = {alias: dict(cols) for alias, cols in inputs.items()}
         self.text = text
         self.proctime = dict(proctime or {})  # alias -> its processing-time attribute (PROCTIME()), no column
+        # alias -> {computed name: the physical column it names} (flinksql/renames.py): resolved to the column
+        self.renames = {alias: {name: column for name, column, _ in named} for alias, named in (renames or {}).items()}
+        for alias, named in (renames or {}).items():
+            self.inputs[alias].update((name, ftype) for name, _, ftype in named)
 
     def proctime_of(self, node: exp.Column) -> str | None:
         """The alias whose processing-time attribute `node` names (None: it names none)."""
@@ -124,7 +129,7 @@ class Scope:
         if column is None:
             raise self.text.error(node, f"{alias!r} has no column {name!r}{did_you_mean(name, self.inputs[alias])} "
                                         f"(columns: {', '.join(self.inputs[alias])})")
-        return alias, column, self.inputs[alias][column]
+        return alias, self.renames.get(alias, {}).get(column, column), self.inputs[alias][column]
 
     @staticmethod
     def _pick(name: str, names: Mapping[str, object] | Sequence[str]) -> str | None:

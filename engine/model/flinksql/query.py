@@ -341,8 +341,9 @@ class _Mapper:
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
         proctime = {a: p for a in aliases if a not in self.derived and (p := self.tables[known[a]].proctime)}
+        renames = {a: r for a in aliases if a not in self.derived and (r := self.tables[known[a]].renamed)}
         return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
-                      for a in aliases}, self.text, proctime)
+                      for a in aliases}, self.text, proctime, renames)
 
     def table_time(self, alias: str) -> str | None:
         """The time attribute of the table `alias` names (None: it has none)."""
@@ -439,7 +440,8 @@ class _Mapper:
             declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
                             None)
             if declared is not None:
-                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns}
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns} | \
+                    {n.casefold() for n, _, _ in self.tables[declared].renamed}
             elif isinstance(t, exp.Subquery) and t.alias_or_name:  # a derived table: the columns its SELECT makes
                 try:
                     derived = derived_input(t, self.tables, self.text)
@@ -450,7 +452,7 @@ class _Mapper:
             return node
         out, notes = attach_where(node, columns, self.text)
         times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
-                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_column)}
+                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_attribute)}
         out, moved = push_time_bounds(out, times, self.text)
         self.notes += notes + moved
         return out
@@ -596,8 +598,12 @@ class _Mapper:
                                                       f"{self.tables[dict(self.aliases)[real]].proctime!r} (the wall "
                                                       f"clock at each row's arrival), which converge does not hold; "
                                                       f"list the other columns")
-                columns = self.derived[real].columns if real in self.derived else \
-                    self.tables[dict(self.aliases)[real]].columns
+                table = self.tables[dict(self.aliases)[real]]
+                if real not in self.derived and table.renamed:  # every column as declared, a rename as its column
+                    named = {n: (c, t) for n, c, t in table.renamed} | {c: (c, t) for c, t in table.columns}
+                    out += [OutputColumn(n, real, *named[n]) for n in table.declared]
+                    continue
+                columns = self.derived[real].columns if real in self.derived else table.columns
                 out += [OutputColumn(c, real, c, t) for c, t in columns]
             return out
         if not isinstance(target, exp.Column):

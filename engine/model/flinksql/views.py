@@ -141,7 +141,7 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     if table is None or inner.args.get("db"):
         raise text.error(inner, f"table {inner.name!r} is not declared (declared: {', '.join(tables)})")
     source = tables[table]
-    if source.computed and not computed:
+    if (source.computed or source.renamed) and not computed:
         raise text.unsupported(sub, f"a view or derived table over {table!r}, which has computed columns, is not "
                                     f"supported yet (join the table itself)")
     body = body.copy()

@@ -452,7 +452,8 @@ class _Mapper:
             return node
         out, notes = attach_where(node, columns, self.text)
         times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
-                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_attribute)}
+                 for d in self.tables if d.casefold() == t.name.casefold()
+                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)}
         out, moved = push_time_bounds(out, times, self.text)
         self.notes += notes + moved
         return out

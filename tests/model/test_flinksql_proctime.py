@@ -130,3 +130,17 @@ def test_an_arrival_schedule_starts_at_1_and_without_late_rows_never_ties_the_ot
     assert arrival_schedule(drawn, late=False) == [ProcessingTimeEvent(1), a, a, ProcessingTimeEvent(2), b,
                                                     ProcessingTimeEvent(6), b, ProcessingTimeEvent(7), a,
                                                     ProcessingTimeEvent(12), a]
+
+
+def test_verify_and_capture_refuse_a_processing_time_join_a_capture_cannot_time(tmp_path, capsys) -> None:
+    from converge.cli.main import main
+    from converge.properties.verify_capture import verify_capture
+
+    query = parse_query(T + list(READINGS)[1], "q.sql")
+    with pytest.raises(UnsupportedError, match="arrival time, which a capture does not record"):
+        verify_capture(query, {"T1": tmp_path / "t1.jsonl", "T2": tmp_path / "t2.jsonl"}, tmp_path / "out.jsonl")
+    path = tmp_path / "q.sql"
+    path.write_text(T + list(READINGS)[1] + ";\n", encoding="utf-8")
+    assert main(["capture", str(path), "--out", str(tmp_path / "cap")]) == 2
+    assert "a capture does not record" in capsys.readouterr().err
+    assert not (tmp_path / "cap").exists()

@@ -79,6 +79,14 @@ CASES = [
     # a derived table's column or alias that is no identifier (Flink's testJoinWithAlias names one `1-_./Ü`)
     (T + "SELECT v.k FROM (SELECT k, x AS `1-_./Ü` FROM a) AS v, b WHERE v.k = b.k", UNSUPPORTED),
     (T + "SELECT k FROM (SELECT k, x FROM a) AS `my v` JOIN c ON k = c.k", UNSUPPORTED),
+    # a quoted alias that is no identifier (converge names inputs with identifiers)
+    (T + "SELECT `my a`.k FROM a AS `my a` JOIN b ON `my a`.k = b.k", UNSUPPORTED),
+    # metadata columns (sqlglot parses no METADATA by itself: it was "cannot parse")
+    (f"CREATE TABLE a (k INT, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') {K};\n" + T.split("\n", 1)[1] + J,
+     UNSUPPORTED),
+    (f"CREATE TABLE a (k INT, ts TIMESTAMP(3) METADATA VIRTUAL) {K};\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),
+    (f"CREATE TABLE a (k INT, p INT METADATA FROM 'partition' VIRTUAL) {K};\n" + T.split("\n", 1)[1] + J,
+     UNSUPPORTED),
     # structured column types: valid Flink SQL (sqlglot parses neither ROW<...> nor MULTISET<...> by itself)
     (f"CREATE TABLE a (k ROW<id INT, region STRING>, x INT, PRIMARY KEY (k) NOT ENFORCED) {K};\n"
      + T.split("\n", 1)[1] + J, UNSUPPORTED),
@@ -120,3 +128,14 @@ def test_a_row_typed_key_is_unsupported_at_each_column_with_its_type_as_written(
     assert "q.sql:1:22: `order_key` column type ROW<id INT, region STRING> is a structured type" in message, message
     assert "q.sql:3:21: `order_key` column type ROW<id INT, region STRING> is a structured type" in message, message
     assert "STRUCT" not in message and "bad input" not in message, message
+
+
+def test_ddl_forms_that_mean_nothing_to_the_join_are_read() -> None:
+    """CREATE TEMPORARY TABLE (a session's table), a column COMMENT and a named PRIMARY KEY constraint: valid Flink
+    that was refused (TEMPORARY even as bad input); each reads as the plain form."""
+    plain = parse_query(f"CREATE TABLE a (k INT, x INT, PRIMARY KEY (k) NOT ENFORCED) {K};\n"
+                        + T.split("\n", 1)[1] + J)
+    forms = parse_query(f"CREATE TEMPORARY TABLE a (k INT COMMENT 'the key', x INT COMMENT 'x',\n"
+                        f"  CONSTRAINT pk PRIMARY KEY (k) NOT ENFORCED) {K};\n" + T.split("\n", 1)[1] + J)
+    assert forms.inputs == plain.inputs
+    assert forms.inputs[0].unique_key == ("k",)

@@ -67,6 +67,8 @@ def _options(node: exp.Create, text: SourceText) -> dict[str, str]:
     props = node.args.get("properties")
     out: dict[str, str] = {}
     for prop in props.expressions if props is not None else ():
+        if isinstance(prop, exp.TemporaryProperty):  # CREATE TEMPORARY TABLE: the session's, the same source
+            continue
         if not isinstance(prop, exp.Property) or not isinstance(prop.this, exp.Literal) \
                 or not isinstance(prop.args.get("value"), exp.Literal):
             raise text.error(prop, "table options must be 'key' = 'value' pairs")
@@ -116,6 +118,9 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     key: tuple[str, ...] | None = None
     watermark: exp.WatermarkColumnConstraint | None = None
     for item in schema.expressions:
+        if isinstance(item, exp.Constraint) and len(item.expressions) == 1 \
+                and isinstance(item.expressions[0], exp.PrimaryKey):  # CONSTRAINT name PRIMARY KEY (...)
+            item = item.expressions[0]
         if isinstance(item, exp.ColumnDef):
             kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
             if item.args.get("kind") is None and len(kinds) == 1 and isinstance(kinds[0], exp.ComputedColumnConstraint):
@@ -130,7 +135,12 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                 computed.append((item.name, item))
                 declared.append(item.name)
                 continue
-            others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))]
+            others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint,
+                                                             exp.CommentColumnConstraint))]  # a COMMENT means nothing
+            if any(isinstance(k, exp.Tags) for k in others):  # METADATA (flinksql/dialect.py), named at the column
+                raise text.unsupported(item.this, f"{item.name!r} is a metadata column (METADATA [FROM ...] "
+                                                  f"[VIRTUAL]): converge does not model a connector's metadata; "
+                                                  f"declare it as a physical column")
             if others or item.args.get("kind") is None:
                 raise text.unsupported(item, "metadata columns (and a computed column with other constraints) are "
                                              "not supported; declare physical columns or `name AS expression`")

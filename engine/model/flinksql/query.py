@@ -313,8 +313,9 @@ class _Mapper:
             raise self.text.error(node, f"table {node.name!r} is not declared{did_you_mean(node.name, self.tables)} "
                                         f"(declared: {', '.join(self.tables)})")
         alias = node.alias_or_name
-        if not alias.isidentifier():
-            raise self.text.error(node, f"alias {alias!r} is not an identifier")
+        if not alias.isidentifier():  # valid Flink (a quoted name); the scenario names inputs with identifiers
+            raise self.text.unsupported(node, f"alias {alias!r} is not an identifier: converge names inputs with "
+                                              f"identifiers only (letters, digits, _); rename it")
         for a, _ in self.aliases:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")

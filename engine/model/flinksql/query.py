@@ -37,7 +37,7 @@ from converge.engine.model.flinksql.job import (
 )
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
-from converge.engine.model.flinksql.streams import shared_streams
+from converge.engine.model.flinksql.streams import shared_streams, unshadow
 from converge.engine.model.flinksql.time_bounds import TimeAttributes
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.flinksql.views import (
@@ -530,7 +530,7 @@ class _Mapper:
             raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
                                              "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
-        self._unshadow(sub)
+        unshadow(sub, {a.casefold() for a, _ in self.aliases})
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in (self.derived[alias] if alias in self.derived else self.tables[table]).columns}
@@ -550,23 +550,6 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
-
-    def _unshadow(self, sub: exp.Select) -> None:
-        """A subquery's table named like an outer input shadows it (SQL resolves a name in the innermost query
-        first, `EXISTS (SELECT * FROM t ...)` under `FROM t`): the subquery's input gets a fresh alias `t_1`, and
-        its own references to the name follow it."""
-        node = sub.args["from_"].this
-        taken = {a.casefold() for a, _ in self.aliases}
-        if not isinstance(node, exp.Table) or node.alias_or_name.casefold() not in taken:
-            return
-        old, n = node.alias_or_name, 1
-        while f"{old}_{n}".casefold() in taken:
-            n += 1
-        new = f"{old}_{n}"
-        for col in sub.find_all(exp.Column):
-            if col.table and col.table.casefold() == old.casefold():
-                col.set("table", exp.to_identifier(new))
-        node.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
 
     # ------------------------------------------------------------ SELECT list
 

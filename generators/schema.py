@@ -35,6 +35,7 @@ from converge.engine.model.scenario import (
     InputSpec,
     IntervalSpec,
     JoinSpec,
+    ProcessingTimeEvent,
     Scenario,
     WatermarkEvent,
 )
@@ -126,6 +127,28 @@ def add_watermarks(events: Sequence[Event], specs: Sequence[InputSpec], delays: 
     return out
 
 
+def arrival_schedule(events: Sequence[Event], late: bool) -> list[Event]:
+    """A processing-time interval join's stream: the clock starts at 1 (a real clock never reads 0;
+    docs/interval-joins.md), advances in steps of about half the window, and without `late` a record never
+    arrives in the millisecond of an earlier record of the other input (Flink's ProcTimeIntervalJoin then takes
+    the operator time as the row's, and a same-time partner of a zero-size side is missed: a late record)."""
+    out: list[Event] = [ProcessingTimeEvent(1)]
+    shift, now = 1, 1
+    arrived: set[str] = set()  # the inputs with a record at `now`
+    for e in events:
+        if isinstance(e, ProcessingTimeEvent):
+            now, arrived = e.processing_time + shift, set()
+            out.append(ProcessingTimeEvent(now))
+            continue
+        if isinstance(e, ChangeEvent) and not late and arrived - {e.input}:
+            shift, now, arrived = shift + 1, now + 1, set()
+            out.append(ProcessingTimeEvent(now))
+        if isinstance(e, ChangeEvent):
+            arrived.add(e.input)
+        out.append(e)
+    return out
+
+
 def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Config | None = None,
                      not_null: Mapping[str, Collection[str]] | None = None,
                      watermark_delays: Mapping[str, int] | None = None, late: bool = True, ttl: bool = False,
@@ -155,6 +178,8 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
                  for s, t in zip(chain, times, strict=False)]
     used = set(join.inputs) | {s.name for s in chain}
     declared_inputs = tuple(s for s in inputs if s.name in used) if chain != readers else tuple(readers)
+    proc = iv is not None and iv.time == "processing"  # rows take their arrival time: the clock advances
+    step = max(1, max(abs(iv.lower_ms), abs(iv.upper_ms)) // 2) if proc and iv is not None else 1
     appends_only = all(s.changelog_mode == "insert_only" for s in chain)
     actions = (INSERT,) if appends_only else (INSERT, UPDATE, DELETE)
     widths = [len(s.columns) for s in chain]
@@ -163,12 +188,15 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
     def assemble(drawn: tuple[bool, tuple[bytes, list]]) -> Scenario:
         at_bounds, packed = drawn
         events = build_events(chain, [sorted(keys.get(s.name, ())) for s in chain], packed[1],
-                              domains=aimed if at_bounds else plain)
+                              domains=aimed if at_bounds else plain, time_step=step)
+        if proc:
+            events = arrival_schedule(events, late)
         if delays:
             events = add_watermarks(events, chain, delays, late)
         return Scenario(name=name, inputs=declared_inputs, join=join, config=cfg, events=tuple(events))
 
-    ops = packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl, actions=actions)
+    ops = packed_ops(len(chain), widths, min_ops=min_ops, max_ops=max_ops, allow_advance=ttl or proc,
+                     actions=actions)
     return readable(st.tuples(st.booleans() if aimed is not plain else st.just(False), ops).map(assemble))
 
 

@@ -80,6 +80,32 @@ def _declared(name: str, node: exp.DataType) -> DeclaredColumn:
     raise UnsupportedError(f"column {name} {written}: the query-as-written path holds no such type")
 
 
+def _duckdb_functions(expr: exp.Expr) -> exp.Expr:
+    """Flink's functions of a computed column that DuckDB spells otherwise: `TO_TIMESTAMP_LTZ(n, 3)` (n epoch
+    milliseconds) is DuckDB's `epoch_ms(n)`; any other is left as written (DuckDB then refuses it, and the query
+    cannot be run as written)."""
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TO_TIMESTAMP_LTZ" \
+                and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal) \
+                and not node.expressions[1].is_string and node.expressions[1].name == "3":
+            return exp.Anonymous(this="epoch_ms", expressions=[node.expressions[0]])
+        return node
+
+    return expr.transform(swap)
+
+
+def _is_arrival(column: exp.ColumnDef) -> bool:
+    """`p AS PROCTIME()`: Flink's processing-time attribute, the wall clock when the row arrives."""
+    kind = [c.args.get("kind") for c in column.args.get("constraints") or ()]
+    expr = kind[0].this if len(kind) == 1 and isinstance(kind[0], exp.ComputedColumnConstraint) else None
+    return isinstance(expr, exp.Anonymous) and str(expr.this).upper() == "PROCTIME" and not expr.expressions
+
+
+def _arrival(name: str) -> DeclaredColumn:
+    """A PROCTIME() attribute held as a column: the row's arrival time, epoch milliseconds, as a TIMESTAMP."""
+    return DeclaredColumn(name, "PROCTIME()", "TIMESTAMP", lambda v: _EPOCH + dt.timedelta(milliseconds=v))
+
+
 def common(value: Any) -> Any:
     """One form for both answers: numbers as exact Decimals (a DOUBLE's binary value, a DECIMAL's digits)."""
     if value is None or isinstance(value, (bool, str, dt.datetime, dt.date)):
@@ -113,6 +139,9 @@ class QueryAsWritten:
         except (ParseError, TokenError) as exc:
             raise BadInputError(f"{path}: cannot parse: {str(exc).splitlines()[0]}") from None
         self.tables: dict[str, tuple[DeclaredColumn, ...]] = {}
+        # table -> where its `p AS PROCTIME()` sits among its stored columns: a TIMESTAMP the caller fills with
+        # each row's arrival time (the wall clock Flink reads when the row arrives)
+        self.arrival: dict[str, int] = {}
         selects = []
         views: list[exp.Create] = []
         computed: dict[str, list[exp.ColumnDef]] = {}  # tables with computed columns: every column, as declared
@@ -122,8 +151,12 @@ class QueryAsWritten:
             elif isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
                 table = stmt.this.this.name
                 defs = [c for c in stmt.this.expressions if isinstance(c, exp.ColumnDef)]
-                self.tables[table] = tuple(_declared(c.name, c.args["kind"]) for c in defs if c.args.get("kind"))
-                if any(not c.args.get("kind") for c in defs):
+                self.tables[table] = tuple(_declared(c.name, c.args["kind"]) if c.args.get("kind") else
+                                           _arrival(c.name) for c in defs if c.args.get("kind") or _is_arrival(c))
+                arrival = [i for i, c in enumerate(self.tables[table]) if c.declared == "PROCTIME()"]
+                if arrival:
+                    self.arrival[table] = arrival[0]
+                if any(not c.args.get("kind") and not _is_arrival(c) for c in defs):
                     computed[table] = defs
             elif isinstance(stmt, exp.Select):
                 selects.append(stmt)
@@ -167,10 +200,10 @@ class QueryAsWritten:
         stored = exp.to_identifier(self._stored[table])
         items: list[exp.Expr] = []
         for c in defs:
-            if c.args.get("kind"):
+            if c.args.get("kind") or _is_arrival(c):
                 items.append(exp.column(exp.to_identifier(c.name), table=stored.copy()))
                 continue
-            expr = c.args["constraints"][0].args["kind"].this.copy()
+            expr = _duckdb_functions(c.args["constraints"][0].args["kind"].this.copy())
             for col in expr.find_all(exp.Column):
                 col.set("table", stored.copy())  # qualified, so the types (and typed division) resolve
             items.append(exp.alias_(expr, exp.to_identifier(c.name)))

@@ -143,7 +143,8 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
         return Finding(topic, "no TTL given (--ttl MS): state is kept forever, so the answers above are exact; "
                               "give the job's table.exec.state.ttl to see whether it changes answers")
     if query.join.interval is not None:
-        return Finding(topic, "an interval join cleans its state by watermark, not by TTL")
+        by = "processing time" if query.join.interval.time == "processing" else "watermark"
+        return Finding(topic, f"an interval join cleans its state by {by}, not by TTL")
     strategy = query_strategy(query, options.config(), ttl=True, max_ops=options.max_ops)
 
     def changes_answer(s: Scenario) -> bool:
@@ -176,9 +177,14 @@ def ttl_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -
 def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) -> Finding:
     topic = "late rows"
     marked = [(a, query.table_of(a)) for a, _ in query.aliases if query.table_of(a).watermark_delay_ms is not None]
+    if query.join.interval is not None and query.join.interval.time == "processing":
+        return Finding(topic, "a processing-time interval join: a row's time is its arrival, so no row is late "
+                              "by a watermark; a row arriving in the millisecond of an earlier row of the other "
+                              "input can miss it on a zero-size side (checked by interval/late_records_bounded, "
+                              "docs/interval-joins.md)")
     if not marked:
         return Finding(topic, "no input declares a WATERMARK: no row is ever late")
-    decl = "; ".join(f"{a}: {t.time_column} - {t.watermark_delay_ms} ms" for a, t in marked)
+    decl = "; ".join(f"{a}: {t.time_attribute or t.time_column} - {t.watermark_delay_ms} ms" for a, t in marked)
     if query.join.interval is None:
         return Finding(topic, f"watermarks ({decl}) do not drop rows in a regular join: it keeps every row in "
                               f"state (until a TTL), so late rows join like any other")

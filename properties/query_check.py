@@ -45,7 +45,10 @@ def query_strategy(query: MappedQuery, config: Config, *, late: bool = True, ttl
                    max_ops: int = 16) -> st.SearchStrategy[Scenario]:
     """Scenarios of the query's join over streams of its own schema (generators.schema)."""
     not_null = {a: {c for c, t in query.source_of(a).columns if not t.nullable} for a, _ in query.aliases}
-    delays = {a: delay for a, _ in query.aliases if (delay := query.table_of(a).watermark_delay_ms) is not None}
+    # watermarks where an input carries its time attribute (a view's input reads the source's columns with none)
+    timed = {s.name for s in query.inputs if s.time_column is not None}
+    delays = {a: delay for a, _ in query.aliases
+              if a in timed and (delay := query.table_of(a).watermark_delay_ms) is not None}
     return schema_scenarios(query.inputs, query.join, config=query.with_job(config), not_null=not_null,
                             watermark_delays=delays,
                             late=late, ttl=ttl, max_ops=max_ops, name=f"check {query.path}")

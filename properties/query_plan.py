@@ -80,7 +80,8 @@ def state_views(query: MappedQuery) -> list[str]:
     if query.join.interval is not None and query.join.interval.lower_ms > query.join.interval.upper_ms:
         return ["empty interval window: no state (Flink's filter and padding maps keep nothing)"]
     if query.join.interval is not None:
-        return ["interval join: each side's rows are cached by time until the other side's watermark passes them"]
+        clock = "processing time" if query.join.interval.time == "processing" else "the other side's watermark"
+        return [f"interval join: each side's rows are cached by time until {clock} passes them"]
     lines = []
     specs = {s.name: joined_spec(s) for s in query.inputs}  # a view's input as the join sees it
     names = query.join.inputs

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from converge.engine.model.errors import MisreadQueryError
@@ -23,6 +24,7 @@ from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.scenario import Scenario
 from converge.oracle import batch_interval_join
+from converge.oracle.interval import interval_records
 from converge.oracle.materialize import materialize_inputs
 from converge.oracle.query_sql import QueryAsWritten, common, show
 from converge.oracle.shared import shared_oracle
@@ -75,17 +77,33 @@ def reading_answer(query: MappedQuery, scenario: Scenario) -> Counter:
     return +out
 
 
-def input_tables(query: MappedQuery, scenario: Scenario) -> dict[str, list[tuple]]:
-    """Each declared table's final rows (held values) in this example."""
+def input_tables(query: MappedQuery, scenario: Scenario,
+                 arrival: Mapping[str, int] | None = None) -> dict[str, list[tuple]]:
+    """Each declared table's final rows (held values) in this example. `arrival`: table -> where the query as
+    written holds its PROCTIME() attribute (QueryAsWritten.arrival), filled with each row's arrival time in a
+    processing-time interval join (append-only inputs: every record is a final row). A query that is none
+    names the attribute nowhere (the reader refuses every other use of it), so it holds NULL there."""
+    arrival = arrival or {}
+    iv = scenario.join.interval
+    if iv is not None and iv.time == "processing":
+        records = interval_records(scenario)
+        return {table: sorted((_at(row, arrival.get(table), time) for _, time, row in records[alias]), key=repr)
+                for alias, table in query.aliases}
     final = materialize_inputs(scenario)
-    return {table: sorted(final.get(query.stream_of(alias), Counter()).elements(), key=repr)
+    return {table: sorted((_at(row, arrival.get(table), None)
+                           for row in final.get(query.stream_of(alias), Counter()).elements()), key=repr)
             for alias, table in query.aliases}
+
+
+def _at(row: tuple, index: int | None, value: object) -> tuple:
+    """`row` with `value` put in at `index` (as it is without an index)."""
+    return row if index is None else row[:index] + (value,) + row[index:]
 
 
 def reading_equals_query(query: MappedQuery, scenario: Scenario) -> None:
     """converge's answer equals the query as written run in DuckDB, on this example's final tables."""
     written = as_written(query)
-    tables = input_tables(query, scenario)
+    tables = input_tables(query, scenario, written.arrival)
     want = written.answer(tables)
     got = reading_answer(query, scenario)
     if got != want:

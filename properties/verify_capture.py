@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from converge.engine.condition import compile_predicate
-from converge.engine.model.errors import BadInputError, DivergenceError
+from converge.engine.model.errors import BadInputError, DivergenceError, UnsupportedError
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.flinksql.captures import Record, read_capture
 from converge.engine.model.rows import allowed_kinds
@@ -137,9 +137,19 @@ def _shaper(query: MappedQuery) -> Callable[[tuple], tuple | None]:
     return shape
 
 
+def check_capturable(query: MappedQuery) -> None:
+    """A processing-time interval join's answer depends on when each row arrived, which no capture records:
+    `verify` (and `capture`, which writes what verify reads) would judge it as if every row arrived at once."""
+    if query.join.interval is not None and query.join.interval.time == "processing":
+        raise UnsupportedError(f"{query.path}: a processing-time interval join (PROCTIME()): its answer depends on "
+                               f"each row's arrival time, which a capture does not record; verify and capture check "
+                               f"event-time interval joins and regular joins (converge check runs this query)")
+
+
 def verify_capture(query: MappedQuery, sources: Mapping[str, Path], output: Path, fmt: str = "auto",
                    output_format: str | None = None) -> VerifyResult:
     """Check the captured output; DivergenceError names the first divergence, BadInputError a bad line."""
+    check_capturable(query)
     start = time.perf_counter()
     events, positions, origins = _source_events(query, sources, fmt)
     out_cols = [(o.name, o.type) for o in query.output]

@@ -47,7 +47,7 @@ def plan_document(query: MappedQuery, options: CheckOptions, operators: list[str
     for alias, name in query.aliases:
         t = query.tables[name]
         inputs.append({"alias": alias, "table": name, "connector": t.connector, "changelog_mode": t.changelog_mode,
-                       "primary_key": list(t.primary_key or ()), "rowtime": t.time_column,
+                       "primary_key": list(t.primary_key or ()), "rowtime": t.time_column, "proctime": t.proctime,
                        "watermark_delay_ms": t.watermark_delay_ms,
                        "columns": [{"name": c, "type": ft.name, "nullable": ft.nullable} for c, ft in t.columns]})
     iv = query.join.interval

@@ -83,8 +83,12 @@ def describe_query(query: MappedQuery) -> list[str]:
         cols = ", ".join(f"{c} {ft.name}{'' if ft.nullable else ' NOT NULL'}" for c, ft in t.columns)
         extra = f", primary key ({', '.join(t.primary_key)})" if t.primary_key else ""
         if t.time_column:
-            extra += f", rowtime {t.time_column} (watermark delay {t.watermark_delay_ms} ms)"
+            named = f"{t.time_attribute} = {t.time_column}" if t.time_attribute != t.time_column else t.time_column
+            extra += f", rowtime {named} (watermark delay {t.watermark_delay_ms} ms)"
         lines.append(f"  {alias} = {table} [{t.changelog_mode} from {t.connector}{extra}]: {cols}")
+        if t.renamed:  # computed columns that compute nothing on the held value: no Calc (flinksql/renames.py)
+            lines.append("    computed columns naming physical ones (no Calc): "
+                         + ", ".join(f"{n} {ft.name} = {c}" for n, c, ft in t.renamed))
         stream = query.stream_of(alias)
         if stream != alias:  # a table read in several places: one stream, each change to every reader
             others = [a for a, _ in query.aliases if a != alias and query.stream_of(a) == stream]
@@ -98,9 +102,13 @@ def describe_query(query: MappedQuery) -> list[str]:
                                                                    query.join.conditions, strict=False)))
     if query.join.interval is not None:
         iv = query.join.interval
-        lines.append(f"interval join: {iv.left_time} - {iv.right_time} in [{iv.lower_ms}, {iv.upper_ms}] ms "
-                     f"(event time)" + (": the window is empty, nothing joins (Flink plans no join)"
-                                        if iv.lower_ms > iv.upper_ms else ""))
+        left, right = query.join.inputs[:2]
+        times = (iv.left_time, iv.right_time) if iv.time == "event" else \
+            tuple(f"{a}.{query.table_of(a).proctime}" for a in (left, right))
+        lines.append(f"interval join: {times[0]} - {times[1]} in [{iv.lower_ms}, {iv.upper_ms}] ms "
+                     + ("(event time)" if iv.time == "event" else "(processing time: a row's time is its arrival)")
+                     + (": the window is empty, nothing joins (Flink plans no join)" if iv.lower_ms > iv.upper_ms
+                        else ""))
     if query.where_sql:
         lines.append(f"where (on the join's output): {query.where_sql}")
     lines += [f"read as Flink plans it: {note}" for note in query.notes]

@@ -386,7 +386,7 @@ READER_MUTANTS: tuple[Mutant, ...] = (
         "between_upper_exclusive",
         "BETWEEN's upper bound is read as exclusive (an interval join's time bound and a plain condition)",
         READER,
-        (Patch(f"{_QUERY}:_time_bounds",
+        (Patch("converge.engine.model.flinksql.time_bounds:TimeAttributes.bounds",
                'return [("lower", lo[1]), ("upper", hi[1])]\n        return [("lower", -hi[1]), ("upper", -lo[1])]',
                'return [("lower", lo[1]), ("upper", hi[1] - 1)]\n        return [("lower", -hi[1] + 1), ("upper", -lo[1])]'),
          Patch("converge.engine.model.flinksql.expressions:Renderer.render", "{v2.sql} <= {hi.sql}",

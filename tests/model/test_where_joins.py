@@ -42,6 +42,15 @@ READINGS = {
     "SELECT a.k FROM a JOIN b ON a.k = b.k, c WHERE c.k = b.y":
         (("inner", "inner"), ("(a.k = b.k)", "(c.k = b.y)"), None, None),
     "SELECT a.k FROM a, b": (("inner",), ("TRUE",), None, None),
+    # a derived table in a comma join, its columns named unqualified (Flink's JoinITCase.testJoinWithAlias shape):
+    # each name belongs to exactly one FROM item, so `ka = k` names both sides and is the join's condition
+    "SELECT y, w FROM (SELECT k AS ka, x AS w FROM a) AS v, b WHERE ka = k AND w < 4":
+        (("inner",), ("(v.ka = b.k) AND (v.w < 4)",), None, None),
+    # without an alias (Calcite's EXPR$0): the input is named after the table it reads
+    "SELECT y, w FROM (SELECT k AS ka, x AS w FROM a), b WHERE ka = k AND w < 4":
+        (("inner",), ("(a.ka = b.k) AND (a.w < 4)",), None, None),
+    "SELECT z, w FROM (SELECT k AS ka, x AS w FROM a) v, b, c WHERE ka = b.k AND y = c.k AND z <> 'q'":
+        (("inner", "inner"), ("(v.ka = b.k)", "(b.y = c.k) AND (c.z <> 'q')"), None, None),
     # time predicates in WHERE make the comma join an interval join, as in an ON
     "SELECT a.k FROM a, b WHERE a.k = b.k AND a.rt BETWEEN b.rt - INTERVAL '1' SECOND AND b.rt":
         (("inner",), ("(a.k = b.k)",), None, (-1000, 0)),

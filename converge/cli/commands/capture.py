@@ -36,7 +36,9 @@ def register(subparsers: Subparsers) -> None:
 def cmd_capture(args: argparse.Namespace) -> int:
     """Draw one input of the query's schema, run converge's engine on it, write the sources' and output's records."""
     from converge.engine.model.flinksql import load_query  # lazy: sqlglot loads only for capture/check/verify
+    from converge.properties.verify_capture import check_capturable  # lazy: as above
     query = load_query(existing_file(args.query))
+    check_capturable(query)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: is a file, not a folder")

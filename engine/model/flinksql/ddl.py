@@ -20,7 +20,8 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
-from converge.engine.model.flinksql.types import FlinkType, flink_type
+from converge.engine.model.flinksql.renames import read_renames
+from converge.engine.model.flinksql.types import FlinkType, flink_type, is_structured
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
 CDC_FORMATS = frozenset({"debezium-json", "canal-json", "maxwell-json", "ogg-json", "debezium-avro-confluent",
@@ -45,6 +46,13 @@ class SourceTable:
     # declared order; `columns` holds the physical ones (the rows a source produces); the join sees them all
     computed: tuple[tuple[str, exp.Expr], ...] = ()
     declared: tuple[str, ...] = ()
+    # `p AS PROCTIME()`: a processing-time attribute, no value of the row (the wall clock at its arrival); the
+    # join reads it only as an interval join's time (flinksql/time_bounds.py)
+    proctime: str | None = None
+    # computed columns that only name a physical column's held value (flinksql/renames.py): (name, physical,
+    # type), read without a Calc; `time_attribute` is the rowtime's declared name where it is one of them
+    renamed: tuple[tuple[str, str, FlinkType], ...] = ()
+    time_attribute: str | None = None
 
     def input_spec(self, name: str) -> InputSpec:
         """The model input for this table under the name (alias) the query gives it."""
@@ -59,6 +67,8 @@ def _options(node: exp.Create, text: SourceText) -> dict[str, str]:
     props = node.args.get("properties")
     out: dict[str, str] = {}
     for prop in props.expressions if props is not None else ():
+        if isinstance(prop, exp.TemporaryProperty):  # CREATE TEMPORARY TABLE: the session's, the same source
+            continue
         if not isinstance(prop, exp.Property) or not isinstance(prop.this, exp.Literal) \
                 or not isinstance(prop.args.get("value"), exp.Literal):
             raise text.error(prop, "table options must be 'key' = 'value' pairs")
@@ -104,26 +114,41 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     columns: list[tuple[str, FlinkType]] = []
     computed: list[tuple[str, exp.ColumnDef]] = []
     declared: list[str] = []
+    proctime: str | None = None
     key: tuple[str, ...] | None = None
     watermark: exp.WatermarkColumnConstraint | None = None
     for item in schema.expressions:
+        if isinstance(item, exp.Constraint) and len(item.expressions) == 1 \
+                and isinstance(item.expressions[0], exp.PrimaryKey):  # CONSTRAINT name PRIMARY KEY (...)
+            item = item.expressions[0]
         if isinstance(item, exp.ColumnDef):
             kinds = [c.args.get("kind") for c in item.args.get("constraints") or ()]
             if item.args.get("kind") is None and len(kinds) == 1 and isinstance(kinds[0], exp.ComputedColumnConstraint):
-                if any(c.casefold() == item.name.casefold() for c in declared):
+                if any(c.casefold() == item.name.casefold() for c in declared + [proctime or ""]):
                     raise text.error(item, f"column {short_repr(item.name)} is declared twice")
+                if is_proctime(kinds[0].this):
+                    if proctime is not None:
+                        raise text.unsupported(item, f"a second processing-time attribute ({proctime!r} is one): "
+                                                     f"converge reads one a table")
+                    proctime = item.name
+                    continue
                 computed.append((item.name, item))
                 declared.append(item.name)
                 continue
-            others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint))]
+            others = [k for k in kinds if not isinstance(k, (exp.NotNullColumnConstraint, exp.PrimaryKeyColumnConstraint,
+                                                             exp.CommentColumnConstraint))]  # a COMMENT means nothing
+            if any(isinstance(k, exp.Tags) for k in others):  # METADATA (flinksql/dialect.py), named at the column
+                raise text.unsupported(item.this, f"{item.name!r} is a metadata column (METADATA [FROM ...] "
+                                                  f"[VIRTUAL]): converge does not model a connector's metadata; "
+                                                  f"declare it as a physical column")
             if others or item.args.get("kind") is None:
                 raise text.unsupported(item, "metadata columns (and a computed column with other constraints) are "
                                              "not supported; declare physical columns or `name AS expression`")
             not_null = any(isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds)
             try:
-                ftype = flink_type(item.args["kind"], nullable=not not_null)
-            except UnsupportedError as exc:
-                raise text.unsupported(item, str(exc)) from None
+                ftype = flink_type(item.args["kind"], nullable=not not_null, written=_written_type(item, text))
+            except UnsupportedError as exc:  # a structured type is named at the column (sqlglot spells ROW as STRUCT)
+                raise text.unsupported(item.this if is_structured(item.args["kind"]) else item, str(exc)) from None
             except BadInputError as exc:
                 raise text.error(item, str(exc)) from None
             twin = next((c for c, _ in columns if c.casefold() == item.name.casefold()), None)
@@ -132,7 +157,7 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                                  f"columns {short_repr(twin)} and {short_repr(item.name)} differ only in case; Flink "
                                  f"SQL identifiers are case-insensitive")
             twin = next((c for c in declared if c.casefold() == item.name.casefold()), None)
-            if twin is not None:
+            if twin is not None or (proctime or "").casefold() == item.name.casefold():
                 raise text.error(item, f"column {short_repr(item.name)} is declared twice")
             columns.append((item.name, ftype))
             declared.append(item.name)
@@ -157,8 +182,19 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
                 raise text.error(schema, f"primary key column {k!r} is not a column of {name!r}")
         # Flink makes primary key columns NOT NULL
         columns = [(c, FlinkType(t.name, t.kind, t.model, t.scale, False) if c in key else t) for c, t in columns]
-    time_column, delay = None, None
-    if watermark is not None:
+    renamed = read_renames([(c, d.args["constraints"][0].args["kind"].this) for c, d in computed], dict(columns)) \
+        if computed else None
+    time_column, delay, time_attribute = None, None, None
+    if watermark is not None and renamed and isinstance(watermark.this, exp.Column) \
+            and watermark.this.name in {r[0] for r in renamed}:
+        named = {r[0]: r for r in renamed}
+        time_attribute, delay = _watermark(watermark, [*names, *named], {**dict(columns), **{r[0]: r[2] for r in renamed}},
+                                           text)
+        time_column = named[time_attribute][1]  # the rowtime is the physical column's held value
+    elif watermark is not None:
+        if isinstance(watermark.this, exp.Column) and watermark.this.name == proctime:
+            raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
+                                        f"WATERMARK on an event-time column only")
         if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
             raise text.unsupported(watermark, f"the rowtime attribute {watermark.this.name!r} is a computed column: "
                                               f"converge does not model a computed time attribute yet (declare "
@@ -166,11 +202,40 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
         time_column, delay = _watermark(watermark, names, dict(columns), text)
     mode = changelog_mode(_options(node, text), key is not None, node, text)
     table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
-                        time_column, delay, tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
-                        tuple(declared) if computed else ())
+                        time_column, delay,
+                        () if renamed else tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
+                        tuple(declared) if computed else (), proctime, renamed or (), time_attribute or time_column)
     _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
                  schema, text)
     return table
+
+
+def is_proctime(expr: exp.Expr) -> bool:
+    """`PROCTIME()`: Flink's processing-time attribute."""
+    return isinstance(expr, exp.Anonymous) and str(expr.this).upper() == "PROCTIME" and not expr.expressions
+
+
+def _written_type(item: exp.ColumnDef, text: SourceText) -> str | None:
+    """A column's type as the file spells it (`ROW<id INT, region STRING>`, where sqlglot says STRUCT): the text
+    after the column's name up to the `,` or `)` that ends the column, without its NOT NULL / PRIMARY KEY."""
+    start = item.this.meta.get("end") if isinstance(item.this, exp.Identifier) else None
+    if start is None:
+        return None
+    depth, end = 0, start + 1
+    while end < len(text.text):
+        char = text.text[end]
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if depth < 0 or (depth == 0 and char == ","):
+            break
+        end += 1
+    spelled = " ".join(text.text[start + 1:end].replace("`", " ").split())
+    return _CONSTRAINTS.sub("", spelled) or None
+
+
+_CONSTRAINTS = re.compile(r"\s+(NOT\s+NULL|NULL|PRIMARY\s+KEY|COMMENT)\b.*$", re.IGNORECASE | re.DOTALL)
 
 
 def _computed(item: exp.ColumnDef, physical: tuple[tuple[str, FlinkType], ...], text: SourceText) -> exp.Expr:

@@ -6,7 +6,9 @@ identifiers, `STRING`, `INTERVAL '5' SECOND`, `PRIMARY KEY (...) NOT ENFORCED`
 `WITH ('connector' = ...)` table options (read as properties). What it lacks is
 the `WATERMARK FOR col AS expr` table constraint; it is added here as one
 entry of the parser's constraint table, producing sqlglot's own
-`WatermarkColumnConstraint` node. Nothing else is hand-parsed.
+`WatermarkColumnConstraint` node. So is a metadata column's `METADATA [FROM
+'key'] [VIRTUAL]`, as a column constraint the reader refuses as unsupported.
+Nothing else is hand-parsed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ class Flink(Dialect):
     class Parser(parser.Parser):
         CONSTRAINT_PARSERS = {
             **parser.Parser.CONSTRAINT_PARSERS,
+            # a metadata column `c T METADATA [FROM 'key'] [VIRTUAL]`: read so that it is refused at the column
+            # (unsupported), never a parse error
+            "METADATA": lambda self: self.expression(
+                exp.Tags(expressions=[
+                    (self._match(TokenType.FROM) and self._parse_string()) or exp.Null(),
+                    exp.Boolean(this=bool(self._match_text_seq("VIRTUAL")))])
+            ),
             "WATERMARK": lambda self: self.expression(
                 exp.WatermarkColumnConstraint(
                     this=self._match(TokenType.FOR) and self._parse_column(),

@@ -80,13 +80,36 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 class Scope:
     """The inputs an expression may name: alias -> (column names, Flink types)."""
 
-    def __init__(self, inputs: Mapping[str, Sequence[tuple[str, FlinkType]]], text: SourceText) -> None:
+    def __init__(self, inputs: Mapping[str, Sequence[tuple[str, FlinkType]]], text: SourceText,
+                 proctime: Mapping[str, str] | None = None,
+                 renames: Mapping[str, Sequence[tuple[str, str, FlinkType]]] | None = None) -> None:
         self.inputs = {alias: dict(cols) for alias, cols in inputs.items()}
         self.text = text
+        self.proctime = dict(proctime or {})  # alias -> its processing-time attribute (PROCTIME()), no column
+        # alias -> {computed name: the physical column it names} (flinksql/renames.py): resolved to the column
+        self.renames = {alias: {name: column for name, column, _ in named} for alias, named in (renames or {}).items()}
+        for alias, named in (renames or {}).items():
+            self.inputs[alias].update((name, ftype) for name, _, ftype in named)
+
+    def proctime_of(self, node: exp.Column) -> str | None:
+        """The alias whose processing-time attribute `node` names (None: it names none)."""
+        if node.table:
+            alias = self._pick(node.table, self.inputs)
+            named = self.proctime.get(alias) if alias is not None else None
+            return alias if named is not None and named.casefold() == node.name.casefold() else None
+        owners = [a for a, p in self.proctime.items() if p.casefold() == node.name.casefold()]
+        return owners[0] if len(owners) == 1 and not any(self._pick(node.name, c) for c in self.inputs.values()) \
+            else None
 
     def resolve(self, node: exp.Column) -> tuple[str, str, FlinkType]:
-        """(alias, column, type) of a column reference; unqualified names must be unambiguous."""
+        """(alias, column, type) of a column reference; unqualified names must be unambiguous. A processing-time
+        attribute is no value converge holds: named anywhere but an interval join's time bounds
+        (flinksql/time_bounds.py reads those first), it is unsupported."""
         name = node.name
+        if self.proctime and self.proctime_of(node) is not None:
+            raise self.text.unsupported(node, f"{name!r} is a processing-time attribute (PROCTIME()): its value is "
+                                              f"the wall clock at each row's arrival; converge reads it only in an "
+                                              f"interval join's time bounds")
         if node.table:
             alias = self._pick(node.table, self.inputs)
             if alias is None:
@@ -106,7 +129,7 @@ class Scope:
         if column is None:
             raise self.text.error(node, f"{alias!r} has no column {name!r}{did_you_mean(name, self.inputs[alias])} "
                                         f"(columns: {', '.join(self.inputs[alias])})")
-        return alias, column, self.inputs[alias][column]
+        return alias, self.renames.get(alias, {}).get(column, column), self.inputs[alias][column]
 
     @staticmethod
     def _pick(name: str, names: Mapping[str, object] | Sequence[str]) -> str | None:

@@ -24,7 +24,7 @@ from sqlglot import exp
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql.allowed import Refusal, at, one_error, position, refusals
 from converge.engine.model.flinksql.ddl import SourceTable, read_table
-from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean, interval_ms
+from converge.engine.model.flinksql.expressions import Renderer, Scope, did_you_mean
 from converge.engine.model.flinksql.job import (
     JobSetting,
     SinkTable,
@@ -37,7 +37,8 @@ from converge.engine.model.flinksql.job import (
 )
 from converge.engine.model.flinksql.positions import SourceText, byte_line_col
 from converge.engine.model.flinksql.reading import read_statements
-from converge.engine.model.flinksql.streams import shared_streams
+from converge.engine.model.flinksql.streams import shared_streams, unshadow
+from converge.engine.model.flinksql.time_bounds import TimeAttributes
 from converge.engine.model.flinksql.types import FlinkType
 from converge.engine.model.flinksql.views import (
     DerivedInput,
@@ -45,6 +46,7 @@ from converge.engine.model.flinksql.views import (
     derived_input,
     inline_views,
     is_view,
+    name_derived,
     read_view,
 )
 from converge.engine.model.flinksql.where_joins import (
@@ -311,8 +313,9 @@ class _Mapper:
             raise self.text.error(node, f"table {node.name!r} is not declared{did_you_mean(node.name, self.tables)} "
                                         f"(declared: {', '.join(self.tables)})")
         alias = node.alias_or_name
-        if not alias.isidentifier():
-            raise self.text.error(node, f"alias {alias!r} is not an identifier")
+        if not alias.isidentifier():  # valid Flink (a quoted name); the scenario names inputs with identifiers
+            raise self.text.unsupported(node, f"alias {alias!r} is not an identifier: converge names inputs with "
+                                              f"identifiers only (letters, digits, _); rename it")
         for a, _ in self.aliases:
             if a.casefold() == alias.casefold():
                 raise self.text.error(node, f"alias {alias!r} is used twice")
@@ -338,8 +341,10 @@ class _Mapper:
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
+        proctime = {a: p for a in aliases if a not in self.derived and (p := self.tables[known[a]].proctime)}
+        renames = {a: r for a in aliases if a not in self.derived and (r := self.tables[known[a]].renamed)}
         return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
-                      for a in aliases}, self.text)
+                      for a in aliases}, self.text, proctime, renames)
 
     def table_time(self, alias: str) -> str | None:
         """The time attribute of the table `alias` names (None: it has none)."""
@@ -374,6 +379,7 @@ class _Mapper:
         if from_ is None:
             self.refused.append(self.text.unsupported(node, "the SELECT has no FROM: converge checks joins"))
             return None
+        name_derived(node)
         node = self._comma_joins(node)
         from_ = node.args["from_"]
         if not self._attempt(lambda: self.aliases.append(self._table(from_.this))):
@@ -435,12 +441,20 @@ class _Mapper:
             declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
                             None)
             if declared is not None:
-                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns}
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in self.tables[declared].columns} | \
+                    {n.casefold() for n, _, _ in self.tables[declared].renamed}
+            elif isinstance(t, exp.Subquery) and t.alias_or_name:  # a derived table: the columns its SELECT makes
+                try:
+                    derived = derived_input(t, self.tables, self.text)
+                except (BadInputError, UnsupportedError):
+                    continue  # refused where it is mapped
+                columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in derived.columns}
         if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
             return node
         out, notes = attach_where(node, columns, self.text)
         times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
-                 for d in self.tables if d.casefold() == t.name.casefold() and (time := self.tables[d].time_column)}
+                 for d in self.tables if d.casefold() == t.name.casefold()
+                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)}
         out, moved = push_time_bounds(out, times, self.text)
         self.notes += notes + moved
         return out
@@ -460,7 +474,7 @@ class _Mapper:
         parts = conjuncts(on)
         if len(self.aliases) == 2:
             parts = self._interval_bounds(parts, join)
-        elif any(_is_time_bound(c, self) for c in parts):
+        elif any(self._times().is_bound(c) for c in parts):
             raise self.text.unsupported(on, "an interval join inside a chain of more than two inputs: converge models "
                                             "binary interval joins only")
         if self.interval is not None and len(self.aliases) > 2:
@@ -471,34 +485,23 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(on)))
         self.conditions.append(" AND ".join(renderer.boolean(c) for c in parts) if parts else "TRUE")
 
+    def _times(self) -> TimeAttributes:
+        """The inputs so far and their time attributes, to find an interval join's window (time_bounds.py)."""
+        return TimeAttributes(self._scope([a for a, _ in self.aliases]), self.table_time, self.text)
+
     def _interval_bounds(self, conjuncts: list[exp.Expr], join: exp.Join) -> list[exp.Expr]:
         """Take the time-bound conjuncts out of a binary join's ON; the window they make turns it into an interval
-        join where Flink's IntervalJoinUtil.extractWindowBoundsFromPredicate finds one: a single equality of the
-        two time attributes ([d, d]) or exactly one lower and one upper bound (a BETWEEN is both)."""
+        join (time_bounds.py)."""
         left, right = (a for a, _ in self.aliases)
-        found: list[tuple[str, int]] = []
-        rest = []
-        for c in conjuncts:
-            bounds = _time_bounds(c, left, right, self)
-            if bounds is None:
-                rest.append(c)
-            else:
-                found += bounds
-        if not found:
+        window, rest = self._times().window(conjuncts, left, right, join.args["on"])
+        if window is None:
             return conjuncts
-        kinds = sorted(k for k, _ in found)
-        if kinds == ["eq"]:
-            lower = upper = found[0][1]
-        elif kinds == ["lower", "upper"]:
-            lower, upper = (dict(found)[k] for k in ("lower", "upper"))
+        (lower, upper), time = window
+        if time == "processing":  # each row's time is its arrival (Flink's ProcTimeIntervalJoin)
+            self.interval = IntervalSpec(None, None, lower, upper, "processing", 0)
         else:
-            raise self.text.unsupported(join.args["on"], "these time conditions are not one equality of the two "
-                                                         "time attributes nor one lower and one upper bound: Flink "
-                                                         "plans a regular join over time attributes then "
-                                                         "(IntervalJoinUtil), which converge does not map; give both "
-                                                         "bounds once (BETWEEN ... AND ...) or one equality")
-        lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
-        self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
+            lt, rt = self.tables[self.aliases[0][1]].time_column, self.tables[self.aliases[1][1]].time_column
+            self.interval = IntervalSpec(f"{left}.{lt}", f"{right}.{rt}", lower, upper, "event", 0)
         return rest
 
     # ------------------------------------------------------------ WHERE: EXISTS / NOT EXISTS / IN
@@ -527,7 +530,7 @@ class _Mapper:
             raise self.text.unsupported(sub, "converge reads a subquery of the form SELECT ... FROM one table "
                                              "[WHERE ...]")
         outer = [a for (a, _), t in zip(self.aliases, ["inner"] + self.types, strict=False) if t not in ("semi", "anti")]
-        self._unshadow(sub)
+        unshadow(sub, {a.casefold() for a, _ in self.aliases})
         alias, table = self._table(sub.args["from_"].this)
         self.aliases.append((alias, table))
         inner = {c.casefold() for c, _ in (self.derived[alias] if alias in self.derived else self.tables[table]).columns}
@@ -547,23 +550,6 @@ class _Mapper:
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
-
-    def _unshadow(self, sub: exp.Select) -> None:
-        """A subquery's table named like an outer input shadows it (SQL resolves a name in the innermost query
-        first, `EXISTS (SELECT * FROM t ...)` under `FROM t`): the subquery's input gets a fresh alias `t_1`, and
-        its own references to the name follow it."""
-        node = sub.args["from_"].this
-        taken = {a.casefold() for a, _ in self.aliases}
-        if not isinstance(node, exp.Table) or node.alias_or_name.casefold() not in taken:
-            return
-        old, n = node.alias_or_name, 1
-        while f"{old}_{n}".casefold() in taken:
-            n += 1
-        new = f"{old}_{n}"
-        for col in sub.find_all(exp.Column):
-            if col.table and col.table.casefold() == old.casefold():
-                col.set("table", exp.to_identifier(new))
-        node.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
 
     # ------------------------------------------------------------ SELECT list
 
@@ -592,8 +578,17 @@ class _Mapper:
                 real = Scope._pick(a, aliases)
                 if real is None:
                     raise self.text.error(item, f"unknown alias {a!r}")
-                columns = self.derived[real].columns if real in self.derived else \
-                    self.tables[dict(self.aliases)[real]].columns
+                if real not in self.derived and self.tables[dict(self.aliases)[real]].proctime:
+                    raise self.text.unsupported(item, f"{real}'s columns include its processing-time attribute "
+                                                      f"{self.tables[dict(self.aliases)[real]].proctime!r} (the wall "
+                                                      f"clock at each row's arrival), which converge does not hold; "
+                                                      f"list the other columns")
+                table = self.tables[dict(self.aliases)[real]]
+                if real not in self.derived and table.renamed:  # every column as declared, a rename as its column
+                    named = {n: (c, t) for n, c, t in table.renamed} | {c: (c, t) for c, t in table.columns}
+                    out += [OutputColumn(n, real, *named[n]) for n in table.declared]
+                    continue
+                columns = self.derived[real].columns if real in self.derived else table.columns
                 out += [OutputColumn(c, real, c, t) for c, t in columns]
             return out
         if not isinstance(target, exp.Column):
@@ -601,60 +596,3 @@ class _Mapper:
                                               "checks the join; compute expressions downstream)")
         a, c, t = scope.resolve(target)
         return [OutputColumn(item.alias_or_name, a, c, t)]
-
-
-def _time_ref(node: exp.Expr, mapper: _Mapper) -> tuple[str, int] | None:
-    """(alias, offset ms) of `x.t`, `x.t + INTERVAL ...`, `x.t - INTERVAL ...` with t a rowtime attribute."""
-    offset = 0
-    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
-        ms = interval_ms(node.expression, mapper.text)
-        offset = ms if isinstance(node, exp.Add) else -ms
-        node = node.this
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
-        return None
-    try:
-        alias, column, _ = mapper._scope([a for a, _ in mapper.aliases]).resolve(node)
-    except BadInputError:
-        return None
-    if mapper.table_time(alias) != column:
-        return None
-    return alias, offset
-
-
-def _time_bounds(c: exp.Expr, left: str, right: str, mapper: _Mapper) -> list[tuple[str, int]] | None:
-    """The bounds conjunct `c` puts on left.t - right.t, each ("lower" | "upper" | "eq", ms), or None when it is
-    no time predicate (Flink's identifyTimePredicate: a comparison of the two inputs' time attributes)."""
-    if isinstance(c, exp.Between):  # Calcite expands it into its two comparisons
-        x, lo, hi = (_time_ref(c.this, mapper), _time_ref(c.args["low"], mapper), _time_ref(c.args["high"], mapper))
-        if x is None or lo is None or hi is None or x[1] != 0 or lo[0] != hi[0] or lo[0] == x[0]:
-            return None
-        if x[0] == left:
-            return [("lower", lo[1]), ("upper", hi[1])]
-        return [("lower", -hi[1]), ("upper", -lo[1])]
-    ops: dict[type[exp.Expr], tuple[int, str]] = {exp.GTE: (0, "lower"), exp.GT: (1, "lower"), exp.LTE: (0, "upper"),
-                                                  exp.LT: (-1, "upper"), exp.EQ: (0, "eq")}
-    if type(c) not in ops:
-        return None
-    a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
-    if a is None or b is None or a[0] == b[0]:
-        return None
-    strict, kind = ops[type(c)]
-    # a.t + oa OP b.t + ob  ->  (a.t - b.t) OP ob - oa
-    bound = b[1] - a[1]
-    if a[0] != left:  # right.t + oa OP left.t + ob  ->  (left.t - right.t) flipped OP oa - ob
-        bound = -bound
-        kind = {"upper": "lower", "lower": "upper", "eq": "eq"}[kind]
-        strict = -strict
-    return [(kind, bound + strict)]
-
-
-def _is_time_bound(c: exp.Expr, mapper: _Mapper) -> bool:
-    if isinstance(c, exp.Between):
-        return _time_ref(c.this, mapper) is not None and _time_ref(c.args["low"], mapper) is not None
-    if type(c) in (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE):  # a comparison of two inputs' time attributes
-        a, b = _time_ref(c.this, mapper), _time_ref(c.expression, mapper)
-        return a is not None and b is not None and a[0] != b[0]
-    return False
-

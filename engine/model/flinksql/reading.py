@@ -31,7 +31,7 @@ MAX_IDENTIFIER = 1000  # the oracle quotes names of at most 1,000 characters (or
 
 def read_statements(source: SourceText) -> list[exp.Expr]:
     """The statements of the file, comment-only ones dropped; BadInputError at file:line:col otherwise."""
-    tokens = _tokens(source)
+    tokens = _row_types(_tokens(source))
     _check_parentheses(tokens, source)
     parser = Flink().parser()
     quiet = logging.getLogger("sqlglot")
@@ -80,6 +80,25 @@ def _tokens(source: SourceText) -> list[Token]:
         else:
             why = f"cannot read the text here as SQL ({clip(cause or str(exc), 120)})"
         raise source.error_at(start, why) from None
+
+
+def _row_types(tokens: list[Token]) -> list[Token]:
+    """Flink's structured types `ROW<name type, ...>` / `ROW(name type, ...)` and `MULTISET<type>` as the type
+    tokens sqlglot parses (STRUCT, ARRAY), so that a table declaring one is refused as an unsupported column type
+    at the column, not as a parse error (sqlglot reads `ROW(...)` only as the row constructor). A `ROW(` is a type
+    when a field name and a type follow it (`ROW(a INT`), never a constructor's `ROW(a, b)`. Only the token's
+    type changes: its text and position stay the file's."""
+    for i, token in enumerate(tokens[:-2]):
+        word = token.text.upper()
+        if token.token_type not in (TokenType.VAR, TokenType.ROW) or word not in ("ROW", "MULTISET"):
+            continue
+        after = tokens[i + 1].token_type
+        typed = after == TokenType.LT or (word == "ROW" and after == TokenType.L_PAREN and i + 3 < len(tokens)
+                                          and tokens[i + 2].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+                                          and tokens[i + 3].token_type in Flink.Parser.TYPE_TOKENS)
+        if typed:
+            token.token_type = TokenType.STRUCT if word == "ROW" else TokenType.ARRAY
+    return tokens
 
 
 def _check_parentheses(tokens: list[Token], source: SourceText) -> None:

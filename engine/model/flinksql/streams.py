@@ -10,9 +10,11 @@ readers name; the events are written on it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
-__all__ = ["shared_streams"]
+from sqlglot import exp
+
+__all__ = ["shared_streams", "unshadow"]
 
 
 def shared_streams(aliases: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -33,3 +35,20 @@ def shared_streams(aliases: Sequence[tuple[str, str]]) -> dict[str, str]:
         taken.add(name.casefold())
         out[t] = name
     return out
+
+
+def unshadow(sub: exp.Select, taken: Set[str]) -> None:
+    """A subquery's table named like an outer input (`taken`, casefolded) shadows it (SQL resolves a name in the
+    innermost query first, `EXISTS (SELECT * FROM t ...)` under `FROM t`): the subquery's input gets a fresh alias
+    `t_1`, and its own references to the name follow it."""
+    node = sub.args["from_"].this
+    if not isinstance(node, exp.Table) or node.alias_or_name.casefold() not in taken:
+        return
+    old, n = node.alias_or_name, 1
+    while f"{old}_{n}".casefold() in taken:
+        n += 1
+    new = f"{old}_{n}"
+    for col in sub.find_all(exp.Column):
+        if col.table and col.table.casefold() == old.casefold():
+            col.set("table", exp.to_identifier(new))
+    node.set("alias", exp.TableAlias(this=exp.to_identifier(new)))

@@ -30,7 +30,7 @@ from converge.engine.model.flinksql.expressions import Renderer, Scope, column_s
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.types import FlinkType
 
-__all__ = ["DerivedInput", "computed_input", "derived_input", "inline_views", "is_view", "read_view"]
+__all__ = ["DerivedInput", "computed_input", "derived_input", "inline_views", "is_view", "name_derived", "read_view"]
 
 MAX_VIEW_DEPTH = 16
 _COMPUTED = {"int": FlinkType("INT", "int", "INTEGER"), "bigint": FlinkType("BIGINT", "bigint", "BIGINT"),
@@ -104,6 +104,26 @@ def computed_input(alias: str, source: SourceTable, tables: dict[str, SourceTabl
     return replace(derived_input(sub, tables, text, computed=True), via="computed columns")
 
 
+def name_derived(select: exp.Select) -> None:
+    """Give each derived table of the FROM list that has no alias one (Calcite accepts `FROM (SELECT ...), b` and
+    names it EXPR$n, which only its columns, unqualified, can refer to): the name of the table it reads, or
+    `name_1`, `name_2`, ... where that name is taken in the FROM list."""
+    from_ = select.args.get("from_")
+    items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or ()]
+    taken = {i.alias_or_name.casefold() for i in items if i.alias_or_name}
+    for item in items:
+        body = item.this if isinstance(item, exp.Subquery) else None
+        inner = body.args.get("from_") if isinstance(body, exp.Select) else None
+        if item.alias_or_name or inner is None or not isinstance(inner.this, exp.Table):
+            continue
+        name, n = inner.this.name, 0
+        while name.casefold() in taken:
+            n += 1
+            name = f"{inner.this.name}_{n}"
+        taken.add(name.casefold())
+        item.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+
+
 def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: SourceText, *,
                   computed: bool = False) -> DerivedInput:
     """The input a derived table (or an inlined view) makes; unsupported unless it reads one declared table."""
@@ -113,14 +133,15 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
         raise text.unsupported(sub, "a derived table or view is read when it is SELECT ... FROM one declared "
                                     "table [WHERE ...] (no join, GROUP BY or nested subquery inside)")
     alias = sub.alias_or_name
-    if not alias or not alias.isidentifier():
-        raise text.error(sub, "a derived table needs an alias that is an identifier (... ) AS x")
+    if not alias or not alias.isidentifier():  # valid Flink (Calcite names an unnamed one EXPR$n): name_derived
+        raise text.unsupported(sub, f"a derived table named {alias!r}: converge names inputs with identifiers only "
+                                    f"(letters, digits, _); write (...) AS x")
     inner = body.args["from_"].this
     table = next((t for t in tables if t.casefold() == inner.name.casefold()), None)
     if table is None or inner.args.get("db"):
         raise text.error(inner, f"table {inner.name!r} is not declared (declared: {', '.join(tables)})")
     source = tables[table]
-    if source.computed and not computed:
+    if (source.computed or source.renamed) and not computed:
         raise text.unsupported(sub, f"a view or derived table over {table!r}, which has computed columns, is not "
                                     f"supported yet (join the table itself)")
     body = body.copy()
@@ -128,11 +149,15 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     for col in body.find_all(exp.Column):  # the inner alias names the input, as the outer alias does
         if col.table and col.table.casefold() == inner_alias.casefold():
             col.set("table", exp.to_identifier(alias))
-    renderer = CalcRenderer(Scope({alias: source.columns}, text))
+    renderer = CalcRenderer(Scope({alias: source.columns}, text, {alias: source.proctime} if source.proctime else None))
     columns: list[tuple[str, FlinkType]] = []
     project: list[tuple[str, str]] = []
     for item in body.expressions:
         for name, sql, ftype in _items(item, alias, source, renderer, text):
+            if not name.isidentifier():  # valid Flink (a quoted name); the scenario's `project` names identifiers
+                raise text.unsupported(item, f"the derived table {alias!r} names a column {name!r}: converge names "
+                                             f"the columns a view or derived table makes with identifiers only "
+                                             f"(letters, digits, _); rename it")
             if name.casefold() in {c.casefold() for c, _ in columns}:
                 raise text.error(item, f"the derived table {alias!r} names column {name!r} twice")
             columns.append((name, ftype))

@@ -45,7 +45,9 @@ def is_comma(join: exp.Join) -> bool:
 
 
 def _alias_of(node: exp.Expr) -> str | None:
-    return node.alias_or_name.casefold() if isinstance(node, exp.Table) else None
+    """The (casefolded) name a FROM item is known by: a table's alias or name, a derived table's alias."""
+    return node.alias_or_name.casefold() if isinstance(node, (exp.Table, exp.Subquery)) and node.alias_or_name \
+        else None
 
 
 def _aliases_named(conj: exp.Expr, columns: Mapping[str, set[str]]) -> set[str] | None:

@@ -1,6 +1,7 @@
 """Every query in docs/examples/ is read, planned and checked by `converge check` (issue 40): one example per form
 the reader reads (an interval join with a residual, a comma join, IS NOT TRUE, an equality of time attributes, an
-empty interval window, the file's own planner SETs), each with the reading written by hand here."""
+empty interval window, the file's own planner SETs, a processing-time interval join over `AS PROCTIME()`, computed
+rowtimes `TO_TIMESTAMP_LTZ(ms, 3)`), each with the reading written by hand here."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ READINGS = {
     # s.t - o.t in [3000, 1000], so o.t - s.t in [-1000, -3000]: the lower bound is above the upper
     "empty_window": (("left",), ("(o.order_id = s.order_id)",), (-1000, -3000), None),
     "planner_sets": (("left",), ("(o.customer_id = c.customer_id)",), None, None),
+    # o.order_time - s.checked in [0, 3000]; sku names item, the rowtimes name ms (no Calc)
+    "computed_rowtime": (("left",), ("(o.item = s.item) AND (s.level < o.qty)",), (0, 3000), None),
+    # c.pt BETWEEN i.pt - 2 s AND i.pt + 5 s: c.pt - i.pt in [-2000, 5000], each row's time its arrival
+    "proctime_interval_join": (("left",), ("(c.ad_id = i.ad_id) AND (i.slot <> 'footer')",), (-2000, 5000), None),
 }
 
 

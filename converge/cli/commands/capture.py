@@ -6,6 +6,7 @@ real job, or to try `verify` on (issue 41: users had no tool that makes a captur
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 from collections.abc import Sequence
@@ -42,7 +43,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: is a file, not a folder")
-    scenario = _drawn(query, args.seed if args.seed is not None else 0, args.events)
+    scenario = _ended(_drawn(query, args.seed if args.seed is not None else 0, args.events))
     out.mkdir(parents=True, exist_ok=True)
     written = _write(query, scenario, out)
     print(f"wrote {', '.join(str(p) for p in written)} ({_count(scenario)} input records; converge's engine)")
@@ -72,6 +73,19 @@ def _drawn(query: MappedQuery, seed: int, events: int) -> Scenario:
                     random=random.Random(seed))
     except NoSuchExample:
         raise UsageError(f"--events {events}: no input of that many records was drawn; ask for fewer") from None
+
+
+# Flink's Watermark.MAX_WATERMARK (Long.MAX_VALUE): what a bounded source sends when its input ends
+END_OF_INPUT_WATERMARK = 2**63 - 1
+
+
+def _ended(scenario: Scenario) -> Scenario:
+    """The drawn input as a job over bounded sources sees it: each timed input ends with MAX_WATERMARK, which makes
+    an outer interval join emit every padded row still held (verify compares the output with the batch answer,
+    padded rows included; without it the capture of an outer interval join diverged from its own answer)."""
+    from converge.engine.model.scenario import WatermarkEvent  # lazy: the engine, for capture alone
+    ends = [WatermarkEvent(s.name, END_OF_INPUT_WATERMARK) for s in scenario.inputs if s.time_column is not None]
+    return dataclasses.replace(scenario, events=(*scenario.events, *ends)) if ends else scenario
 
 
 def _write(query: MappedQuery, scenario: Scenario, out: Path) -> list[Path]:

@@ -11,7 +11,14 @@ from converge.properties.replay import load_scenario_file
 from converge.systems.flink import environment
 from converge.systems.flink.matrix import Cell, installed_versions, matrix_versions, print_matrix
 from converge.systems.flink.repro import build
-from converge.systems.flink.repro_report import Measured, is_intermittent, known_entry, render, run_program
+from converge.systems.flink.repro_report import (
+    Measured,
+    is_intermittent,
+    known_entry,
+    render,
+    run_and_print,
+    write_program,
+)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -77,11 +84,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if runs < 1:
         raise UsageError(f"--runs {runs}: expected 1 or more")
     repro = build(scenario, path.name, target, runs)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    program = out / f"repro_{repro.slug}.py"
-    program.write_text(repro.program, encoding="utf-8")
-    print(f"wrote {program}")
+    program = write_program(args.out, repro.slug, repro.program)
+    out = program.parent
     measured: list[Measured] = []
     if installed is not None and not args.no_run:
         have = installed_versions()
@@ -89,11 +93,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
             if v not in have:
                 measured.append(Measured(v, None, "not installed", installed=False))
                 continue
-            release = environment.find(v)
-            print(f"running it on Flink {v} ({release.interpreter}) ...", flush=True)
-            measured.append(run_program(release.interpreter, program.resolve(), v))
-            print(measured[-1].output)
-            print(f"exit code {measured[-1].exit_code}")
+            measured.append(run_and_print(environment.find(v).interpreter, program, v, "Flink"))
     if versions:
         print_matrix([Cell(m.version, program.name, m.outcome) for m in measured])
     report = out / "REPORT.md"

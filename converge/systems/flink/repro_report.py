@@ -52,6 +52,25 @@ def run_program(interpreter: Path, program: Path, version: str) -> Measured:
     return Measured(version, done.returncode, output)
 
 
+def write_program(out: str | Path, slug: str, text: str) -> Path:
+    """Write `repro_<slug>.py` into the output folder (created if missing) and say so; every system's repro."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / f"repro_{slug}.py"
+    program.write_text(text, encoding="utf-8")
+    print(f"wrote {program}")
+    return program
+
+
+def run_and_print(interpreter: Path, program: Path, version: str, system: str) -> Measured:
+    """Run the program on one release of a system (run_program) and print what it printed and its exit code."""
+    print(f"running it on {system} {version} ({interpreter}) ...", flush=True)
+    measured = run_program(interpreter, program.resolve(), version)
+    print(measured.output)
+    print(f"exit code {measured.exit_code}")
+    return measured
+
+
 def known_entry(source: Path) -> KnownDivergence | None:
     """The built-in known divergence whose minimal case is this file (by file name), if any."""
     for entry in builtin_known():

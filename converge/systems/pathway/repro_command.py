@@ -9,7 +9,7 @@ from pathlib import Path
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import ChangeEvent, Scenario
 from converge.properties.replay import load_scenario_file
-from converge.systems.flink.repro_report import Measured, run_program
+from converge.systems.flink.repro_report import Measured, run_and_print, write_program
 from converge.systems.pathway import environment
 from converge.systems.pathway.repro import PathwayRepro, build
 
@@ -96,17 +96,11 @@ def cmd_repro_pathway(args: argparse.Namespace, path: Path) -> int:
         installed = None
     target = installed.version if installed is not None else version or environment.DEFAULT_VERSION
     repro = build(scenario, path.name, target)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    program = out / f"repro_{repro.slug}.py"
-    program.write_text(repro.program, encoding="utf-8")
-    print(f"wrote {program}")
+    program = write_program(args.out, repro.slug, repro.program)
+    out = program.parent
     measured: Measured | None = None
     if installed is not None and not args.no_run:
-        print(f"running it on Pathway {installed.version} ({installed.interpreter}) ...", flush=True)
-        measured = run_program(installed.interpreter, program.resolve(), installed.version)
-        print(measured.output)
-        print(f"exit code {measured.exit_code}")
+        measured = run_and_print(installed.interpreter, program, installed.version, "Pathway")
     report = out / "REPORT.md"
     report.write_text(render(scenario, repro, measured), encoding="utf-8")
     print(f"wrote {report}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from converge.engine.model.errors import UsageError
 from converge.engine.model.native_join_case import load_case
-from converge.systems.flink.repro_report import Measured, run_program
+from converge.systems.flink.repro_report import Measured, run_and_print, write_program
 from converge.systems.spark.repro import build
 from converge.systems.spark.repro_report import write
 
@@ -34,16 +34,10 @@ def cmd_repro_spark(args: argparse.Namespace, path: Path) -> int:
         raise UsageError("--system spark: pyspark is not installed here (pip install \"converge[spark]\"); "
                          "--no-run writes the program without running it")
     repro = build(case, path.name, installed or "4.3.0")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    program = out / f"repro_{repro.slug}.py"
-    program.write_text(repro.program, encoding="utf-8")
-    print(f"wrote {program}")
+    program = write_program(args.out, repro.slug, repro.program)
+    out = program.parent
     measured: Measured | None = None
     if installed is not None and not args.no_run:
-        print(f"running it on PySpark {installed} ({sys.executable}) ...", flush=True)
-        measured = run_program(Path(sys.executable), program.resolve(), installed)
-        print(measured.output)
-        print(f"exit code {measured.exit_code}")
+        measured = run_and_print(Path(sys.executable), program, installed, "PySpark")
     print(f"wrote {write(out, case, repro, measured)}")
     return 0

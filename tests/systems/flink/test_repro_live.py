@@ -20,7 +20,9 @@ from converge.systems.flink.repro import build
 from converge.systems.venv_system import version_key
 from tests.support.paths import SCENARIOS
 
-pytestmark = [pytest.mark.flink, pytest.mark.xdist_group("flink")]
+# No xdist_group: each program runs its own PyFlink job in a process of its own and shares nothing with the suite's
+# Flink session, so it runs beside the "flink" worker instead of lengthening it.
+pytestmark = [pytest.mark.flink]
 CASES = BUILTIN / "cases"
 
 

@@ -17,7 +17,9 @@ from converge.engine.model.native_join_case import NativeJoinCase, load_case
 from converge.systems.spark.repro import build
 from tests.support.paths import NATIVE_CASES
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # as tests/systems/spark/test_spark_native.py
+# No xdist_group: each program starts its own PySpark (a JVM of its own) and shares nothing with the suite's Spark
+# session, so it runs beside the "spark" worker instead of adding a minute to it (the suite's longest path).
+pytestmark = [pytest.mark.spark]
 CASES = NATIVE_CASES
 FINDING = CASES / "bug_full_outer_null_keys_match.json"
 FROM_STATE = CASES / "bug_full_outer_null_keys_match_from_state.json"

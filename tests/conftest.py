@@ -77,6 +77,8 @@ SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
     "tests/systems/spark/test_spark_native.py::test_semi_join_emits_a_left_row_once": "test_concurrent_cases.py (SEMI)",
     "tests/systems/spark/test_spark_native.py::test_bounds_are_inclusive": "the campaign",
     "tests/systems/spark/test_spark_native.py::test_spark_bug_full_outer_pairs_null_keys": "the campaign",
+    "tests/systems/spark/test_native_batches_on_spark.py::test_every_hand_case_gives_the_same_runs_and_verdicts_alone":
+        "the short native campaign (test_spark_native.py), whose cases run three to a query",
     # Flink: the smoke campaign runs every property on real Flink; the kit's own checks run on tests/support/adapters.
     "tests/systems/flink/test_flink_campaign.py::test_the_flink_adapter_passes_the_conformance_kit":
         "test_adapter_kit_mutants.py (the kit) and the Flink smoke campaign",

@@ -5,10 +5,8 @@ tests/systems/pathway/test_pathway_repro_live.py."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import shutil
-import subprocess
 
 import pytest
 
@@ -17,6 +15,7 @@ from converge.engine.model.errors import UsageError
 from converge.properties.replay import load_scenario_file
 from converge.systems.pathway.repro import build
 from tests.support.paths import ROOT, SCENARIOS
+from tests.support.repro_programs import imported_packages, literals, ruff_on_its_own
 
 NULL_KEYS = SCENARIOS / "regular" / "null_key_never_matches.json"
 RETRACT = SCENARIOS / "regular" / "ret_full_outer_both_sides.json"
@@ -28,41 +27,25 @@ def _program(path=NULL_KEYS) -> str:
     return build(load_scenario_file(path), path.name, "0.33.0").program
 
 
-def _literals(program: str) -> dict:
-    out = {}
-    for node in ast.parse(program).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-    return out
 
 
 @pytest.mark.parametrize("path", [NULL_KEYS, RETRACT, ANTI], ids=["null-keys", "retract", "anti"])
 def test_the_script_imports_no_converge_and_compiles(path) -> None:
     program = _program(path)
     compile(program, "repro.py", "exec")
-    tree = ast.parse(program)
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported == {"json", "math", "sys", "collections", "pathway"}
+    assert imported_packages(program) == {"json", "math", "sys", "collections", "pathway"}
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not on PATH")
 @pytest.mark.parametrize("rules", [["--config", str(ROOT / "pyproject.toml")], ["--isolated"]],
                          ids=["project", "defaults"])
 def test_ruff_passes_the_script_on_its_own(tmp_path, rules) -> None:
-    target = tmp_path / "repro.py"
-    target.write_text(_program(ANTI), encoding="utf-8")
-    done = subprocess.run(["ruff", "check", "--no-cache", *rules, str(target)], capture_output=True, text=True,
-                          check=False)
+    done = ruff_on_its_own(_program(ANTI), tmp_path, rules)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_script_holds_the_rows_the_chain_and_the_hand_worked_answer() -> None:
-    found = _literals(_program())
+    found = literals(_program())
     # SQL: NULL = NULL is not true, so a FULL join pads both rows (worked by hand)
     assert sorted(found["EXPECTED"], key=repr) == [(None, 10, None, None), (None, None, None, 20)]
     assert found["FIRST"] == "a"
@@ -73,7 +56,7 @@ def test_the_script_holds_the_rows_the_chain_and_the_hand_worked_answer() -> Non
 
 def test_a_retraction_retracts_the_live_copy_at_a_later_time() -> None:
     scenario = load_scenario_file(RETRACT)
-    found = _literals(_program(RETRACT))
+    found = literals(_program(RETRACT))
     retracted = [(name, rid, time) for name, rows in found["ROWS"].items() for rid, _, time, diff in rows if diff == -1]
     kinds = [e.kind for e in scenario.events]
     assert len(retracted) == kinds.count("-D") + kinds.count("-U")

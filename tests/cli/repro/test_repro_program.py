@@ -4,10 +4,8 @@ and the command writes it and REPORT.md (--no-run). The program run on Flink: te
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import shutil
-import subprocess
 
 import pytest
 
@@ -18,6 +16,7 @@ from converge.properties.replay import load_scenario_file
 from converge.properties.systems.known import BUILTIN
 from converge.systems.flink.repro import build, refusal
 from tests.support.paths import ROOT
+from tests.support.repro_programs import imported_packages, literals, ruff_on_its_own
 
 PADDING = BUILTIN / "cases" / "flink_minibatch_suppressed_padding.json"
 SEMI = BUILTIN / "cases" / "flink_exists_correlated_null_semi.json"
@@ -32,42 +31,25 @@ def _program(path=PADDING, **config) -> str:
     return build(scenario, path.name, "2.3.0").program
 
 
-def _literals(program: str) -> dict:
-    """The module-level constants of the program, read as Python literals (never run)."""
-    out = {}
-    for node in ast.parse(program).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-    return out
 
 
 @pytest.mark.parametrize("path", [PADDING, SEMI, UPSERT_SINK, ROWTIME], ids=["minibatch", "semi", "sink", "rowtime"])
 def test_the_program_imports_no_converge_and_compiles(path) -> None:
     program = _program(path)
     compile(program, "repro.py", "exec")
-    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(program))
-                if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(program))
-                 if isinstance(node, ast.ImportFrom) and node.module}
-    assert imported == {"os", "sys", "tempfile", "collections", "pyflink"}
+    assert imported_packages(program) == {"os", "sys", "tempfile", "collections", "pyflink"}
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not on PATH")
 @pytest.mark.parametrize("rules", [["--config", str(ROOT / "pyproject.toml")], ["--isolated"]],
                          ids=["project", "defaults"])
 def test_ruff_passes_the_program_on_its_own(tmp_path, rules) -> None:
-    target = tmp_path / "repro.py"
-    target.write_text(_program(SEMI), encoding="utf-8")
-    done = subprocess.run(["ruff", "check", "--no-cache", *rules, str(target)], capture_output=True, text=True,
-                          check=False)
+    done = ruff_on_its_own(_program(SEMI), tmp_path, rules)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_program_holds_the_case_its_options_and_the_hand_worked_answer() -> None:
-    found = _literals(_program())
+    found = literals(_program())
     # docs/flink-findings.md #2, worked by hand: the order keeps no partner, so LEFT JOIN pads it
     assert found["EXPECTED"] == [(1, 5, None, None)]
     assert found["EVENTS"] == [("orders", "+I", (1, 5)), ("vouchers", "+I", (1, 3)), ("vouchers", "-U", (1, 3)),
@@ -80,14 +62,14 @@ def test_the_program_holds_the_case_its_options_and_the_hand_worked_answer() -> 
     # the lead records share no value with the case's rows (their keys never meet a real row's)
     assert found["LEAD"] == {"orders": (2, 6), "vouchers": (2, 10)}
     assert "LEFT JOIN vouchers ON" in found["QUERY"]
-    off = _literals(_program(mini_batch_size=None))
+    off = literals(_program(mini_batch_size=None))
     assert "table.exec.mini-batch.enabled" not in off["OPTIONS"] and off["ROUND_SIZE"] == 1
 
 
 def test_a_semi_join_is_an_exists_subquery_over_the_users_names() -> None:
-    query = _literals(_program(SEMI))["QUERY"]
+    query = literals(_program(SEMI))["QUERY"]
     assert query.startswith("SELECT *\nFROM a\nWHERE EXISTS (SELECT 1 FROM b WHERE ")
-    assert _literals(_program(SEMI))["EXPECTED"] == [(2, None)]  # finding #1, worked by hand
+    assert literals(_program(SEMI))["EXPECTED"] == [(2, None)]  # finding #1, worked by hand
 
 
 def test_an_upsert_sink_key_on_a_padded_side_is_refused_with_the_reason() -> None:
@@ -99,7 +81,7 @@ def test_an_upsert_sink_key_on_a_padded_side_is_refused_with_the_reason() -> Non
 
 
 def test_an_upsert_sink_case_names_each_output_column_and_keys_the_sink_as_declared() -> None:
-    found = _literals(_program(UPSERT_SINK))
+    found = literals(_program(UPSERT_SINK))
     assert found["SINK"] == {"columns": ["orders_id", "orders_k", "items_k", "items_v"], "primary_key": ["orders_k"]}
     assert found["QUERY"].startswith("SELECT orders.id AS orders_id, orders.k AS orders_k, items.k AS items_k, "
                                      "items.v AS items_v\nFROM orders\n  LEFT JOIN items ON")
@@ -107,11 +89,11 @@ def test_an_upsert_sink_case_names_each_output_column_and_keys_the_sink_as_decla
     assert found["OPTIONS"]["table.exec.sink.require-on-conflict"] == "false"
     assert found["EXPECTED"] == [(1, 10, None, None)]  # docs/flink-findings.md #10, worked by hand
     assert found["LEAD"] == {}  # no mini-batch: no lead, so no filter stands between an input and the join
-    assert _literals(_program())["SINK"] is None
+    assert literals(_program())["SINK"] is None
 
 
 def test_a_time_column_becomes_a_rowtime_whose_watermark_passes_no_row() -> None:
-    found = _literals(_program(ROWTIME))
+    found = literals(_program(ROWTIME))
     # c's one time is 100 and there is no lead record: a delay of 1 puts the watermark at 99, before the row
     assert found["ROWTIMES"] == {"c": ("ts", 1, False)}
     assert found["INPUTS"]["c"]["mode"] == "upsert" and found["INPUTS"]["c"]["primary_key"] == ["id"]
@@ -119,7 +101,7 @@ def test_a_time_column_becomes_a_rowtime_whose_watermark_passes_no_row() -> None
 
 
 def test_a_comparison_of_two_time_columns_is_made_on_their_rowtimes_as_the_adapter_does() -> None:
-    found = _literals(_program(BUILTIN / "cases" / "flink_2_1_multiway_rowtime_condition.json"))
+    found = literals(_program(BUILTIN / "cases" / "flink_2_1_multiway_rowtime_condition.json"))
     # a's times 10 and c's 20 and 5 (no lead record): the watermark's delay spans 5..20, so it is 16
     assert found["ROWTIMES"] == {"a": ("ts", 16, True), "c": ("ts", 16, True)}
     # the rowtimes are read, so SELECT * would carry them out: the query names each output column instead
@@ -139,9 +121,9 @@ def test_a_rowtime_under_mini_batch_is_refused_with_the_reason() -> None:
 def test_an_intermittent_finding_runs_the_job_several_times() -> None:
     scenario = load_scenario_file(PADDING)
     program = build(scenario, PADDING.name, "2.3.0", runs=5).program
-    assert _literals(program)["RUNS"] == 5
+    assert literals(program)["RUNS"] == 5
     assert "intermittent" in program.split('"""')[1]
-    assert _literals(_program())["RUNS"] == 1
+    assert literals(_program())["RUNS"] == 1
 
 
 def test_the_command_writes_the_program_and_the_report(tmp_path) -> None:

@@ -5,9 +5,7 @@ tests/systems/spark/test_spark_repro_live.py."""
 
 from __future__ import annotations
 
-import ast
 import shutil
-import subprocess
 
 import pytest
 
@@ -15,6 +13,7 @@ from converge.cli.main import main
 from converge.engine.model.native_join_case import load_case
 from converge.systems.spark.repro import build
 from tests.support.paths import NATIVE_CASES, ROOT
+from tests.support.repro_programs import imported_packages, literals, ruff_on_its_own
 
 FINDING = NATIVE_CASES / "bug_full_outer_null_keys_match.json"
 LATE = NATIVE_CASES / "late_rule_previous_epoch.json"
@@ -25,42 +24,25 @@ def _program(path=FINDING) -> str:
     return build(load_case(path), path.name, "4.3.0").program
 
 
-def _literals(program: str) -> dict:
-    """The module-level constants of the program, read as Python literals (never run)."""
-    out = {}
-    for node in ast.parse(program).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-    return out
 
 
 @pytest.mark.parametrize("path", [FINDING, LATE, SEMI], ids=["finding", "late", "semi"])
 def test_the_program_imports_no_converge_and_compiles(path) -> None:
     program = _program(path)
     compile(program, "repro.py", "exec")
-    tree = ast.parse(program)
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported == {"json", "os", "shutil", "sys", "tempfile", "time", "collections", "datetime", "pyspark"}
+    assert imported_packages(program) == {"json", "os", "shutil", "sys", "tempfile", "time", "collections", "datetime", "pyspark"}
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not on PATH")
 @pytest.mark.parametrize("rules", [["--config", str(ROOT / "pyproject.toml")], ["--isolated"]],
                          ids=["project", "defaults"])
 def test_ruff_passes_the_program_on_its_own(tmp_path, rules) -> None:
-    target = tmp_path / "repro.py"
-    target.write_text(_program(LATE), encoding="utf-8")
-    done = subprocess.run(["ruff", "check", "--no-cache", *rules, str(target)], capture_output=True, text=True,
-                          check=False)
+    done = ruff_on_its_own(_program(LATE), tmp_path, rules)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_program_holds_the_micro_batches_and_the_hand_worked_answer() -> None:
-    found = _literals(_program())
+    found = literals(_program())
     assert found["BATCHES"] == [{"left": [(0, None, 10000)], "right": [(0, None, 10000)]}]
     assert found["INPUTS"]["left"] == {"columns": ["_id", "k", "t"], "time": "t", "delay_ms": 5000}
     assert found["JOIN"] == "full_outer"
@@ -76,7 +58,7 @@ def test_the_program_holds_the_micro_batches_and_the_hand_worked_answer() -> Non
 
 def test_late_rows_are_left_out_of_the_expected_answer() -> None:
     case = load_case(LATE)
-    found = _literals(_program(LATE))
+    found = literals(_program(LATE))
     width = len(found["INPUTS"]["left"]["columns"])
     pairs = sorted(((row[0], row[width]) for row in found["EXPECTED"]), key=repr)
     # the case file's own hand-worked output (rows at 94999 and 95000 in epoch 2 are late and dropped)
@@ -88,7 +70,7 @@ def test_late_rows_are_left_out_of_the_expected_answer() -> None:
 
 
 def test_a_semi_join_selects_the_left_columns_only() -> None:
-    found = _literals(_program(SEMI))
+    found = literals(_program(SEMI))
     assert found["OUTPUT"] == ["left"] and found["JOIN"] == "left_semi"
     assert {len(row) for row in found["EXPECTED"]} == {len(found["INPUTS"]["left"]["columns"])}
 

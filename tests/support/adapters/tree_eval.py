@@ -129,10 +129,8 @@ def evaluate(node: dict, row: dict[tuple[str, str], Any]) -> Any:
     if op in ("//", "%"):
         if y == 0:
             raise ByZero(f"{op} by zero")
-        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-        if op == "%":
-            _int(q, t)  # the quotient must fit too: MIN % -1 is an ERROR
+        if op == "%":  # MIN % -1 is 0, as in Java: the remainder fits even where the quotient would not
             return abs(x) % abs(y) * (1 if x >= 0 else -1)
-        return _int(q, t)
+        return _int(abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1), t)
     return _int({"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "neg": lambda: -x,
                  "abs": lambda: abs(x)}[op](), t)

@@ -86,3 +86,72 @@ def test_verify_replays_one_capture_of_a_self_joined_table_to_both_uses(capsys, 
     assert main([*base, "--output", str(tmp_path / "bad.csv")]) != 0
     err = capsys.readouterr().err
     assert "1 missing: (name='bob', boss_name='ann')" in err and "1 extra: (name='bob', boss_name=NULL)" in err
+
+
+# the reading of docs/examples/self_interval_join.sql, written by hand from its SQL: `logins` is one stream that a
+# and b read; a.login_time BETWEEN b.login_time - 2 s AND b.login_time is a.login_time - b.login_time in [-2000, 0]
+SELF_INTERVAL_PLAN = """\
+inputs:
+  a = logins [insert_only from kafka, rowtime login_time (watermark delay 1000 ms)]: user_id BIGINT, device STRING, \
+login_time TIMESTAMP(3)
+    one source: reads stream logins (logins, scanned once) with b
+  b = logins [insert_only from kafka, rowtime login_time (watermark delay 1000 ms)]: user_id BIGINT, device STRING, \
+login_time TIMESTAMP(3)
+    one source: reads stream logins (logins, scanned once) with a
+join chain: a LEFT b ON (a.user_id = b.user_id) AND (a.device <> b.device)
+interval join: a.login_time - b.login_time in [-2000, 0] ms (event time)
+output: user_id (a.user_id), device (a.device), login_time (a.login_time), next_device (b.device), \
+next_time (b.login_time)
+"""
+SELF_INTERVAL_OPERATOR = (
+    "  IntervalJoin(joinType=[LeftOuterJoin], windowBounds=[isRowTime=true, leftLowerBound=-2000, "
+    "leftUpperBound=0, leftTimeIndex=2, rightTimeIndex=2], allowedLateness=[0], minCleanUpInterval=[0], "
+    "leftKeys=[user_id], rightKeys=[user_id], where=[(a.device != b.device)], semantics=[correct])\n"
+    "    Source(table=[a], changelogMode=[insert_only])\n"
+    "    Source(table=[b], changelogMode=[insert_only])\n")
+
+
+def test_plan_only_reads_the_interval_self_join_example(capsys) -> None:
+    assert main(["check", str(EXAMPLES / "self_interval_join.sql"), "--plan-only"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(SELF_INTERVAL_PLAN), out
+    assert SELF_INTERVAL_OPERATOR in out, out
+
+
+def test_check_checks_the_interval_self_join_example(capsys, tmp_path: Path) -> None:
+    code = main(["check", str(EXAMPLES / "self_interval_join.sql"), "--examples", "8", "--seed", "3",
+                 "--reports-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for prop in ("check/reading_equals_query", "check/system_final_answer", "interval/no_late_equals_oracle",
+                 "interval/late_records_bounded", "interval/matches_step_model", "interval/pairs_and_padding_once"):
+        line = next(line for line in out.splitlines() if line.startswith(prop))
+        assert line.split()[1] == "passed" and int(line.split()[3]) > 0, out
+
+
+def test_the_interval_self_join_examples_write_records_and_watermarks_on_the_stream() -> None:
+    query = load_query(EXAMPLES / "self_interval_join.sql")
+
+    @settings(max_examples=30, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(query_strategy(query, CheckOptions().config(ttl=False)))
+    def check(scenario) -> None:
+        assert [(s.name, s.source) for s in scenario.inputs] == [("logins", None), ("a", "logins"),
+                                                                 ("b", "logins")]
+        assert {e.input for e in scenario.events if hasattr(e, "input")} <= {"logins"}
+        reading_equals_query(query, scenario)
+
+    check()
+
+
+def test_an_interval_self_join_read_as_two_streams_is_caught_by_the_query_as_written(monkeypatch) -> None:
+    monkeypatch.setattr("converge.engine.model.flinksql.query.shared_streams", lambda aliases: {})
+    query = load_query(EXAMPLES / "self_interval_join.sql")
+    assert all(s.source is None for s in query.inputs)  # the planted misreading: a and b are two tables
+
+    @settings(max_examples=100, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(query_strategy(query, CheckOptions().config(ttl=False), late=False))
+    def check(scenario) -> None:
+        reading_equals_query(query, scenario)
+
+    with pytest.raises(MisreadQueryError):
+        check()

@@ -16,10 +16,12 @@ from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import load_scenario, scenario_from_dict, scenario_to_dict
+from converge.engine.reference_system import ReferenceSystem
 from converge.engine.runtime.local import run_scenario
 from converge.generators.self_interval import self_interval_join_scenarios
 from converge.oracle.interval import batch_interval_join, interval_records
 from converge.properties import interval
+from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink
 from converge.properties.interval_model import IntervalJoinModel
 from tests.support.paths import SCENARIOS
 
@@ -117,3 +119,33 @@ def test_generated_self_interval_joins_keep_their_promises(scenario: Scenario) -
     assert {getattr(e, "input", "t") for e in scenario.events} <= {"t"}
     assert not interval.model_of(interval.with_positions(scenario)).late
     interval.no_late_equals_oracle(scenario)
+
+
+def _empty_window_full() -> Scenario:
+    """x.t BETWEEN y.t + 3 AND y.t + 1 (FULL): a window that holds no time difference, so Flink plans no join and
+    pads each row on both outer sides as it arrives, the left input's copy first."""
+    doc = scenario_to_dict(_hand())
+    doc["join"]["types"] = ["full"]
+    doc["join"]["interval"].update(lower_ms=3, upper_ms=1)
+    doc["events"] = [{"input": "e", "kind": "+I", "row": [1, 10, 5]}, {"input": "e", "watermark": 30},
+                     {"input": "e", "kind": "+I", "row": [1, 12, 6]}]
+    return scenario_from_dict(doc)
+
+
+def test_an_empty_window_self_join_pads_each_record_on_both_sides() -> None:
+    s = _empty_window_full()
+    assert [[c for c in out if isinstance(c, Change)] for out in run_scenario(s).per_event] == [
+        [Change("+I", (1, 10, 5) + NULL3), Change("+I", NULL3 + (1, 10, 5))],
+        [],
+        [Change("+I", (1, 12, 6) + NULL3), Change("+I", NULL3 + (1, 12, 6))]]
+    empty_window_matches_flink(s)
+    empty_window_equals_oracle(s)
+
+
+def test_the_reference_system_ends_the_one_stream() -> None:
+    """A system's case ends as a bounded source does: one +inf watermark on the stream (a watermark on a reader is
+    refused), so the row never joined is padded."""
+    [result] = ReferenceSystem().run_cases([_hand()])
+    assert result.status == "ok", result.message
+    assert Counter(c.row for c in result.changelog or ()) == Counter(
+        c.row for out in run_scenario(_hand()).per_event for c in out if isinstance(c, Change))

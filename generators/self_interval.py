@@ -7,7 +7,9 @@ of the stream `t`, which both `a` and `b` read, and `b`'s value column is `a`'s 
 bound-aimed times of the two-input generator (a record exactly on, or one millisecond outside, a window
 bound of an earlier record) become pairs of one stream on a bound in either role. With
 `above_every_watermark` every non-late record lies above every watermark sent before it on either
-input, so above the one stream's watermark too: a stream drawn without late records keeps that promise.
+input, so above the one stream's watermark too: a stream drawn without late records keeps that promise
+(a processing-time one gets a millisecond per record, `apart`; a record whose window holds its own time is
+still late when its left copy is not cached, L >= 0: the right copy then misses it).
 """
 
 from __future__ import annotations
@@ -18,10 +20,18 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from converge.engine.model.scenario import ChangeEvent, Event, IdleEvent, Scenario, TimeMode, WatermarkEvent
+from converge.engine.model.scenario import (
+    ChangeEvent,
+    Event,
+    IdleEvent,
+    ProcessingTimeEvent,
+    Scenario,
+    TimeMode,
+    WatermarkEvent,
+)
 from converge.generators.interval import JOIN_TYPES, interval_join_scenarios
 
-__all__ = ["STREAM", "one_source_interval", "self_interval_join_scenarios"]
+__all__ = ["STREAM", "apart", "one_source_interval", "self_interval_join_scenarios"]
 
 STREAM = "t"
 
@@ -51,4 +61,27 @@ def self_interval_join_scenarios(*, time: TimeMode = "event", join_types: Sequen
                                     semantics=semantics, negative_times=negative_times, bounds=bounds,
                                     max_steps=max_steps,
                                     above_every_watermark=time == "event")
+    if time == "processing" and late_share == (0, 0):
+        return drawn.map(lambda s: one_source_interval(apart(s)))
     return drawn.map(one_source_interval)
+
+
+def apart(scenario: Scenario) -> Scenario:
+    """A processing-time stream with each record in a millisecond of its own (the clock moved on by one, and every
+    later time with it): two records of one stream in one millisecond would be a late pair in a self-join, whose
+    second record's copies arrive after the first's (properties/interval_model.py)."""
+    out: list[Event] = []
+    shift, taken = 0, False
+    now = 0
+    for e in scenario.events:
+        if isinstance(e, ProcessingTimeEvent):
+            now, taken = e.processing_time + shift, False
+            out.append(replace(e, processing_time=now))
+            continue
+        if isinstance(e, ChangeEvent):
+            if taken:
+                shift, now = shift + 1, now + 1
+                out.append(ProcessingTimeEvent(now))
+            taken = True
+        out.append(e)
+    return scenario.with_events(out)

@@ -399,13 +399,17 @@ def disorder_invariance(scenario: Scenario) -> None:
 
 
 def one_source_order_invariance(scenario: Scenario) -> None:
-    """A stream both inputs read (a self-join) with no late record: the engine, which hands each record to the
-    left input first, emits and caches at every event what the step model does handing it to the right first.
+    """An event-time stream both inputs read (a self-join) with no late record: the engine, which hands each record
+    to the left input first, emits and caches at every event what the step model does handing it to the right
+    first. (In processing time both copies of a record arrive at one time, so a window closed on one side decides
+    whether they meet: the order matters there.)
 
     Flink's join task reads its two inputs in whichever order their buffers arrive, so a faithful model may pick
     either; this is where the pick cannot change the answer (docs/interval-joins.md "One source, both inputs")."""
     prop = "one_source_order_invariance"
     require(any(spec.source is not None for spec in scenario.chain), prop, "needs one stream read by both inputs")
+    require(scenario.join.interval is not None and scenario.join.interval.time == "event", prop,
+            "needs event time (in processing time the order decides whether a record meets its own other copy)")
     require(not is_empty_window(scenario), prop, "models the interval join operator; an empty window has none")
     s = _pos_scenario(scenario)
     model = model_of(s)
@@ -451,6 +455,7 @@ def applicable(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]
         props.append(("no_late_equals_oracle", no_late_equals_oracle))
     if not model.late and scenario.join.interval is not None and scenario.join.interval.time == "event":
         props.append(("disorder_invariance", disorder_invariance))
-    if not model.late and any(spec.source is not None for spec in scenario.chain):
+    if not model.late and any(spec.source is not None for spec in scenario.chain) \
+            and scenario.join.interval is not None and scenario.join.interval.time == "event":
         props.append(("one_source_order_invariance", one_source_order_invariance))
     return props

@@ -14,7 +14,9 @@ after every event, the cached records and, for each, the watermark (or
 processing time) by which it must be gone: max(its own cleanup time, the
 timer pending for its side when it was cached). It also classifies records
 as late: event time, time <= max(watermark, 0) at arrival; processing time,
-arriving at the same processing time as an earlier record of the other input.
+arriving at the same processing time as an earlier record of the other input
+(but for a self-join's own left copy when that copy was cached, the right
+copy then meeting it, or when the window does not hold 0).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class IntervalJoinModel:
         self.lateness = iv.allowed_lateness_ms
         self.min_cleanup = max(0, scenario.config.min_cleanup_interval_ms)
         self.delay = max(self.size) + self.lateness
+        self.self_apart = not iv.lower_ms <= 0 <= iv.upper_ms  # a record's two copies never pair
         jtype = scenario.join.types[0]
         self.outer = (jtype in ("left", "full"), jtype in ("right", "full"))
         self.flink = scenario.config.semantics == "flink"
@@ -128,7 +131,8 @@ class IntervalJoinModel:
         self.now = 0
         self.expiration = [0, 0]
         self.stamp = 0
-        self.arrived_at: dict[int, set[int]] = {}   # processing time -> sides that had a record then
+        # processing time -> side -> (position, cached) of each record that arrived on it then
+        self.arrived_at: dict[int, tuple[list[tuple[int, bool]], list[tuple[int, bool]]]] = {}
         self.result = ModelRun()
         for event in self.scenario.events:
             out: Counter = Counter()
@@ -199,9 +203,10 @@ class IntervalJoinModel:
         if self.event_time:
             late = time <= op
         else:
-            sides = self.arrived_at.setdefault(self.now, set())
-            late = other in sides
-            sides.add(side)
+            # a same-time record of the other input may miss this one; its own other copy (a self-join) does
+            # not when it was cached (this copy's pass meets it) or when the window cannot hold the two (0 outside)
+            late = any(p != pos or not (cached or self.self_apart)
+                       for p, cached in self.arrived_at.get(self.now, ([], []))[other])
         if late:
             self.result.late.add(pos)
         self.result.records.setdefault(pos, (side, time))
@@ -225,6 +230,8 @@ class IntervalJoinModel:
                 else:
                     keep.append(partner)
             self._replace(state, other, keep)
+        if not self.event_time:
+            self.arrived_at.setdefault(self.now, ([], []))[side].append((pos, op < upper))
         if op < upper:
             own = time + self.size[side] + self.min_cleanup + self.lateness + 1
             pending = state.timer[side]

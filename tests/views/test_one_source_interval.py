@@ -149,3 +149,32 @@ def test_the_reference_system_ends_the_one_stream() -> None:
     assert result.status == "ok", result.message
     assert Counter(c.row for c in result.changelog or ()) == Counter(
         c.row for out in run_scenario(_hand()).per_event for c in out if isinstance(c, Change))
+
+
+def _proctime_self_join(lower: int, upper: int) -> Scenario:
+    """x.pt - y.pt in [lower, upper], INNER, each row's time its arrival: (1, 1) arrives at 1, (1, 2) at 2."""
+    columns = [["k", "BIGINT"], ["v", "BIGINT"]]
+    return scenario_from_dict({
+        "inputs": [{"name": "p", "columns": columns, "changelog_mode": "insert_only"},
+                   *({"name": n, "columns": columns, "changelog_mode": "insert_only", "source": "p"} for n in "xy")],
+        "join": {"inputs": ["x", "y"], "types": ["inner"], "conditions": ["x.k = y.k"],
+                 "interval": {"left_time": None, "right_time": None, "lower_ms": lower, "upper_ms": upper,
+                              "time": "processing"}},
+        "events": [{"processing_time": 1}, {"input": "p", "kind": "+I", "row": [1, 1]},
+                   {"processing_time": 2}, {"input": "p", "kind": "+I", "row": [1, 2]}]})
+
+
+@pytest.mark.parametrize("lower, upper, late, pairs, batch", [
+    # the left copy is cached (1 < 1 + 2): the right copy meets it; as the batch join
+    (-2, 0, set(), {(1, 1), (1, 3), (3, 3)}, {(1, 1), (1, 3), (3, 3)}),
+    # the left copy is not cached (its side has size 0): the right copy misses it; each row's own pair is lost
+    (0, 2, {1, 3}, {(3, 1)}, {(1, 1), (3, 1), (3, 3)}),
+    # the window does not hold 0: a row's copies never pair, whichever input takes it first
+    (1, 3, set(), {(3, 1)}, {(3, 1)}),
+])
+def test_a_processing_time_self_join_row_is_late_only_when_it_can_miss_itself(
+        lower: int, upper: int, late: set, pairs: set, batch: set) -> None:
+    s = interval.with_positions(interval.with_final(_proctime_self_join(lower, upper)))
+    assert interval.model_of(s).late == late
+    assert {(r[2], r[-1]) for r in (c.row for c in run_scenario(s).changes)} == pairs
+    assert {(r[2], r[-1]) for r in batch_interval_join(s)} == batch

@@ -21,8 +21,10 @@ from converge.engine.runtime.local import run_scenario
 from converge.generators.self_interval import self_interval_join_scenarios
 from converge.oracle.interval import batch_interval_join, interval_records
 from converge.properties import interval
+from converge.properties.divergence import Divergence
 from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink
 from converge.properties.interval_model import IntervalJoinModel
+from converge.reports.failure import write_failure_report
 from tests.support.paths import SCENARIOS
 
 HAND = SCENARIOS / "interval" / "self_join_one_source_left.json"
@@ -178,3 +180,19 @@ def test_a_processing_time_self_join_row_is_late_only_when_it_can_miss_itself(
     assert interval.model_of(s).late == late
     assert {(r[2], r[-1]) for r in (c.row for c in run_scenario(s).changes)} == pairs
     assert {(r[2], r[-1]) for r in batch_interval_join(s)} == batch
+
+
+def test_a_failure_report_shows_the_stream_once_and_names_its_readers(tmp_path) -> None:
+    """The report's input tables and the picture's lanes follow the events: one for the stream, which the readers
+    name (they had empty tables and empty lanes of their own)."""
+    pytest.importorskip("matplotlib")
+    from converge.reports.timeline import timeline_figure  # lazy: needs matplotlib, skipped above without it
+    s = _hand()
+    lanes = [t.get_text() for t in timeline_figure(s, event_index=4).axes[0].get_yticklabels()]
+    assert lanes[0] == "input e (read by x, y)" and len(lanes) == 2
+    paths = write_failure_report(Divergence("matches_step_model", s, "a message", event_index=4), tmp_path,
+                                 timeline=False)
+    report = next(p for p in paths if p.suffix == ".md").read_text()
+    assert "### e (insert_only)" in report and "| 4 ◀ | +I | 2 | 11 | 3 |" in report
+    assert "### x: reads the stream of e\n" in report and "### y: reads the stream of e\n" in report
+    assert "### x (" not in report

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from converge import __version__
 from converge.engine.model.errors import ApiMisuseError, ConvergeError
-from converge.engine.model.scenario import Event, ProcessingTimeEvent, RuntimeName, Scenario, WatermarkEvent
+from converge.engine.model.scenario import Event, ProcessingTimeEvent, RuntimeName, Scenario, WatermarkEvent, sources_of
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.operators.interval_join import MAX_TIME
 from converge.engine.runtime.local import RunResult, run_scenario
@@ -22,12 +22,13 @@ from converge.engine.runtime.local import RunResult, run_scenario
 
 def ended(scenario: Scenario) -> Scenario:
     """The scenario with its inputs ended: an interval join's inputs end with a watermark (or a processing time)
-    of +inf, as a bounded source ends, so the answer is the one at the end of the input (padding flushed)."""
+    of +inf, as a bounded source ends, so the answer is the one at the end of the input (padding flushed); a stream
+    both inputs read (a self-join) ends once."""
     iv = scenario.join.interval
     if iv is None:
         return scenario
     end: tuple[Event, ...] = ((ProcessingTimeEvent(MAX_TIME),) if iv.time == "processing" else
-                              tuple(WatermarkEvent(name, MAX_TIME) for name in scenario.join.inputs))
+                              tuple(WatermarkEvent(name, MAX_TIME) for name in sources_of(scenario)))
     return scenario.with_events(tuple(scenario.events) + end)
 
 

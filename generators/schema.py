@@ -127,11 +127,12 @@ def add_watermarks(events: Sequence[Event], specs: Sequence[InputSpec], delays: 
     return out
 
 
-def arrival_schedule(events: Sequence[Event], late: bool) -> list[Event]:
+def arrival_schedule(events: Sequence[Event], late: bool, shared: Collection[str] = ()) -> list[Event]:
     """A processing-time interval join's stream: the clock starts at 1 (a real clock never reads 0;
     docs/interval-joins.md), advances in steps of about half the window, and without `late` a record never
     arrives in the millisecond of an earlier record of the other input (Flink's ProcTimeIntervalJoin then takes
-    the operator time as the row's, and a same-time partner of a zero-size side is missed: a late record)."""
+    the operator time as the row's, and a same-time partner of a zero-size side is missed: a late record). A
+    stream both inputs read (`shared`, a self-join) is both inputs: its records get a millisecond each."""
     out: list[Event] = [ProcessingTimeEvent(1)]
     shift, now = 1, 1
     arrived: set[str] = set()  # the inputs with a record at `now`
@@ -140,7 +141,7 @@ def arrival_schedule(events: Sequence[Event], late: bool) -> list[Event]:
             now, arrived = e.processing_time + shift, set()
             out.append(ProcessingTimeEvent(now))
             continue
-        if isinstance(e, ChangeEvent) and not late and arrived - {e.input}:
+        if isinstance(e, ChangeEvent) and not late and (arrived - {e.input} or e.input in arrived and e.input in shared):
             shift, now, arrived = shift + 1, now + 1, set()
             out.append(ProcessingTimeEvent(now))
         if isinstance(e, ChangeEvent):
@@ -170,12 +171,21 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
             if r.name in delays:
                 delays.setdefault(r.source, delays[r.name])
     plain = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name)) for s in chain]
+    # the streams both inputs of a binary join read (a self-join)
+    shared = {r.source for r in readers if r.source is not None and sum(x.source == r.source for x in readers) > 1}
     aimed = plain  # an event-time interval join: half the streams draw times around its bounds
     iv = join.interval
     if iv is not None and iv.time == "event" and len(chain) == 2 and all(s.name in delays for s in chain):
         times = bound_times(iv, max(delays[s.name] for s in chain))
         aimed = [column_domains(s, keys.get(s.name, ()), nn.get(s.name, ()), delays.get(s.name), t)
                  for s, t in zip(chain, times, strict=False)]
+    elif iv is not None and iv.time == "event" and len(chain) == 1 and chain[0].name in shared \
+            and chain[0].name in delays:  # a self-join: one stream's times differ by each bound, inside, outside
+        (stream,) = chain
+        left, right = bound_times(iv, delays[stream.name])
+        one = tuple(dict.fromkeys(right[:1] + left))[:6]
+        aimed = [column_domains(stream, keys.get(stream.name, ()), nn.get(stream.name, ()), delays[stream.name],
+                                one)]
     used = set(join.inputs) | {s.name for s in chain}
     declared_inputs = tuple(s for s in inputs if s.name in used) if chain != readers else tuple(readers)
     proc = iv is not None and iv.time == "processing"  # rows take their arrival time: the clock advances
@@ -190,7 +200,7 @@ def schema_scenarios(inputs: Sequence[InputSpec], join: JoinSpec, *, config: Con
         events = build_events(chain, [sorted(keys.get(s.name, ())) for s in chain], packed[1],
                               domains=aimed if at_bounds else plain, time_step=step)
         if proc:
-            events = arrival_schedule(events, late)
+            events = arrival_schedule(events, late, shared)
         if delays:
             events = add_watermarks(events, chain, delays, late)
         return Scenario(name=name, inputs=declared_inputs, join=join, config=cfg, events=tuple(events))

@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario, sources_of
 from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
@@ -32,7 +32,8 @@ IntervalRecord = tuple[int, int, tuple]
 
 
 def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
-    """Every record of each joined input with its time, in stream order.
+    """Every record of each joined input with its time, in stream order; a record of a stream both inputs read
+    (`source`, a self-join) is a record of each, at the same position.
 
     Bad input for an interval join (a kind other than +I, a NULL time) raises
     BadInputError naming the event, as the engine does.
@@ -49,13 +50,15 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")
             time_index[spec.name] = spec.index_of(column)
     out: dict[str, list[IntervalRecord]] = {spec.name: [] for spec in chain}
-    checks = {spec.name: row_checker(spec) for spec in chain}
+    # the stream each event names -> the joined inputs it feeds: its own, or every reader of it (`source`)
+    fed = sources_of(scenario)
+    checks = {stream: row_checker(scenario.input(stream)) for stream in fed}
     now = 0
     for pos, event in enumerate(scenario.events):
         if isinstance(event, ProcessingTimeEvent):
             now = max(now, event.processing_time)
             continue
-        if not isinstance(event, ChangeEvent) or event.input not in out:
+        if not isinstance(event, ChangeEvent) or event.input not in fed:
             continue
         if event.kind != "+I":
             raise BadInputError(f"{event.kind} on input {event.input!r}: interval join inputs are append-only",
@@ -64,19 +67,22 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
             row = checks[event.input](tuple(event.row))
         except BadInputError as exc:
             raise exc.at_event(pos) from None
-        idx = time_index[event.input]
-        if idx is None:
-            time = now
-        else:
-            time = row[idx]
-            if time is None:
-                raise BadInputError(f"row {list(row)} on input {event.input!r} has a NULL time",
-                                    event_index=pos)
-            if type(time) is not int:
-                raise BadInputError(f"row {list(row)} on input {event.input!r}: the time {time!r} is not an "
-                                    "integer (milliseconds)", event_index=pos)
-        out[event.input].append((pos, time, row))
+        for name in fed[event.input]:  # one record of a stream read twice (a self-join) is a record of each side
+            out[name].append((pos, _time_of(row, time_index[name], now, event.input, pos), row))
     return out
+
+
+def _time_of(row: tuple, idx: int | None, now: int, name: str, pos: int) -> int:
+    """A record's time: its time attribute (event time) or the processing time at its arrival."""
+    if idx is None:
+        return now
+    time = row[idx]
+    if time is None:
+        raise BadInputError(f"row {list(row)} on input {name!r} has a NULL time", event_index=pos)
+    if type(time) is not int:
+        raise BadInputError(f"row {list(row)} on input {name!r}: the time {time!r} is not an integer "
+                            "(milliseconds)", event_index=pos)
+    return time
 
 
 def time_column(spec: InputSpec) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from converge.engine.model.changelog import Change, OutputWatermark
-from converge.engine.model.scenario import ChangeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import ChangeEvent, Scenario, WatermarkEvent, sources_of
 from converge.engine.runtime.local import LocalRuntime
 from converge.oracle.interval import batch_interval_join, interval_final_sql
 from converge.properties.divergence import fail, require
@@ -26,16 +26,20 @@ def is_empty_window(scenario: Scenario) -> bool:
 
 
 def _expected(scenario: Scenario, event: object) -> list[tuple]:
-    """What Flink's maps emit for one event: the padded row of an outer side's row, nothing else."""
-    if not isinstance(event, ChangeEvent) or event.input not in scenario.join.inputs:
+    """What Flink's maps emit for one event: the padded row of an outer side's row, nothing else; a record of a
+    stream both inputs read (a self-join) is a row of each side, the left first."""
+    fed = sources_of(scenario)
+    if not isinstance(event, ChangeEvent) or event.input not in fed:
         return []
     left, right = scenario.chain
     jtype = scenario.join.types[0]
-    if event.input == left.name and jtype in ("left", "full"):
-        return [tuple(event.row) + (None,) * len(right.columns)]
-    if event.input == right.name and jtype in ("right", "full"):
-        return [(None,) * len(left.columns) + tuple(event.row)]
-    return []
+    out = []
+    for name in fed[event.input]:
+        if name == left.name and jtype in ("left", "full"):
+            out.append(tuple(event.row) + (None,) * len(right.columns))
+        if name == right.name and jtype in ("right", "full"):
+            out.append((None,) * len(left.columns) + tuple(event.row))
+    return out
 
 
 def empty_window_matches_flink(scenario: Scenario) -> None:

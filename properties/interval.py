@@ -22,7 +22,15 @@ from typing import NoReturn
 
 from converge.engine.model.changelog import Change, OutputWatermark
 from converge.engine.model.errors import BadInputError
-from converge.engine.model.scenario import ChangeEvent, Event, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import (
+    ChangeEvent,
+    Event,
+    IdleEvent,
+    ProcessingTimeEvent,
+    Scenario,
+    WatermarkEvent,
+    sources_of,
+)
 from converge.engine.runtime.local import LocalRuntime, RunResult
 from converge.oracle.interval import batch_interval_join, interval_final_sql
 from converge.properties.divergence import fail, require
@@ -37,12 +45,13 @@ POS = "__pos"
 
 
 def with_positions(scenario: Scenario) -> Scenario:
-    """Each joined input gains a last column `__pos` holding the event's position; expectations are dropped."""
-    names = set(scenario.join.inputs)
+    """Each joined input (and a stream they read, `source`) gains a last column `__pos` holding the event's
+    position; expectations are dropped. A record of a stream both inputs read has one position on both sides."""
+    names = set(scenario.join.inputs) | set(sources_of(scenario))
     inputs = tuple(replace(s, columns=s.columns + ((POS, "BIGINT"),)) if s.name in names else s
                    for s in scenario.inputs)
-    for spec in scenario.chain:
-        if POS in spec.column_names:
+    for spec in scenario.inputs:
+        if spec.name in names and POS in spec.column_names:
             raise BadInputError(f"input {spec.name!r} already has a column {POS!r}")
     events: list[Event] = []
     for pos, e in enumerate(scenario.events):
@@ -54,12 +63,13 @@ def with_positions(scenario: Scenario) -> Scenario:
 
 
 def final_events(scenario: Scenario) -> tuple[Event, ...]:
-    """What ends the stream: +inf watermarks on both inputs (event time) or processing time +inf."""
+    """What ends the stream: +inf watermarks on every stream the inputs read (event time; one for a self-join,
+    whose scan feeds both inputs) or processing time +inf."""
     iv = scenario.join.interval
     assert iv is not None
     if iv.time == "processing":
         return (ProcessingTimeEvent(MAX_TIME),)
-    return tuple(WatermarkEvent(name, MAX_TIME) for name in scenario.join.inputs)
+    return tuple(WatermarkEvent(name, MAX_TIME) for name in sources_of(scenario))
 
 
 def with_final(scenario: Scenario) -> Scenario:
@@ -211,7 +221,7 @@ def _padding_exactly_once(prop: str, scenario: Scenario, items: Counter, model: 
     outer = (jtype in ("left", "full"), jtype in ("right", "full"))
     joined = _joined_records(items)
     pads = {(it[1], it[2]): n for it, n in items.items() if it[0] == "pad"}
-    for pos, (side, _) in sorted(model.records.items()):
+    for pos, side in sorted((pos, side) for pos, sides in model.sides.items() for side in sides):
         n = pads.get((side, pos), 0)
         want = 1 if outer[side] and (side, pos) not in joined else 0
         if n != want:
@@ -299,8 +309,8 @@ def cleanup_timely(scenario: Scenario) -> None:
     for i, event in enumerate(s.events):
         outputs.append(rt.process_event(event))
         clock = model.clocks[i]
-        for _side, pos in sorted(stored_positions(rt)):
-            deadline = model.deadlines.get(pos)
+        for side, pos in sorted(stored_positions(rt)):
+            deadline = model.deadlines.get((side, pos))
             if deadline is None or (clock is not None and clock >= deadline):
                 _fail(prop, scenario, f"after event {i} the record at position {pos} is still cached at "
                       f"{clock_name} {clock}; its cleanup time is {deadline}", event_index=i, emitted=outputs)
@@ -323,18 +333,20 @@ def output_watermarks(scenario: Scenario) -> None:
     idle: set[str] = set()
     combined: int | None = None
     emitted: int | None = None
+    fed = sources_of(s)  # a stream's watermark (or idleness) reaches every input that reads it
     rt = LocalRuntime(s)
     outputs: list[list] = []
     for i, event in enumerate(s.events):
         out = rt.process_event(event)
         outputs.append(out)
         want: list[int] = []
-        if isinstance(event, (WatermarkEvent, IdleEvent)) and event.input in s.join.inputs:
-            if isinstance(event, WatermarkEvent):
-                idle.discard(event.input)
-                wms[event.input] = max(wms.get(event.input, event.watermark), event.watermark)
-            else:
-                idle.add(event.input)
+        if isinstance(event, (WatermarkEvent, IdleEvent)) and event.input in fed:
+            for reader in fed[event.input]:
+                if isinstance(event, WatermarkEvent):
+                    idle.discard(reader)
+                    wms[reader] = max(wms.get(reader, event.watermark), event.watermark)
+                else:
+                    idle.add(reader)
             active = [n for n in s.join.inputs if n not in idle]
             if active and all(n in wms for n in active):
                 low = min(wms[n] for n in active)   # the MIN of the inputs that are not idle
@@ -342,7 +354,7 @@ def output_watermarks(scenario: Scenario) -> None:
                     combined = low
                     want = [low - delay]
         elif isinstance(event, ChangeEvent):
-            idle.discard(event.input)
+            idle.difference_update(fed.get(event.input, ()))
         got = [item.watermark for item in out if isinstance(item, OutputWatermark)]
         if got != want:
             _fail(prop, scenario, f"event {i}: output watermarks {got}, expected {want} (combined input "
@@ -375,7 +387,7 @@ def disorder_invariance(scenario: Scenario) -> None:
     for n, (time, pos) in enumerate(records):
         events.append(s.events[pos])
         if n + 1 == len(records) or records[n + 1][0] != time:
-            events.extend(WatermarkEvent(name, time - 1) for name in s.join.inputs)
+            events.extend(WatermarkEvent(name, time - 1) for name in sources_of(s))
     ordered = with_final(s.with_events(events))
     original = with_final(s)
     got = Counter(c.row for c in LocalRuntime(original).run().changes)
@@ -384,6 +396,36 @@ def disorder_invariance(scenario: Scenario) -> None:
         _fail(prop, scenario, "the disordered stream and the same records in time order (each followed by "
               "watermark time - 1) give different answers; rows end with the records' positions",
               event_index=len(original.events) - 1, engine=got, expected=want)
+
+
+def one_source_order_invariance(scenario: Scenario) -> None:
+    """An event-time stream both inputs read (a self-join) with no late record: the engine, which hands each record
+    to the left input first, emits and caches at every event what the step model does handing it to the right
+    first. (In processing time both copies of a record arrive at one time, so a window closed on one side decides
+    whether they meet: the order matters there.)
+
+    Flink's join task reads its two inputs in whichever order their buffers arrive, so a faithful model may pick
+    either; this is where the pick cannot change the answer (docs/interval-joins.md "One source, both inputs")."""
+    prop = "one_source_order_invariance"
+    require(any(spec.source is not None for spec in scenario.chain), prop, "needs one stream read by both inputs")
+    require(scenario.join.interval is not None and scenario.join.interval.time == "event", prop,
+            "needs event time (in processing time the order decides whether a record meets its own other copy)")
+    require(not is_empty_window(scenario), prop, "models the interval join operator; an empty window has none")
+    s = _pos_scenario(scenario)
+    model = model_of(s)
+    require(not model.late, prop, f"records at positions {sorted(model.late)} are late (their answer depends on "
+            f"which input takes them first)")
+    other = IntervalJoinModel(s, right_first=True).run()
+    rt = LocalRuntime(s)
+    outputs: list[list] = []
+    for i, event in enumerate(s.events):
+        outputs.append(rt.process_event(event))
+        got = items_of(s, outputs[-1])
+        if got != other.per_event[i] or stored_positions(rt) != other.stored[i]:
+            _fail(prop, scenario, f"event {i}: the engine (left input first) emitted {_show(got)} and caches "
+                  f"{sorted(stored_positions(rt))}; the step model with the right input first emitted "
+                  f"{_show(other.per_event[i])} and caches {sorted(other.stored[i])}", event_index=i,
+                  emitted=outputs)
 
 
 def _show(bag: Counter) -> str:
@@ -413,4 +455,7 @@ def applicable(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]
         props.append(("no_late_equals_oracle", no_late_equals_oracle))
     if not model.late and scenario.join.interval is not None and scenario.join.interval.time == "event":
         props.append(("disorder_invariance", disorder_invariance))
+    if not model.late and any(spec.source is not None for spec in scenario.chain) \
+            and scenario.join.interval is not None and scenario.join.interval.time == "event":
+        props.append(("one_source_order_invariance", one_source_order_invariance))
     return props

@@ -14,7 +14,9 @@ after every event, the cached records and, for each, the watermark (or
 processing time) by which it must be gone: max(its own cleanup time, the
 timer pending for its side when it was cached). It also classifies records
 as late: event time, time <= max(watermark, 0) at arrival; processing time,
-arriving at the same processing time as an earlier record of the other input.
+arriving at the same processing time as an earlier record of the other input
+(but for a self-join's own left copy when that copy was cached, the right
+copy then meeting it, or when the window does not hold 0).
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from converge.engine.model.scenario import ChangeEvent, IdleEvent, ProcessingTimeEvent, Scenario, WatermarkEvent
+from converge.engine.model.scenario import (
+    ChangeEvent,
+    IdleEvent,
+    ProcessingTimeEvent,
+    Scenario,
+    WatermarkEvent,
+    sources_of,
+)
 from converge.properties.reference import LONG_MAX as MAX_TIME
 from converge.properties.reference import JavaHashMap, PairMatcher, equality_keys, java_long_hash
 
@@ -54,25 +63,35 @@ class ModelRun:
     per_event: list[Counter] = field(default_factory=list)
     stored: list[frozenset[tuple[int, int]]] = field(default_factory=list)   # (side, pos) after each event
     late: set[int] = field(default_factory=set)
-    records: dict[int, tuple[int, int]] = field(default_factory=dict)        # pos -> (side, time)
-    deadlines: dict[int, int] = field(default_factory=dict)                  # cached pos -> cleanup time
+    records: dict[int, tuple[int, int]] = field(default_factory=dict)        # pos -> (first side, time)
+    sides: dict[int, tuple[int, ...]] = field(default_factory=dict)          # pos -> the sides it reached
+    deadlines: dict[tuple[int, int], int] = field(default_factory=dict)      # cached (side, pos) -> cleanup time
     clocks: list[int | None] = field(default_factory=list)                   # watermark / processing time
 
 
 class IntervalJoinModel:
-    """Replays one interval-join scenario; `run()` returns a ModelRun."""
+    """Replays one interval-join scenario; `run()` returns a ModelRun.
 
-    def __init__(self, scenario: Scenario) -> None:
+    A stream both inputs read (`source`, a self-join) hands each record, watermark and idle marker to both
+    sides within the event: left first, as converge's runtime does (docs/interval-joins.md "One source, both
+    inputs"); `right_first` hands them over the other way round, the order Flink's join task may equally read
+    them in."""
+
+    def __init__(self, scenario: Scenario, *, right_first: bool = False) -> None:
         iv = scenario.join.interval
         assert iv is not None, "not an interval join"
         self.scenario = scenario
         left, right = scenario.chain
         self.names = (left.name, right.name)
+        # the stream an event names -> the sides it reaches, in the order they take it
+        self.fed = {stream: tuple(self.names.index(n) for n in (readers[::-1] if right_first else readers))
+                    for stream, readers in sources_of(scenario).items()}
         self.event_time = iv.time == "event"
         self.size = (-iv.lower_ms, iv.upper_ms)
         self.lateness = iv.allowed_lateness_ms
         self.min_cleanup = max(0, scenario.config.min_cleanup_interval_ms)
         self.delay = max(self.size) + self.lateness
+        self.self_apart = not iv.lower_ms <= 0 <= iv.upper_ms  # a record's two copies never pair
         jtype = scenario.join.types[0]
         self.outer = (jtype in ("left", "full"), jtype in ("right", "full"))
         self.flink = scenario.config.semantics == "flink"
@@ -112,7 +131,8 @@ class IntervalJoinModel:
         self.now = 0
         self.expiration = [0, 0]
         self.stamp = 0
-        self.arrived_at: dict[int, set[int]] = {}   # processing time -> sides that had a record then
+        # processing time -> side -> (position, cached) of each record that arrived on it then
+        self.arrived_at: dict[int, tuple[list[tuple[int, bool]], list[tuple[int, bool]]]] = {}
         self.result = ModelRun()
         for event in self.scenario.events:
             out: Counter = Counter()
@@ -136,23 +156,19 @@ class IntervalJoinModel:
 
     def _event(self, event: object, out: Counter) -> None:
         if isinstance(event, ChangeEvent):
-            if event.input not in self.names:
-                return
-            side = self.names.index(event.input)
-            self.idle[side] = False
-            self._record(side, event, out)
+            for side in self.fed.get(event.input, ()):
+                self.idle[side] = False
+                self._record(side, event, out)
         elif isinstance(event, WatermarkEvent):
-            if event.input not in self.names:
-                return
-            side = self.names.index(event.input)
-            self.idle[side] = False
-            current = self.wms[side]
-            if current is None or event.watermark > current:
-                self.wms[side] = event.watermark
-            self._combine(out)
+            for side in self.fed.get(event.input, ()):
+                self.idle[side] = False
+                current = self.wms[side]
+                if current is None or event.watermark > current:
+                    self.wms[side] = event.watermark
+                self._combine(out)
         elif isinstance(event, IdleEvent):
-            if event.input in self.names:
-                self.idle[self.names.index(event.input)] = True
+            for side in self.fed.get(event.input, ()):
+                self.idle[side] = True
                 self._combine(out)
         elif isinstance(event, ProcessingTimeEvent):
             self.now = event.processing_time
@@ -187,12 +203,14 @@ class IntervalJoinModel:
         if self.event_time:
             late = time <= op
         else:
-            sides = self.arrived_at.setdefault(self.now, set())
-            late = other in sides
-            sides.add(side)
+            # a same-time record of the other input may miss this one; its own other copy (a self-join) does
+            # not when it was cached (this copy's pass meets it) or when the window cannot hold the two (0 outside)
+            late = any(p != pos or not (cached or self.self_apart)
+                       for p, cached in self.arrived_at.get(self.now, ([], []))[other])
         if late:
             self.result.late.add(pos)
-        self.result.records[pos] = (side, time)
+        self.result.records.setdefault(pos, (side, time))
+        self.result.sides[pos] = self.result.sides.get(pos, ()) + (side,)
         key = tuple(row[i] for i in self.key_idx[side])
         state = self.keys.setdefault(key, _KeyState())
         lower, upper = time - self.size[other], time + self.size[side]
@@ -212,11 +230,13 @@ class IntervalJoinModel:
                 else:
                     keep.append(partner)
             self._replace(state, other, keep)
+        if not self.event_time:
+            self.arrived_at.setdefault(self.now, ([], []))[side].append((pos, op < upper))
         if op < upper:
             own = time + self.size[side] + self.min_cleanup + self.lateness + 1
             pending = state.timer[side]
             rec.deadline = own if pending is None else max(own, pending)
-            self.result.deadlines[pos] = rec.deadline
+            self.result.deadlines[(side, pos)] = rec.deadline
             state.cached[side].append(rec)
             if time not in state.stamps[side]:
                 self.stamp += 1

@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from converge.engine.model.errors import InternalError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, InputSpec, JoinSpec, Scenario, sources_of
 from converge.oracle.query import run_query
 from converge.oracle.sql import render_join_sql, render_source
 
@@ -261,9 +261,11 @@ class PairMatcher:
     def __init__(self, scenario: Scenario, extra: dict[str, Sequence[tuple]] | None = None) -> None:
         left, right = scenario.chain
         rows: dict[str, dict[tuple, int]] = {left.name: {}, right.name: {}}
+        fed = sources_of(scenario)  # a stream both inputs read (`source`): its rows are rows of each
         for event in scenario.events:
-            if isinstance(event, ChangeEvent) and event.input in rows:
-                rows[event.input].setdefault(event.row, len(rows[event.input]))
+            if isinstance(event, ChangeEvent) and event.input in fed:
+                for name in fed[event.input]:
+                    rows[name].setdefault(event.row, len(rows[name]))
         for name, extra_rows in (extra or {}).items():
             for row in extra_rows:
                 rows[name].setdefault(tuple(row), len(rows[name]))

@@ -102,6 +102,9 @@ def _cell(v: object) -> str:
 def _input_tables(s: Scenario, event_index: int | None) -> list[str]:
     lines: list[str] = []
     for spec in s.inputs:
+        if spec.source is not None:  # its events are its stream's, listed there
+            lines += ["", f"### {spec.name}: reads the stream of {spec.source}"]
+            continue
         uk = f", unique key ({', '.join(spec.unique_key)})" if spec.unique_key else ""
         lines += ["", f"### {spec.name} ({spec.changelog_mode}{uk})", "",
                   "| # | kind | " + " | ".join(spec.column_names) + " |",

@@ -93,7 +93,9 @@ def timeline_figure(scenario: Scenario, *, event_index: int | None = None,
     from matplotlib.ticker import MaxNLocator  # lazy: matplotlib only when a picture is drawn
 
     events = scenario.events
-    names = [s.name for s in scenario.inputs]
+    # one lane per stream the events name: an input that reads another's stream (`source`) has none of its own
+    names = [s.name for s in scenario.inputs if s.source is None]
+    readers = {nm: [s.name for s in scenario.inputs if s.source == nm] for nm in names}
     lanes = {n: i for i, n in enumerate(names)}
     out_lane = len(names)
     n = len(events)
@@ -177,7 +179,9 @@ def timeline_figure(scenario: Scenario, *, event_index: int | None = None,
     top.legend(handles=handles, fontsize=_LEGEND_FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                borderaxespad=0, frameon=False)
     output_name = "output" if output_per_event is not None else "output\n(not in the\nevidence)"
-    top.set_yticks(list(range(len(names) + 1)), [f"input {nm}" for nm in names] + [output_name])
+    top.set_yticks(list(range(len(names) + 1)), [f"input {nm}" + (f" (read by {', '.join(readers[nm])})"
+                                                                   if readers[nm] else "") for nm in names]
+                   + [output_name])
     top.set_ylim(-0.8, len(names) + (1.9 if diverging_row is not None else 1.1))
     top.set_title(f"{scenario.name}: events per input, output per event", fontsize=10)
     top.grid(axis="y", color="#eeeeee")

@@ -559,6 +559,10 @@ def _check_references(s: Scenario) -> None:
     if config.dedupe_before_join and s.join.interval is not None:
         raise BadInputError("an interval join takes append-only inputs; a dedupe emits retractions",
                             path="config.dedupe_before_join")
+    for i, spec in enumerate(s.inputs):
+        if spec.source is not None and spec.name in config.dedupe_before_join:
+            raise UnsupportedError(f"inputs[{i}].source: one source feeding an input under dedupe_before_join is "
+                                   f"not modelled yet")
     for name in config.unique_key_lost:
         if name not in chain:
             raise BadInputError(f"{name!r} is not an input of the join chain {list(chain)}",
@@ -588,9 +592,27 @@ def _check_sources(s: Scenario, declared: Mapping[str, InputSpec]) -> None:
             raise BadInputError(f"input {spec.name!r} reads {source.name!r}'s stream, so it declares the same "
                                 f"columns, unique_key and changelog_mode (a view of it: project and where)",
                                 path=path)
-        if s.join.interval is not None or spec.name in s.config.dedupe_before_join:
-            raise UnsupportedError(f"{path}: one source feeding several inputs of an interval join or a dedupe is "
-                                   f"not modelled yet")
+    _check_one_time_attribute(s)
+
+
+def _check_one_time_attribute(s: Scenario) -> None:
+    """Both inputs of an event-time interval join that read one stream read its one time attribute: a Flink table
+    declares at most one rowtime (one WATERMARK), and a self-join's `x.ts BETWEEN y.ts ...` names it twice."""
+    iv = s.join.interval
+    if iv is None or iv.time != "event" or len(s.join.inputs) != 2:
+        return
+    names = {spec.name: spec for spec in s.inputs}
+    if any(n not in names for n in s.join.inputs):
+        return  # named by _check_references
+    left, right = (names[n] for n in s.join.inputs)
+    if left.source is None or left.source != right.source:
+        return
+    lt = time_index(left, iv.left_time, "join.interval.left_time")
+    rt = time_index(right, iv.right_time, "join.interval.right_time")
+    if lt != rt:
+        raise BadInputError(f"inputs {left.name!r} and {right.name!r} read the one stream {left.source!r}, so their "
+                            f"time attributes are its one time attribute: {left.column_names[lt]!r} and "
+                            f"{right.column_names[rt]!r} differ", path="join.interval")
 
 
 def sources_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
@@ -657,10 +679,15 @@ def time_index(spec: InputSpec, ref: str | None, where: str) -> int:
 
 
 def event_time_columns(scenario: Scenario) -> dict[str, int]:
-    """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise)."""
+    """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise); a stream
+    the join's inputs read (`source`) -> theirs."""
     iv = scenario.join.interval
     if iv is None or iv.time != "event" or len(scenario.join.inputs) != 2:
         return {}
     left, right = scenario.chain
-    return {left.name: time_index(left, iv.left_time, "join.interval.left_time"),
-            right.name: time_index(right, iv.right_time, "join.interval.right_time")}
+    out = {left.name: time_index(left, iv.left_time, "join.interval.left_time"),
+           right.name: time_index(right, iv.right_time, "join.interval.right_time")}
+    for spec in (left, right):  # a stream read by both inputs (`source`) has their one time attribute
+        if spec.source is not None:
+            out[spec.source] = out[spec.name]
+    return out

@@ -418,7 +418,7 @@ def scenario_from_dict(obj: Any, *, default_name: str = "scenario") -> Scenario:
                       _parse_config(obj.get("config")), (), None, None, meta,
                       check_text(description, "description", what="a description") if description else "")
     width = scenario.output_width()
-    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))  # (no source with an interval)
+    reader = _EventReader(inputs, join.inputs, width, event_time_columns(scenario))
     events = tuple(reader.read(e, i) for i, e in enumerate(_list(obj.get("events", []), "events")))
     final = obj.get("expect_final")
     if final is not None:

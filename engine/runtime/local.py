@@ -301,7 +301,10 @@ class LocalRuntime:
                                 f"only {', '.join(sorted(self._kinds[spec.name]))}")
         checked = ChangeEvent(event.input, event.kind, self._validators[spec.name].validate(event.row))
         out: list[OutputItem] = []
-        for name in fed:  # the one record reaches every input that reads the stream (Flink's reused source)
+        # the one record reaches every input that reads the stream (Flink's reused source), in chain order: Flink's
+        # two-input task reads whichever input has data (MultipleInputSelectionHandler's fair selection), so its
+        # order is not fixed; left first is converge's pick (docs/interval-joins.md "One source, both inputs")
+        for name in fed:
             out.extend(self._on_input_change(name, checked))
         return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from converge.generators.interval import interval_join_scenarios
+from converge.generators.self_interval import self_interval_join_scenarios
 from converge.properties import interval, regular, wellformed
 from converge.properties.spec import PropertySpec
 
@@ -26,6 +27,21 @@ _EITHER_SEMANTICS = lambda: st.one_of(  # noqa: E731
 _QUIRKY = lambda: interval_join_scenarios(  # noqa: E731
     late_share=(40, 80), negative_times=True, semantics=("flink",), strategies=("creep", "bounded"),
     bounds=((-10, 10), (-8, 4), (-4, 8), (-12, 12)))
+
+
+# One stream read by both inputs (a self-join): each record, watermark and idle marker reaches both.
+_ONE_SOURCE_ON_TIME = lambda: self_interval_join_scenarios(semantics=("correct", "flink"))  # noqa: E731
+_ONE_SOURCE_NO_LATE = lambda: st.one_of(  # noqa: E731
+    _ONE_SOURCE_ON_TIME(), self_interval_join_scenarios(time="processing", semantics=("correct", "flink")))
+_ONE_SOURCE_LATE = lambda: st.one_of(  # noqa: E731
+    self_interval_join_scenarios(late_share=(5, 50), negative_times=True),
+    self_interval_join_scenarios(time="processing", late_share=(0, 60)))
+# (a late record's answer depends on which input takes it first: the step model's order is checked there)
+_ONE_SOURCE_EITHER = lambda: st.one_of(  # noqa: E731
+    self_interval_join_scenarios(late_share=(0, 50), negative_times=True, semantics=("correct", "flink")),
+    self_interval_join_scenarios(time="processing", late_share=(20, 60), semantics=("correct", "flink"),
+                                 bounds=((0, 10), (-10, 0), (-4, 6))),
+    self_interval_join_scenarios(late_share=(30, 80), semantics=("correct", "flink"), bounds=((-10, 10), (-8, 4))))
 
 
 def _single(factory):
@@ -69,6 +85,20 @@ PROPERTIES: list[PropertySpec] = [
     PropertySpec(INTERVAL, "snapshot_restore", _snapshot_cut, regular.snapshot_restore, 100,
                  "snapshot after any event (caches, cleanup timers, watermarks), restore into a fresh runtime, "
                  "continue: identical output (semantics correct)", suite_examples=50),
+    PropertySpec(INTERVAL, "no_late_equals_oracle_one_source", _single(_ONE_SOURCE_NO_LATE),
+                 interval.no_late_equals_oracle, 200,
+                 "a self-join (one stream feeds both inputs), no late record: the DuckDB batch interval join of "
+                 "the table with itself", suite_examples=60),
+    PropertySpec(INTERVAL, "late_records_bounded_one_source", _single(_ONE_SOURCE_LATE), interval.late_records_bounded,
+                 100, "a self-join with late records: batch(non-late) pairs <= output pairs <= batch(all) pairs; "
+                 "each side's copy of an unmatched outer record padded exactly once", suite_examples=40),
+    PropertySpec(INTERVAL, "matches_step_model_one_source", _single(_ONE_SOURCE_EITHER), interval.matches_step_model,
+                 200, "a self-join: at every event the step model's output and cache, each record handed to the "
+                 "left input, then the right (semantics correct and flink)", suite_examples=60),
+    PropertySpec(INTERVAL, "one_source_order_invariance", _single(_ONE_SOURCE_ON_TIME),
+                 interval.one_source_order_invariance, 100,
+                 "an event-time self-join, no late record: handing each record to the right input first changes "
+                 "no output and no cache at any event", suite_examples=40),
     PropertySpec(INTERVAL, "changelog_wellformed", _single(_EITHER_SEMANTICS), wellformed.changelog_wellformed,
                  100, "append-only output (+I alone), never a retraction", suite_examples=40),
 ]

@@ -83,8 +83,6 @@ def test_typed_literals_and_integer_division() -> None:
     ("SELECT o.k + 1 FROM orders o JOIN pay p ON o.k = p.k", "q.sql:9:8", "SELECT list", UnsupportedError),
     ("SELECT * FROM orders o JOIN pay p ON o.k = p.k AND o.amount * p.paid > 1", "q.sql:9:52", "DECIMAL",
      UnsupportedError),
-    ("SELECT * FROM orders o JOIN orders o2 ON o.k = o2.k AND o.ts BETWEEN o2.ts - INTERVAL '1' SECOND AND o2.ts",
-     "q.sql:9:29", "an interval join of a table with itself", UnsupportedError),
 ])
 def test_unsupported_clauses_name_their_position(sql: str, where: str, what: str, error: type) -> None:
     """Flink SQL that converge does not map yet is "unsupported", a query that is wrong is bad input."""

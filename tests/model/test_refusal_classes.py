@@ -70,8 +70,6 @@ CASES = [
     # a view over a table whose CREATE TABLE is refused: that refusal covers the view's use, never "not declared"
     (T.replace("CREATE TABLE a (", "CREATE TABLE a (n AS TO_TIMESTAMP(s), ", 1)
      + "CREATE TEMPORARY VIEW v AS SELECT k FROM a;\nSELECT v.k FROM v JOIN b ON v.k = b.k", UNSUPPORTED),
-    (T.replace("CREATE TABLE a (", "CREATE TABLE a (k2 AS k + 1, ", 1) + "SELECT a.k FROM a JOIN a a2 ON a.rt BETWEEN "
-     "a2.rt AND a2.rt + INTERVAL '1' SECOND", UNSUPPORTED),  # an interval join of a table with itself
     ("CREATE TABLE a (k INT) WITH ('connector' = 'jdbc');\n" + T.split("\n", 1)[1] + J, UNSUPPORTED),
     (T + "SET 'parallelism.default' = '128';\n" + J, UNSUPPORTED),                 # valid, beyond converge's 64
     (T + "SET 'table.exec.source.idle-timeout' = '1 s';\n" + J, UNSUPPORTED),      # an option converge cannot send

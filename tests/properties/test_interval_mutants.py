@@ -52,6 +52,13 @@ MUTANTS: dict[str, tuple[Mutant, tuple[str, ...]]] = {
         Mutant("padding_ignores_join_flag", "an expiring outer row is padded even if it joined", "interval",
                (Patch(f"{OP}._remove_expired", "if not entry[1]:", "if True:"),)),
         ("late_records_bounded", "pairs_and_padding_once", "matches_step_model")),
+    # a self-join's record handed to the right input before the left (tests/views/test_one_source_interval.py)
+    "one_source_right_input_first": (
+        Mutant("one_source_right_input_first", "a record of a stream both inputs read reaches the right input "
+               "first", "interval",
+               (Patch("converge.engine.runtime.local:LocalRuntime._on_change", "for name in fed:",
+                      "for name in fed[::-1]:"),)),
+        ("matches_step_model_one_source",)),
 }
 
 

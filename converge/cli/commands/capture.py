@@ -47,7 +47,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     written = _write(query, scenario, out)
     print(f"wrote {', '.join(str(p) for p in written)} ({_count(scenario)} input records; converge's engine)")
-    sources = " ".join(f"--source {table}={out / f'{table}.jsonl'}" for _, table in query.aliases)
+    sources = " ".join(f"--source {table}={out / f'{table}.jsonl'}" for table in dict.fromkeys(t for _, t in query.aliases))
     print(f"check it: converge verify {args.query} {sources} --output {out / 'output.jsonl'}")
     return 0
 
@@ -84,7 +84,9 @@ def _ended(scenario: Scenario) -> Scenario:
     an outer interval join emit every padded row still held (verify compares the output with the batch answer,
     padded rows included; without it the capture of an outer interval join diverged from its own answer)."""
     from converge.engine.model.scenario import WatermarkEvent  # lazy: the engine, for capture alone
-    ends = [WatermarkEvent(s.name, END_OF_INPUT_WATERMARK) for s in scenario.inputs if s.time_column is not None]
+    # (a table read in several places ends once, on its stream: an input that reads it takes the stream's watermark)
+    ends = [WatermarkEvent(s.name, END_OF_INPUT_WATERMARK) for s in scenario.inputs
+            if s.time_column is not None and s.source is None]
     return dataclasses.replace(scenario, events=(*scenario.events, *ends)) if ends else scenario
 
 
@@ -96,7 +98,8 @@ def _write(query: MappedQuery, scenario: Scenario, out: Path) -> list[Path]:
     from converge.engine.runtime.local import run_scenario  # lazy: as above
     from converge.properties.verify_capture import _shaper  # lazy: as above (the rows verify compares with)
     run = run_scenario(scenario)
-    shape, table_of = _shaper(query), dict(query.aliases)
+    # the table of each input the events name: an alias's, or a table read in several places, its stream's
+    shape, table_of = _shaper(query), {query.stream_of(a): t for a, t in query.aliases}
     paths = {table: out / f"{table}.jsonl" for _, table in query.aliases}
     lines: dict[str, list[str]] = {table: [] for table in paths}
     output: list[str] = []

@@ -412,10 +412,6 @@ class _Mapper:
             self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
-        if self.interval is not None and len({t for _, t in self.aliases}) < len(self.aliases):
-            self.refused.append(self.text.unsupported((node.args.get("joins") or [node])[0],
-                                                      "an interval join of a table with itself: converge does not "
-                                                      "model one source feeding an interval join yet"))
         if self.refused:
             return None
         try:

@@ -59,3 +59,19 @@ def test_an_outer_interval_join_capture_ends_its_input_and_verifies(tmp_path: Pa
     assert capsys.readouterr().out.startswith("passed: the final output equals the batch answer")
     (tmp_path / "cap" / "output.jsonl").write_text("".join(f"{line}\n" for line in output if line not in padded))
     assert main([*argv, "--quiet"]) == 1  # without the padded rows: the divergence the capture used to hold
+
+
+def test_a_table_read_in_several_places_is_captured_once_and_verifies(tmp_path: Path, capsys) -> None:
+    """A self-join's table is one stream: one capture file, one --source, its end of input on the stream (before,
+    the regular self-join crashed with a KeyError and the interval one put its MAX_WATERMARK on a reader)."""
+    for name in ("self_join_managers", "self_interval_join"):
+        out = tmp_path / name
+        argv = _capture(out, capsys, "--seed", "1", query=EXAMPLES / f"{name}.sql")
+        table = "emp" if name == "self_join_managers" else "logins"
+        assert sorted(p.name for p in out.iterdir()) == [f"{table}.jsonl", "output.jsonl"]
+        assert [a for a in argv if a.startswith(f"{table}=")] == [f"{table}={out / f'{table}.jsonl'}"]
+        output = (out / "output.jsonl").read_text().splitlines()
+        assert output, f"{name}: the drawn input gives no output: the divergence below would test nothing"
+        assert main([*argv, "--quiet"]) == 0
+        (out / "output.jsonl").write_text("".join(f"{line}\n" for line in output[1:]))  # one output record lost
+        assert main([*argv, "--quiet"]) == 1

@@ -341,7 +341,8 @@ class _Mapper:
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
-        proctime = {a: p for a in aliases if a not in self.derived and (p := self.tables[known[a]].proctime)}
+        proctime = {a: p for a in aliases
+                    if (p := self.derived[a].proctime if a in self.derived else self.tables[known[a]].proctime)}
         renames = {a: r for a in aliases if a not in self.derived and (r := self.tables[known[a]].renamed)}
         return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
                       for a in aliases}, self.text, proctime, renames)
@@ -437,6 +438,7 @@ class _Mapper:
                                                        f"joined since the last comma (move the condition to WHERE)"))
         tables = [node.args["from_"].this] + [j.this for j in node.args.get("joins") or ()]
         columns: dict[str, set[str]] = {}
+        forwarded: dict[str, str] = {}  # a derived table's processing-time attribute, passed on unchanged
         for t in tables:
             declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
                             None)
@@ -449,12 +451,14 @@ class _Mapper:
                 except (BadInputError, UnsupportedError):
                     continue  # refused where it is mapped
                 columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in derived.columns}
+                if derived.proctime:
+                    forwarded[t.alias_or_name.casefold()] = derived.proctime.casefold()
         if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
             return node
         out, notes = attach_where(node, columns, self.text)
         times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
                  for d in self.tables if d.casefold() == t.name.casefold()
-                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)}
+                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)} | forwarded
         out, moved = push_time_bounds(out, times, self.text)
         self.notes += notes + moved
         return out
@@ -578,9 +582,11 @@ class _Mapper:
                 real = Scope._pick(a, aliases)
                 if real is None:
                     raise self.text.error(item, f"unknown alias {a!r}")
-                if real not in self.derived and self.tables[dict(self.aliases)[real]].proctime:
+                proctime = self.derived[real].proctime if real in self.derived \
+                    else self.tables[dict(self.aliases)[real]].proctime
+                if proctime:
                     raise self.text.unsupported(item, f"{real}'s columns include its processing-time attribute "
-                                                      f"{self.tables[dict(self.aliases)[real]].proctime!r} (the wall "
+                                                      f"{proctime!r} (the wall "
                                                       f"clock at each row's arrival), which converge does not hold; "
                                                       f"list the other columns")
                 table = self.tables[dict(self.aliases)[real]]

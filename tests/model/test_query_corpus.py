@@ -120,6 +120,15 @@ CORPUS: dict[str, tuple] = {
     "(SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.paid >= o.amount)":
         (("o", "c", "p"), ("inner", "semi"), (EQ, "(p.order_id = o.id) AND (p.paid >= o.amount)"), None, None,
          ("id",)),
+    # NOT IN: FlinkSubQueryRemoveRule's null-aware anti join (a NULL on either side is a match)
+    "SELECT o.id FROM orders o WHERE o.id NOT IN (SELECT order_id FROM returns)":
+        (("o", "returns"), ("anti",), ("(((o.id = returns.order_id)) OR (((o.id = returns.order_id)) IS NULL))",),
+         None, None, ("id",)),
+    "SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.cust WHERE NOT o.id IN "
+    "(SELECT r.order_id FROM returns r WHERE r.reason <> c.name)":
+        (("o", "c", "r"), ("inner", "anti"),
+         (EQ, "(((o.id = r.order_id)) OR (((o.id = r.order_id)) IS NULL)) AND (r.reason <> c.name)"), None, None,
+         ("id", "name")),
     # three-valued predicates
     "SELECT o.id FROM orders o JOIN customers c ON o.cust = c.cust AND (o.status = c.name) IS NOT TRUE":
         (("o", "c"), ("inner",), (f"{EQ} AND (NOT (((o.status = c.name)) IS TRUE))",), None, None, ("id",)),

@@ -102,6 +102,10 @@ def problems(node: exp.Expr, text: SourceText | None = None) -> Iterator[tuple[e
     The subtree of a refused node or argument is not looked at (the refusal covers it); the node's other
     arguments are."""
     kind = type(node)
+    if isinstance(node, exp.Tuple) and _in_row(node):  # `(a, b) [NOT] IN (SELECT x, y ...)`: one equality per column
+        for child in node.expressions:
+            yield from problems(child, text)
+        return
     if kind not in ALLOWED:
         name = text.name(node) if text is not None else sql_name(node)
         yield node, (f"{name} is outside the SQL subset converge maps (columns, literals, comparisons, "
@@ -122,6 +126,13 @@ def problems(node: exp.Expr, text: SourceText | None = None) -> Iterator[tuple[e
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, exp.Expr):
                 yield from problems(child, text)
+
+
+def _in_row(node: exp.Tuple) -> bool:
+    """The row value compared by `[NOT] IN (SELECT ...)`, the one place a row value is mapped."""
+    parent = node.parent
+    return isinstance(parent, exp.In) and parent.args.get("query") is not None and node.arg_key == "this" \
+        and not node.args.keys() - {"expressions"}
 
 
 def refusals(node: exp.Expr, text: SourceText) -> list[UnsupportedError]:

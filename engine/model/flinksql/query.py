@@ -514,11 +514,9 @@ class _Mapper:
         negated = isinstance(conj, exp.Not)
         inner = conj.this if negated else conj
         if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-            if negated:
-                raise self.text.unsupported(conj, "NOT IN (SELECT ...) is a null-aware anti join in Flink; converge "
-                                                  "models NOT EXISTS (write it as NOT EXISTS with an equality)")
+            # NOT IN (SELECT ...) (also written NOT x IN (...)): FlinkSubQueryRemoveRule's null-aware ANTI join
             sub = inner.args["query"].this
-            return self._semi_anti(sub, "semi", conj, in_value=inner.this)
+            return self._semi_anti(sub, "anti" if negated else "semi", conj, in_value=inner.this)
         if isinstance(inner, exp.Exists):
             return self._semi_anti(inner.this, "anti" if negated else "semi", conj)
         if any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk()):
@@ -542,18 +540,39 @@ class _Mapper:
             if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
                 col.set("table", exp.to_identifier(alias))
         renderer = Renderer(self._scope(outer + [alias]))
-        parts = []
-        if in_value is not None:
-            cols = sub.expressions
-            if len(cols) != 1 or isinstance(cols[0], exp.Star):
-                raise self.text.error(sub, "IN (SELECT ...) must select exactly one column")
-            parts.append(renderer.boolean(exp.EQ(this=in_value, expression=cols[0].unalias())))
+        parts = [] if in_value is None else self._in_conditions(in_value, sub, outer, renderer, null_aware=jtype == "anti")
         sub_where = sub.args.get("where")
         parts += [renderer.boolean(c) for c in (conjuncts(sub_where.this) if sub_where is not None else [])]
         self.types.append(jtype)
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
+
+    def _in_conditions(self, value: exp.Expr, sub: exp.Select, outer: list[str], renderer: Renderer, *,
+                       null_aware: bool) -> list[str]:
+        """The join conditions of `value [NOT] IN (SELECT ...)`, as FlinkSubQueryRemoveRule writes them: one
+        `v = c` per operand (a row `(a, b)` has one per column); NOT IN's anti join is null-aware, each
+        `v = c OR (v = c) IS NULL`, so a NULL on either side is a match and drops the left row, unless the
+        subquery is empty (SQL: a row survives iff `v <> c` is TRUE for every row of the subquery)."""
+        operands = value.expressions if isinstance(value, exp.Tuple) else [value]
+        cols = [c.unalias() for c in sub.expressions]
+        if any(isinstance(c, exp.Star) or (isinstance(c, exp.Column) and isinstance(c.this, exp.Star))
+               for c in cols) or len(cols) != len(operands):
+            raise self.text.error(sub, f"{'NOT ' if null_aware else ''}IN (SELECT ...) must select as many columns "
+                                       f"as it is compared with ({len(operands)})")
+        scope = self._scope(outer)
+        parts = []
+        for operand, col in zip(operands, cols, strict=True):
+            operand = operand.copy()
+            for ref in operand.find_all(exp.Column):  # the value is the outer query's: its bare names are too
+                if not ref.table and not isinstance(ref.this, exp.Star):
+                    ref.set("table", exp.to_identifier(scope.resolve(ref)[0]))
+            equal = exp.EQ(this=operand, expression=col.copy())
+            match: exp.Expr = equal if not null_aware else \
+                exp.Or(this=exp.Paren(this=equal), expression=exp.Is(this=exp.Paren(this=equal.copy()),
+                                                                      expression=exp.Null()))
+            parts.append(renderer.boolean(match))
+        return parts
 
     # ------------------------------------------------------------ SELECT list
 

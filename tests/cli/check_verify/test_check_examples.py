@@ -39,8 +39,9 @@ READINGS = {
     # the view passes pt on unchanged: c.pt - i.pt in [-1000, 4000], the join on the view's ad_id
     "proctime_view_interval_join": (("inner",), ("(c.ad_id = i.ad_id)",), (-1000, 4000), None),
     # FlinkSubQueryRemoveRule's null-aware anti join: the equality OR its being NULL, and the subquery's WHERE
-    "not_in_null_aware": (("anti",), ("(((o.order_id = r.order_id)) OR (((o.order_id = r.order_id)) IS NULL)) "
-                                      "AND (r.reason <> 'mistake')",), None, None),
+    "not_in_null_aware": (("inner", "anti"), ("(o.customer_id = c.customer_id)",
+                                               "(((o.order_id = r.order_id)) OR (((o.order_id = r.order_id)) IS NULL)) "
+                                               "AND (r.reason <> 'mistake')"), None, None),
 }
 
 

@@ -102,7 +102,8 @@ def unencodable_at(text: str) -> int | None:
 
 
 def check_named_expressions(items: Any, path: str) -> tuple[tuple[str, str], ...]:
-    """A non-empty list of [name, DuckDB SQL expression] with distinct identifier names (case-insensitive)."""
+    """A non-empty list of [name, DuckDB SQL expression] with distinct names (case-insensitive). A name is any
+    text, as a declared column's is (Flink's quoted `` `1-_./Ü` ``): the oracle quotes every name it writes."""
     if not isinstance(items, tuple) or not items:
         raise BadInputError(f"expected a non-empty list of [name, expression], got {short_repr(items)}", path=path)
     seen: set[str] = set()
@@ -111,8 +112,6 @@ def check_named_expressions(items: Any, path: str) -> tuple[tuple[str, str], ...
             raise BadInputError(f"expected [name, expression], got {short_repr(item)}", path=f"{path}[{j}]")
         name, expr = item
         check_text(name, f"{path}[{j}][0]", what="a column name")
-        if not name.isidentifier():
-            raise BadInputError(f"{name!r} is not an identifier", path=f"{path}[{j}][0]")
         if name.casefold() in seen:
             raise BadInputError(f"column {name!r} is named twice (SQL names are case-insensitive)",
                                 path=f"{path}[{j}][0]")

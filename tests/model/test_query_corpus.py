@@ -120,6 +120,10 @@ CORPUS: dict[str, tuple] = {
     "(SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.paid >= o.amount)":
         (("o", "c", "p"), ("inner", "semi"), (EQ, "(p.order_id = o.id) AND (p.paid >= o.amount)"), None, None,
          ("id",)),
+    # a derived table's column named with any text (Flink's testJoinWithAlias): the output keeps the name
+    "SELECT T.`1-_./Ü`, c.name FROM (SELECT cust, status AS `1-_./Ü` FROM orders) AS T, customers c "
+    "WHERE T.cust = c.cust AND T.`1-_./Ü` <> c.name":
+        (("T", "c"), ("inner",), ('(T.cust = c.cust) AND (T."1-_./Ü" <> c.name)',), None, None, ("1-_./Ü", "name")),
     # NOT IN: FlinkSubQueryRemoveRule's null-aware anti join (a NULL on either side is a match)
     "SELECT o.id FROM orders o WHERE o.id NOT IN (SELECT order_id FROM returns)":
         (("o", "returns"), ("anti",), ("(((o.id = returns.order_id)) OR (((o.id = returns.order_id)) IS NULL))",),

@@ -129,3 +129,20 @@ def test_a_view_in_front_of_a_processing_time_interval_join() -> None:
     assert Counter(c.row for c in run.changes) == want
     assert {c.kind for c in run.changes} == {"+I"}
     assert DuckDBOracle().final(PROC_VIEW) == want
+
+
+# a projection naming its columns with any text, as Flink's quoted identifiers do (`1-_./Ü`, `x"y`): the join's
+# condition and WHERE name them quoted, DuckDB-style; the answer is the same as under plain names
+QUOTED = scenario(
+    {"project": [["x\"y", "k + 1"], ["1-_./Ü", "x"]]},
+    {"conditions": ['a."x""y" = b.k'], "where": 'a."1-_./Ü" > 1'},
+    [["b", "+I", [2, "two"]], ["b", "+I", [3, "three"]],
+     ["a", "+I", [1, 5]],       # x"y = 2: joins 'two', 1-_./Ü = 5 passes
+     ["a", "+I", [2, 1]],       # x"y = 3: joins 'three', fails the WHERE (1 > 1 is false)
+     ["a", "+I", [5, 9]]])      # x"y = 6: no b row
+
+
+def test_projected_columns_named_with_any_text() -> None:
+    want = Counter({(2, 5, 2, "two"): 1})
+    assert run_scenario(QUOTED).final == want
+    assert DuckDBOracle().final(QUOTED) == want

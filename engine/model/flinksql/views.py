@@ -170,10 +170,6 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
         if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
             proctime = proctime or source.proctime  # `*` forwards the attribute too
         for name, sql, ftype in _items(item, alias, source, renderer, text):
-            if not name.isidentifier():  # valid Flink (a quoted name); the scenario's `project` names identifiers
-                raise text.unsupported(item, f"the derived table {alias!r} names a column {name!r}: converge names "
-                                             f"the columns a view or derived table makes with identifiers only "
-                                             f"(letters, digits, _); rename it")
             if name.casefold() in {c.casefold() for c, _ in columns} | {(proctime or "").casefold()}:
                 raise text.error(item, f"the derived table {alias!r} names column {name!r} twice")
             columns.append((name, ftype))

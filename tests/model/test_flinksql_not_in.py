@@ -100,3 +100,13 @@ def test_not_in_forms_flink_does_not_plan_are_refused_by_meaning(sql: str, expec
     with pytest.raises((BadInputError, UnsupportedError)) as info:
         parse_query(T + sql, "q.sql")
     assert type(info.value) is expected, str(info.value)
+
+
+def test_a_subquery_under_or_names_the_subquery_and_flinks_aggregate_plan() -> None:
+    """Flink's SemiAntiJoinStreamITCase writes `NOT (c LIKE 'abc' OR NOT EXISTS (SELECT d FROM r))`: the refusal
+    points at the subquery and says why (an aggregate in Flink's plan), never "the query joins nothing"."""
+    with pytest.raises(UnsupportedError) as info:
+        parse_query(T + "SELECT l.s FROM l WHERE l.y > 10 AND NOT (l.x = 1 OR NOT EXISTS (SELECT r.t FROM r))", "q.sql")
+    message = str(info.value)
+    assert message.startswith("q.sql:4:") and "`EXISTS(SELECT r.t FROM r)` a subquery under OR or NOT" in message
+    assert "aggregate" in message and "joins nothing" not in message

@@ -293,6 +293,7 @@ class _Mapper:
         self.positions: list[tuple[str, str]] = []
         self.derived: dict[str, DerivedInput] = {}
         self.notes: list[str] = []
+        self.nested_subquery = False  # a subquery under OR / NOT was refused (it joins, through an aggregate)
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -409,7 +410,7 @@ class _Mapper:
         for f in filters:
             self._attempt(lambda f: rendered.append(renderer.boolean(f)), f)
         where_sql = " AND ".join(rendered) if rendered else None
-        if len(self.aliases) < 2:
+        if len(self.aliases) < 2 and not self.nested_subquery:
             self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
@@ -519,9 +520,15 @@ class _Mapper:
             return self._semi_anti(sub, "anti" if negated else "semi", conj, in_value=inner.this)
         if isinstance(inner, exp.Exists):
             return self._semi_anti(inner.this, "anti" if negated else "semi", conj)
-        if any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk()):
-            raise self.text.unsupported(conj, "a subquery is supported only as a top-level [NOT] EXISTS or IN conjunct "
-                                              "of the WHERE clause")
+        nested = next((n for n in conj.walk() if isinstance(n, (exp.Exists, exp.In, exp.Subquery, exp.Select))
+                       and (not isinstance(n, exp.In) or n.args.get("query") is not None)), None)
+        if nested is not None:
+            self.nested_subquery = True  # the query joins through it: "joins nothing" would be wrong
+            raise self.text.unsupported(nested, "a subquery under OR or NOT: Flink's FlinkSubQueryRemoveRule turns a "
+                                                "subquery into a SEMI/ANTI join only as a top-level [NOT] EXISTS / "
+                                                "[NOT] IN conjunct of the WHERE clause; Calcite's SubQueryRemoveRule "
+                                                "plans this one as a LEFT join with an aggregate of the subquery "
+                                                "(DISTINCT or COUNT), an aggregation converge does not model")
         return False
 
     def _semi_anti(self, sub: exp.Expr, jtype: str, conj: exp.Expr, in_value: exp.Expr | None = None) -> bool:

@@ -12,6 +12,8 @@ microseconds and fails, and so does this.
 
 from __future__ import annotations
 
+from converge.engine.model.errors import BadInputError
+
 DATE_PARTS = ("year", "quarter", "month", "day")
 MS_PER_DAY = 86_400_000
 MAX_MS = 9_223_372_036_854_775  # DuckDB turns epoch_ms into microseconds: beyond this, a conversion error
@@ -30,8 +32,9 @@ def civil(days: int) -> tuple[int, int, int]:
 
 
 def date_part(part: str, ms: int) -> int:
-    """`part(epoch_ms(ms))` in DuckDB; ValueError where DuckDB cannot convert the value."""
+    """`part(epoch_ms(ms))` in DuckDB; bad input where DuckDB cannot convert the value (the compiled condition
+    checks the range first and fails there, naming the condition)."""
     if not -MAX_MS <= ms <= MAX_MS:
-        raise ValueError(ms)
+        raise BadInputError(f"epoch_ms({ms}): the timestamp is out of range (at most {MAX_MS:,} ms from 1970)")
     year, month, day = civil(ms // MS_PER_DAY)
     return {"year": year, "quarter": (month + 2) // 3, "month": month, "day": day}[part]

@@ -207,3 +207,12 @@ def test_verify_and_capture_refuse_a_processing_time_join_a_capture_cannot_time(
     assert main(["capture", str(path), "--out", str(tmp_path / "cap")]) == 2
     assert "a capture does not record" in capsys.readouterr().err
     assert not (tmp_path / "cap").exists()
+
+
+def test_a_table_with_computed_columns_passes_its_attribute_on_through_the_scans_calc() -> None:
+    q = parse_query(f"CREATE TABLE C (a INT, b BIGINT, b2 AS b * 2, p AS PROCTIME()) {K};\n" + T
+                    + "SELECT c.b2, t2.c FROM C AS c JOIN T2 AS t2 ON c.a = t2.a AND c.b2 > t2.b "
+                      "AND c.p BETWEEN t2.pt - INTERVAL '1' SECOND AND t2.pt", "q.sql")
+    assert q.join.conditions == ("(c.a = t2.a) AND (c.b2 > t2.b)",)
+    assert q.join.interval == IntervalSpec(None, None, -1000, 0, "processing", 0)
+    assert q.inputs[0].project == (("a", "c.a"), ("b", "c.b"), ("b2", "(c.b * 2)"))

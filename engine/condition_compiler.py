@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from converge.engine.condition_case import case_of_if, case_parts
+from converge.engine.condition_dates import DATE_PARTS, MAX_MS, date_part
 from converge.engine.model.duckdb_ast import (
     cast_target,
     function_arguments,
@@ -224,7 +225,8 @@ class Compiler:
         self.failures: list[tuple[str, dict]] = []
         self.ns: dict[str, Any] = {"_fail": self._raise, "_div0": _div0, "_d2i": _d2i, "_dstr": _dstr,
                                    "_upper": lambda s: s.translate(_case_tables()[0]), "_fmod": math.fmod,
-                                   "_lower": lambda s: s.translate(_case_tables()[1]), "_nan": math.nan}
+                                   "_lower": lambda s: s.translate(_case_tables()[1]), "_nan": math.nan,
+                                   "_datepart": date_part}
         self.n = 0
 
     # -- helpers
@@ -388,6 +390,8 @@ class Compiler:
 
     def function(self, node: dict) -> _V:
         name = str(node.get("function_name", "")).lower()
+        if name in DATE_PARTS:
+            return self.date_part(name, node)
         if node.get("distinct") or node.get("filter") or (node.get("order_bys") or {}).get("orders") \
                 or node.get("schema") or node.get("catalog") or name not in FUNCTIONS:
             raise self.error(f"unsupported function {name!r}", node)
@@ -435,6 +439,22 @@ class Compiler:
                              f"else {remainder})")
             body = f"({self.fail('division by zero', node)} if {b} == 0 else {remainder})"
         return self.fold(_V(self.guarded([ga, gb], body), rtype, any(v.nullable for v in vals), decimal=decimal), vals)
+
+    def date_part(self, name: str, node: dict) -> _V:
+        """`year | quarter | month | day(epoch_ms(<integer>))`: a TIMESTAMP(3)'s calendar field (condition_dates)."""
+        args = function_arguments(node)
+        inner = args[0] if len(args) == 1 and args[0].get("class") == "FUNCTION" else {}
+        if str(inner.get("function_name", "")).lower() != "epoch_ms" or len(function_arguments(inner)) != 1 \
+                or node.get("distinct") or node.get("schema") or node.get("catalog"):
+            raise self.error(f"unsupported function {name!r}: a date part is taken of epoch_ms(<integer>) only", node)
+        v = self.value(function_arguments(inner)[0])
+        if v.type not in ("INTEGER", "BIGINT", "NULL"):
+            raise self.error(f"type error: epoch_ms is not defined for ({v.type})", inner)
+        if v.const is None:
+            return self.const(None, "BIGINT")
+        a, g = self.bind(v)
+        body = f"(_datepart({name!r}, {a}) if -{MAX_MS} <= {a} <= {MAX_MS} else {self.fail('timestamp out of range', inner)})"
+        return self.fold(_V(self.guarded([g], body), "BIGINT", v.nullable), [v])
 
     # -- predicates
     def comparison(self, op: str, left: dict, right: dict, node: dict) -> tuple[list[str], str] | None:

@@ -50,6 +50,9 @@ __all__ = [
 
 FUNCTIONS = frozenset({"+", "-", "*", "/", "//", "%", "abs", "||", "length", "lower", "upper"})
 """Scalar functions and arithmetic/string operators (DuckDB writes operators as functions)."""
+DATE_PARTS = ("year", "quarter", "month", "day")
+"""Calendar fields, each allowed only of `epoch_ms(<integer>)` (a TIMESTAMP(3) as epoch milliseconds): the one
+date-part shape the engine compiles (engine/condition_dates.py)."""
 
 COMPARISONS = frozenset({"COMPARE_EQUAL", "COMPARE_NOTEQUAL", "COMPARE_LESSTHAN", "COMPARE_GREATERTHAN",
                          "COMPARE_LESSTHANOREQUALTO", "COMPARE_GREATERTHANOREQUALTO",
@@ -296,6 +299,7 @@ class _Checker:
     def __init__(self, scope: tuple[tuple[str, tuple[str, ...]], ...], *, views: bool = False) -> None:
         self.scope = dict(scope)
         self.views = views  # a view's expression: CASE and IF allowed too
+        self._epoch_arg = False  # the next function is a date part's argument: epoch_ms is allowed there
 
     def check(self, node: Any, depth: int) -> dict:
         if depth > MAX_DEPTH:
@@ -407,8 +411,18 @@ class _Checker:
         name = name.lower()
         orders = (node.get("order_bys") or {}).get("orders") if isinstance(node.get("order_bys"), dict) \
             else node.get("order_bys")
-        if name not in FUNCTIONS and not (self.views and name == "if"):
-            raise _reject(f"function {name!r} is not allowed in a condition (allowed: {', '.join(sorted(FUNCTIONS))})")
+        epoch_arg, self._epoch_arg = self._epoch_arg, False
+        if name == "epoch_ms" and not epoch_arg:
+            raise _reject("epoch_ms is allowed only as the argument of year, quarter, month or day in a condition")
+        if name in DATE_PARTS:  # `quarter(epoch_ms(<integer>))`: the engine's one date-part shape (condition_dates)
+            args = function_arguments(node)
+            if len(args) != 1 or args[0].get("class") != "FUNCTION" or function_name(args[0])[0].lower() != "epoch_ms" \
+                    or len(function_arguments(args[0])) != 1:
+                raise _reject(f"{name} is allowed in a condition only of epoch_ms(<integer>)")
+            self._epoch_arg = True
+        elif name not in FUNCTIONS and name != "epoch_ms" and not (self.views and name == "if"):
+            raise _reject(f"function {name!r} is not allowed in a condition (allowed: {', '.join(sorted(FUNCTIONS))}, "
+                          f"and {', '.join(DATE_PARTS)} of epoch_ms)")
         if node.get("is_legacy_function_call"):
             raise _reject(f"function {name!r} called in DuckDB's legacy form is not allowed in a condition")
         if qualifier or node.get("distinct") or node.get("filter") is not None \

@@ -5,7 +5,9 @@ records. A record's time is its time attribute (event time) or the
 processing time at its arrival (processing time), which the query carries in
 an extra column. `include` restricts the batch to some records (by event
 position): the late-record properties compare the stream with the batch
-join of the non-late records and of all records.
+join of the non-late records and of all records. A view in front of a
+processing-time join (an input's `project` / `where`) is applied to the
+records in SQL (oracle/views.py), the time column carried through it.
 
 The time predicate is computed in HUGEINT so that `b.t + U` cannot overflow
 near the ends of BIGINT.
@@ -18,12 +20,13 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from converge.engine.model.errors import ApiMisuseError, BadInputError
+from converge.engine.model.errors import ApiMisuseError, BadInputError, UnsupportedError
 from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario, sources_of
 from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
 from converge.oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
+from converge.oracle.views import input_path, view_source, without_views
 
 __all__ = ["interval_records", "interval_final_sql", "batch_interval_join", "time_column"]
 
@@ -86,8 +89,8 @@ def _time_of(row: tuple, idx: int | None, now: int, name: str, pos: int) -> int:
 
 
 def time_column(spec: InputSpec) -> str:
-    """The name of the extra column holding a record's time (one the input does not use)."""
-    taken = {c.lower() for c in spec.column_names}
+    """The name of the extra column holding a record's time (one the input does not use, nor its view)."""
+    taken = {c.lower() for c in (*spec.column_names, *spec.joined_names)}
     name = "__time"
     while name.lower() in taken:
         name += "_"
@@ -115,7 +118,12 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     check_inputs(scenario)
     if len(scenario.chain) != 2 or len(scenario.join.conditions) != 1:
         raise BadInputError("an interval join joins two inputs with one condition", path="join")
-    condition = safe_condition(scenario.join.conditions[0], scenario.chain, "join.conditions[0]")
+    if scenario.has_views() and (tables is not None or scenario.join.has_calc):
+        raise UnsupportedError("this interval join query takes a projection and filter in front of the join only, "
+                               "and from the records it inlines (a SELECT list or WHERE after the join, or given "
+                               "tables, are not rendered)")
+    core = without_views(scenario) if scenario.has_views() else scenario
+    condition = safe_condition(scenario.join.conditions[0], core.chain, "join.conditions[0]")
     records = interval_records(scenario) if tables is None else {}
     sources: dict[str, str] = {}
     times: dict[str, str] = {}
@@ -125,10 +133,12 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
         if tables is not None:
             sources[spec.name] = tables[spec.name]
             continue
-        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),))
+        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),), project=None, where=None)
         rows = [row + (time,) for pos, time, row in records[spec.name] if include is None or pos in include]
-        sources[spec.name] = render_source(wide, rows)
-    left, right = scenario.chain
+        # a view's Calc in front of the join: each record projected and filtered, its time carried through (a
+        # processing-time record's time is its arrival, whatever the Calc computes)
+        sources[spec.name] = view_source(spec, render_source(wide, rows), input_path(scenario, spec.name), seq=tcol)
+    left, right = core.chain
     la, ra = quote_ident(left.name), quote_ident(right.name)
     lt, rt = times[left.name], times[right.name]
     select = [f"{la}.{quote_ident(c)}" for c in left.column_names] + \

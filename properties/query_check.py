@@ -23,6 +23,7 @@ from typing import cast
 from hypothesis import reject
 from hypothesis import strategies as st
 
+from converge.engine.calc import joined_scenario
 from converge.engine.materialize import clean, fold
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.scenario import Config, Scenario
@@ -114,6 +115,7 @@ def check_properties(query: MappedQuery, options: CheckOptions,
     reading = spec("check", "reading_equals_query",
                    lambda: query_strategy(query, exact, late=query.join.interval is None, max_ops=n),
                    lambda s: None, "converge's reading of the query = the query as written, run in DuckDB")
+    at_join, seen = _at_the_join(query)
     if query.join.interval is not None and is_empty_window(query.scenario()):
         return [
             reading,
@@ -121,10 +123,12 @@ def check_properties(query: MappedQuery, options: CheckOptions,
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
             spec("interval", "empty_window_matches_flink", lambda: query_strategy(query, exact, max_ops=n),
-                 empty_window_matches_flink, "an empty window (lower bound above upper): Flink joins nothing and pads "
-                                             "every outer row as it arrives, at every event"),
+                 at_join(empty_window_matches_flink), f"an empty window (lower bound above upper): Flink joins "
+                                                      f"nothing and pads every outer row as it arrives, at every "
+                                                      f"event{seen}"),
             spec("interval", "empty_window_equals_oracle", lambda: query_strategy(query, exact, max_ops=n),
-                 empty_window_equals_oracle, "late rows too: the output is the batch interval join over every row"),
+                 at_join(empty_window_equals_oracle), f"late rows too: the output is the batch interval join over "
+                                                      f"every row{seen}"),
         ]
     if query.join.interval is not None:
         exact_answers = [] if self_pair_undecided(query) else [
@@ -132,20 +136,21 @@ def check_properties(query: MappedQuery, options: CheckOptions,
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
             spec("interval", "no_late_equals_oracle", lambda: query_strategy(query, exact, late=False, max_ops=n),
-                 interval.no_late_equals_oracle, "no late rows: after a final watermark, the batch interval join"),
+                 at_join(interval.no_late_equals_oracle),
+                 f"no late rows: after a final watermark, the batch interval join{seen}"),
         ]
         return [
             reading,
             *exact_answers,
             spec("interval", "late_records_bounded", lambda: query_strategy(query, exact, max_ops=n),
-                 interval.late_records_bounded,
-                 "late rows (beyond the watermark delay): pairs between batch(non-late) and batch(all)"),
+                 at_join(interval.late_records_bounded),
+                 f"late rows (beyond the watermark delay): pairs between batch(non-late) and batch(all){seen}"),
             spec("interval", "matches_step_model",
                  lambda: query_strategy(query, options.config(ttl=False), max_ops=n),
-                 interval.matches_step_model, f"semantics={options.semantics}: emitted rows and cached records "
-                                              f"equal the step model's at every event"),
+                 at_join(interval.matches_step_model), f"semantics={options.semantics}: emitted rows and cached "
+                                                       f"records equal the step model's at every event{seen}"),
             spec("interval", "pairs_and_padding_once", lambda: query_strategy(query, exact, max_ops=n),
-                 interval.pairs_and_padding_once, "every pair and every padded row is emitted once"),
+                 at_join(interval.pairs_and_padding_once), f"every pair and every padded row is emitted once{seen}"),
         ]
     bundled = options.mini_batch_size is not None
     if bundled:  # the file's SET 'table.exec.mini-batch.*': the history is compared at bundle ends
@@ -193,6 +198,22 @@ def self_pair_undecided(query: MappedQuery) -> bool:
         return False
     sources = [s.source for s in query.inputs if s.name in query.join.inputs]
     return sources[0] is not None and sources[0] == sources[-1]
+
+
+def _at_the_join(query: MappedQuery) -> tuple[Callable[[Callable[[Scenario], None]], Callable[[Scenario], None]],
+                                               str]:
+    """(a wrapper, the words it adds to a property's line) for the interval properties: with a view in front of
+    the join (a processing-time join, engine/model/scenario.py) they judge the interval join operator on the
+    rows the view's Calc passes, by record position (joined_scenario), as Flink's IntervalJoin receives them
+    from the Calc; the Calc itself is judged end to end by check/system_final_answer (the engine's Calc and
+    join against DuckDB's SQL of the view and the join) and check/reading_equals_query."""
+    if not any(s.has_calc for s in query.inputs):
+        return (lambda check: check), ""
+
+    def wrap(check: Callable[[Scenario], None]) -> Callable[[Scenario], None]:
+        return lambda scenario: check(joined_scenario(scenario))
+
+    return wrap, " (on the rows the view passes to the join)"
 
 
 def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[str, str]]:

@@ -95,7 +95,9 @@ def describe_query(query: MappedQuery) -> list[str]:
             lines.append(f"    one source: reads stream {stream} ({table}, scanned once) with {', '.join(others)}")
         view = dict(query.derived).get(alias)
         if view is not None:  # a view or derived table: the Calc between the table and the join
-            shown = ", ".join(f"{c} {ft.name}" for c, ft in view.columns)
+            shown = ", ".join([f"{c} {ft.name}" for c, ft in view.columns]
+                              + ([f"{view.proctime} (its processing-time attribute, forwarded)"] if view.proctime
+                                 else []))
             lines.append(f"    through {view.via}: {shown}" + (f"; where {view.where}" if view.where else ""))
     lines.append("join chain: " + query.join.inputs[0] + "".join(
         f" {jt.upper()} {name} ON {cond}" for name, jt, cond in zip(query.join.inputs[1:], query.join.types,

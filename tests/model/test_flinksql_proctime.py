@@ -99,9 +99,14 @@ REFUSED = [
      UnsupportedError),
     # one bound only: Flink plans a regular join over time attributes
     ("SELECT t1.c FROM T1 AS t1 JOIN T2 AS t2 ON t1.a = t2.a AND t1.proctime > t2.pt", UnsupportedError),
-    # a view passing the attribute on to an interval join (a Calc in front of an interval join)
-    ("CREATE TEMPORARY VIEW V1 AS SELECT IF(a = 1, CAST(NULL AS INT), a) AS a, c, proctime FROM T1;\n"
+    # a view that computes on the attribute: Flink materializes it there (a plain TIMESTAMP_LTZ, the wall clock)
+    ("CREATE TEMPORARY VIEW V1 AS SELECT a, c, proctime + INTERVAL '1' SECOND AS proctime FROM T1;\n"
      f"SELECT t1.c FROM V1 AS t1 JOIN T2 AS t2 ON t1.a = t2.a AND {WINDOW}", UnsupportedError),
+    ("CREATE TEMPORARY VIEW V1 AS SELECT a, c, proctime FROM T1 WHERE proctime IS NOT NULL;\n"
+     f"SELECT t1.c FROM V1 AS t1 JOIN T2 AS t2 ON t1.a = t2.a AND {WINDOW}", UnsupportedError),
+    # `t1.*` of a view that forwards the attribute names it too
+    (f"SELECT t1.* FROM (SELECT a, c, proctime FROM T1) AS t1 JOIN T2 AS t2 ON t1.a = t2.a AND {WINDOW}",
+     UnsupportedError),
     # a rowtime against a processing-time attribute
     (f"CREATE TABLE R (a INT, rt TIMESTAMP(3), WATERMARK FOR rt AS rt) {K};\n"
      "SELECT r.a FROM R AS r JOIN T2 AS t2 ON r.a = t2.a AND r.rt BETWEEN t2.pt AND t2.pt + INTERVAL '1' SECOND",
@@ -120,6 +125,64 @@ def test_other_uses_of_a_processing_time_attribute_are_refused_by_meaning(sql: s
         parse_query(T + sql, "q.sql")
     assert type(info.value) is expected, str(info.value)
     assert str(info.value).startswith("q.sql:"), str(info.value)
+
+
+# views and derived tables that pass the attribute on unchanged (Flink's Calc forwards a time indicator it only
+# references): query -> (join type, condition, (lower, upper), each input's (project, where)), written by hand
+IF_A = "(CASE WHEN (t1.a = 1) THEN CAST(NULL AS INTEGER) ELSE t1.a END)"
+VIEW_READINGS = {
+    # Flink's own test program (IntervalJoinITCase, processing time, a view per side)
+    "CREATE TEMPORARY VIEW V1 AS SELECT IF(a = 1, CAST(NULL AS INT), a) AS a, b, c, proctime FROM T1;\n"
+    f"SELECT t2.a, t2.c, t1.c FROM V1 AS t1 JOIN T2 AS t2 ON t1.a = t2.a AND {WINDOW}":
+        ("inner", "(t1.a = t2.a)", (-5000, 3000),
+         [(((("a", IF_A), ("b", "t1.b"), ("c", "t1.c"))), None), (None, None)]),
+    # renamed, with a filter; the other side a derived table passing `*` (the attribute too)
+    "CREATE VIEW V1 AS SELECT a, c, proctime AS p FROM T1 WHERE b > 0;\n"
+    "SELECT t1.c, t2.c FROM V1 AS t1 LEFT JOIN (SELECT * FROM T2 WHERE a IS NOT NULL) AS t2 ON t1.a = t2.a "
+    "AND t1.p BETWEEN t2.pt AND t2.pt + INTERVAL '1' SECOND":
+        ("left", "(t1.a = t2.a)", (0, 1000),
+         [((("a", "t1.a"), ("c", "t1.c")), "(t1.b > 0)"), (None, "(NOT (t2.a IS NULL))")]),
+    # a comma join: the bounds in WHERE name the view's attribute
+    "CREATE VIEW V1 AS SELECT a, c, proctime FROM T1;\n"
+    "SELECT t1.c FROM V1 AS t1, T2 AS t2 WHERE t1.a = t2.a AND t1.proctime BETWEEN t2.pt - INTERVAL '2' SECOND "
+    "AND t2.pt":
+        ("inner", "(t1.a = t2.a)", (-2000, 0), [((("a", "t1.a"), ("c", "t1.c")), None), (None, None)]),
+}
+
+
+@pytest.mark.parametrize("sql", VIEW_READINGS)
+def test_a_view_passing_the_attribute_on_reads_as_a_calc_in_front_of_the_join(sql: str) -> None:
+    q = parse_query(T + sql)
+    jtype, condition, (lower, upper), calcs = VIEW_READINGS[sql]
+    assert (q.join.types, q.join.conditions) == ((jtype,), (condition,))
+    assert q.join.interval == IntervalSpec(None, None, lower, upper, "processing", 0)
+    assert [(s.name, [c for c, _ in s.columns], s.time_column, (s.project, s.where)) for s in q.inputs] == \
+        [("t1", ["a", "b", "c"], None, calcs[0]), ("t2", ["a", "b", "c"], None, calcs[1])]
+
+
+@pytest.mark.parametrize("sql", VIEW_READINGS)
+def test_a_view_in_front_of_the_join_agrees_with_the_query_as_written(sql: str) -> None:
+    query = parse_query(T + sql, "q.sql")
+
+    @settings(max_examples=15, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(query_strategy(query, CheckOptions().config(ttl=False), late=False))
+    def agree(scenario) -> None:
+        reading_equals_query(query, scenario)
+
+    agree()
+
+
+def test_the_query_as_written_catches_a_view_left_out_of_the_reading() -> None:
+    query = parse_query(T + list(VIEW_READINGS)[0], "q.sql")
+    dropped = replace(query, derived=())  # the IF(a = 1, NULL, a) not applied: a = 1 rows would join
+
+    @settings(max_examples=200, database=None, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(query_strategy(dropped, CheckOptions().config(ttl=False), late=False))
+    def agree(scenario) -> None:
+        reading_equals_query(dropped, scenario)
+
+    with pytest.raises(MisreadQueryError):
+        agree()
 
 
 def test_an_arrival_schedule_starts_at_1_and_without_late_rows_never_ties_the_other_input() -> None:
@@ -144,3 +207,12 @@ def test_verify_and_capture_refuse_a_processing_time_join_a_capture_cannot_time(
     assert main(["capture", str(path), "--out", str(tmp_path / "cap")]) == 2
     assert "a capture does not record" in capsys.readouterr().err
     assert not (tmp_path / "cap").exists()
+
+
+def test_a_table_with_computed_columns_passes_its_attribute_on_through_the_scans_calc() -> None:
+    q = parse_query(f"CREATE TABLE C (a INT, b BIGINT, b2 AS b * 2, p AS PROCTIME()) {K};\n" + T
+                    + "SELECT c.b2, t2.c FROM C AS c JOIN T2 AS t2 ON c.a = t2.a AND c.b2 > t2.b "
+                      "AND c.p BETWEEN t2.pt - INTERVAL '1' SECOND AND t2.pt", "q.sql")
+    assert q.join.conditions == ("(c.a = t2.a) AND (c.b2 > t2.b)",)
+    assert q.join.interval == IntervalSpec(None, None, -1000, 0, "processing", 0)
+    assert q.inputs[0].project == (("a", "c.a"), ("b", "c.b"), ("b2", "(c.b * 2)"))

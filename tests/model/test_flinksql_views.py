@@ -37,6 +37,19 @@ def test_a_temporary_view_with_a_computed_column_and_a_filter() -> None:
         ("id", "o", "id", "BIGINT"), ("name", "c", "name", "STRING"), ("doubled", "o", "doubled", "INT")]
 
 
+def test_a_derived_table_column_named_with_any_text_keeps_its_name() -> None:
+    """Flink's testJoinWithAlias: a quoted column name `1-_./Ü` is the input's column, the output's name."""
+    q = read("SELECT c.name, T.`1-_./Ü`, T.`x\"y` FROM (SELECT id, amount AS `1-_./Ü`, cust AS `x\"y` FROM orders) "
+             "AS T, customers AS c WHERE T.id = c.id AND T.`1-_./Ü` > 2")
+    assert q.inputs == (
+        InputSpec("T", ORDERS, None, "retract",
+                  project=(("id", "T.id"), ("1-_./Ü", "T.amount"), ('x"y', "T.cust"))),
+        CUSTOMERS)
+    assert q.join.conditions == ('(T.id = c.id) AND (T."1-_./Ü" > 2)',)
+    assert [(o.name, o.alias, o.column) for o in q.output] == [
+        ("name", "c", "name"), ("1-_./Ü", "T", "1-_./Ü"), ('x"y', "T", 'x"y')]
+
+
 def test_a_view_of_every_column_is_a_filter_only() -> None:
     q = read("CREATE VIEW paid AS SELECT * FROM orders WHERE amount IS NOT NULL;\n"
              "SELECT * FROM customers c JOIN paid ON paid.cust = c.id;")

@@ -120,6 +120,24 @@ CORPUS: dict[str, tuple] = {
     "(SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.paid >= o.amount)":
         (("o", "c", "p"), ("inner", "semi"), (EQ, "(p.order_id = o.id) AND (p.paid >= o.amount)"), None, None,
          ("id",)),
+    # a derived table's column named with any text (Flink's testJoinWithAlias): the output keeps the name
+    "SELECT T.`1-_./Ü`, c.name FROM (SELECT cust, status AS `1-_./Ü` FROM orders) AS T, customers c "
+    "WHERE T.cust = c.cust AND T.`1-_./Ü` <> c.name":
+        (("T", "c"), ("inner",), ('(T.cust = c.cust) AND (T."1-_./Ü" <> c.name)',), None, None, ("1-_./Ü", "name")),
+    # a timestamp's calendar field in a residual (Flink's IntervalJoinITCase: QUARTER(t1.rowtime) = t2.a)
+    "SELECT o.id, p.pid FROM orders o JOIN payments p ON o.id = p.order_id AND QUARTER(o.ot) = 1 "
+    "AND EXTRACT(HOUR FROM p.pt) < 12":
+        (("o", "p"), ("inner",), (f"{OP} AND (quarter(epoch_ms(((o.ot) // 86400000) * 86400000)) = 1) "
+                                  f"AND ((((p.pt) % 86400000) // 3600000) < 12)",), None, None, ("id", "pid")),
+    # NOT IN: FlinkSubQueryRemoveRule's null-aware anti join (a NULL on either side is a match)
+    "SELECT o.id FROM orders o WHERE o.id NOT IN (SELECT order_id FROM returns)":
+        (("o", "returns"), ("anti",), ("(((o.id = returns.order_id)) OR (((o.id = returns.order_id)) IS NULL))",),
+         None, None, ("id",)),
+    "SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.cust WHERE NOT o.id IN "
+    "(SELECT r.order_id FROM returns r WHERE r.reason <> c.name)":
+        (("o", "c", "r"), ("inner", "anti"),
+         (EQ, "(((o.id = r.order_id)) OR (((o.id = r.order_id)) IS NULL)) AND (r.reason <> c.name)"), None, None,
+         ("id", "name")),
     # three-valued predicates
     "SELECT o.id FROM orders o JOIN customers c ON o.cust = c.cust AND (o.status = c.name) IS NOT TRUE":
         (("o", "c"), ("inner",), (f"{EQ} AND (NOT (((o.status = c.name)) IS TRUE))",), None, None, ("id",)),

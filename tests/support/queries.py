@@ -27,6 +27,10 @@ QUERIES = {
     "arithmetic_parens": TYPES + """SELECT a.k, `b`.m AS bm, c.v FROM a INNER JOIN b ON a.k = b.k
         AND (a.n = b.m OR a.k = -b.m) AND a.n - 1 < b.m * 2 AND a.k / 2 <= b.m AND a.s IS DISTINCT FROM 'a'
         LEFT OUTER JOIN c ON c.k = a.k AND TRUE""",
+    "time_fields_not_in": TYPES + """SELECT a.k, b.m FROM a JOIN b ON a.k = b.k AND QUARTER(a.ts) = b.m
+        AND YEAR(a.ts) >= 1970 AND MONTH(a.ts) <= 12 AND DAYOFMONTH(a.ts) >= 1 AND HOUR(a.ts) < 24
+        AND MINUTE(a.ts) < 60 AND SECOND(a.ts) >= 0 AND EXTRACT(DAY FROM a.day) >= 1
+        WHERE (a.k, a.s) NOT IN (SELECT c.k, c.v FROM c)""",
 }
 
 PLAIN_LEFT_JOIN = """

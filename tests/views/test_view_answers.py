@@ -102,3 +102,47 @@ def test_the_oracle_sql_holds_the_views() -> None:
     sql = DuckDBOracle().sql_for(LEFT_WHERE, "final")
     assert "WHERE (\n(b.k IS NULL)\n)" in sql
     assert "(a.x + 1)" in sql
+
+
+# a view in front of a processing-time LEFT interval join (a.t - b.t in [-1000, 1000] ms, each row's time its
+# arrival): the filter drops a's row x = -1 whatever its time; the projection makes y = x * 10; a kept row that
+# never meets a b row in its window is padded once processing time passes it
+PROC_VIEW = scenario_from_dict({
+    "inputs": [{**A, "changelog_mode": "insert_only", "project": [["k", "k"], ["y", "x * 10"]], "where": "x > 0"}, B],
+    "join": {"inputs": ["a", "b"], "types": ["left"], "conditions": ["a.k = b.k"],
+             "interval": {"lower_ms": -1000, "upper_ms": 1000, "time": "processing"}},
+    "events": [{"processing_time": 1},
+               {"input": "a", "kind": "+I", "row": [1, 1]},      # (1, 10) at 1
+               {"input": "a", "kind": "+I", "row": [1, -1]},     # dropped by the view
+               {"processing_time": 500},
+               {"input": "b", "kind": "+I", "row": [1, "p"]},    # at 500: joins (1, 10) (1 - 500 in the window)
+               {"processing_time": 3000},
+               {"input": "b", "kind": "+I", "row": [1, "q"]},    # at 3000: (1, 10) is 2999 ms before it: no pair
+               {"input": "a", "kind": "+I", "row": [1, 2]},      # (1, 20) at 3000: joins q, not p (2500 ms apart)
+               {"input": "a", "kind": "+I", "row": [2, 3]},      # (2, 30) at 3000: no b row of key 2
+               {"processing_time": 10_000}]})                     # (2, 30)'s window has passed: padded
+
+
+def test_a_view_in_front_of_a_processing_time_interval_join() -> None:
+    want = Counter({(1, 10, 1, "p"): 1, (1, 20, 1, "q"): 1, (2, 30, None, None): 1})
+    run = run_scenario(PROC_VIEW)
+    assert Counter(c.row for c in run.changes) == want
+    assert {c.kind for c in run.changes} == {"+I"}
+    assert DuckDBOracle().final(PROC_VIEW) == want
+
+
+# a projection naming its columns with any text, as Flink's quoted identifiers do (`1-_./Ü`, `x"y`): the join's
+# condition and WHERE name them quoted, DuckDB-style; the answer is the same as under plain names
+QUOTED = scenario(
+    {"project": [["x\"y", "k + 1"], ["1-_./Ü", "x"]]},
+    {"conditions": ['a."x""y" = b.k'], "where": 'a."1-_./Ü" > 1'},
+    [["b", "+I", [2, "two"]], ["b", "+I", [3, "three"]],
+     ["a", "+I", [1, 5]],       # x"y = 2: joins 'two', 1-_./Ü = 5 passes
+     ["a", "+I", [2, 1]],       # x"y = 3: joins 'three', fails the WHERE (1 > 1 is false)
+     ["a", "+I", [5, 9]]])      # x"y = 6: no b row
+
+
+def test_projected_columns_named_with_any_text() -> None:
+    want = Counter({(2, 5, 2, "two"): 1})
+    assert run_scenario(QUOTED).final == want
+    assert DuckDBOracle().final(QUOTED) == want

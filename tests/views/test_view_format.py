@@ -73,7 +73,8 @@ def test_without_a_select_list_rows_have_the_projected_width() -> None:
     (lambda d: d["inputs"][0].update(project="k"), "inputs[0].project: expected a list, got a string"),
     (lambda d: d["inputs"][0].update(project=[["k", "k"], ["K", "x"]]),
      "inputs[0].project[1][0]: column 'K' is named twice"),
-    (lambda d: d["inputs"][0].update(project=[["1k", "k"]]), "inputs[0].project[0][0]: '1k' is not an identifier"),
+    (lambda d: d["inputs"][0].update(project=[[" ", "k"]]), "inputs[0].project[0][0]: expected a column name, got "
+                                                             "an empty string"),
     (lambda d: d["inputs"][0].update(where=""), "inputs[0].where: expected a SQL boolean expression, got an empty"),
     (lambda d: d["join"].update(where=3), "join.where: expected a SQL boolean expression, got 3"),
     (lambda d: d["join"].update(select=[["k", ""]]), "join.select[0][1]: expected a SQL expression, got an empty"),

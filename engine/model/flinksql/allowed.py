@@ -52,6 +52,11 @@ ALLOWED: dict[type[exp.Expr], frozenset[str]] = {
     exp.Case: frozenset({"this", "ifs", "default"}),
     exp.If: frozenset({"this", "true", "false"}),
     exp.DataType: frozenset({"this"}),
+    exp.Tuple: frozenset({"expressions"}),       # `(a, b) [NOT] IN (SELECT x, y ...)` only (_in_row)
+    # a TIMESTAMP's or DATE's fields (flinksql/time_parts.py)
+    exp.Year: frozenset({"this"}), exp.Quarter: frozenset({"this"}), exp.Month: frozenset({"this"}),
+    exp.DayOfMonth: frozenset({"this"}), exp.Hour: frozenset({"this"}), exp.Minute: frozenset({"this"}),
+    exp.Second: frozenset({"this"}), exp.Extract: frozenset({"this", "expression"}),
 }
 
 # argument values the reader maps, where an argument is set
@@ -102,6 +107,9 @@ def problems(node: exp.Expr, text: SourceText | None = None) -> Iterator[tuple[e
     The subtree of a refused node or argument is not looked at (the refusal covers it); the node's other
     arguments are."""
     kind = type(node)
+    if isinstance(node, exp.Tuple) and not _in_row(node):
+        yield node, "a row value `(a, b)` is read only as the left side of [NOT] IN (SELECT ...)"
+        return
     if kind not in ALLOWED:
         name = text.name(node) if text is not None else sql_name(node)
         yield node, (f"{name} is outside the SQL subset converge maps (columns, literals, comparisons, "
@@ -122,6 +130,12 @@ def problems(node: exp.Expr, text: SourceText | None = None) -> Iterator[tuple[e
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, exp.Expr):
                 yield from problems(child, text)
+
+
+def _in_row(node: exp.Tuple) -> bool:
+    """The row value compared by `[NOT] IN (SELECT ...)`, the one place a row value is mapped."""
+    parent = node.parent
+    return isinstance(parent, exp.In) and parent.args.get("query") is not None and node.arg_key == "this"
 
 
 def refusals(node: exp.Expr, text: SourceText) -> list[UnsupportedError]:

@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.time_parts import TIME_PART_NODES, time_part_sql, unit_of
 from converge.engine.model.flinksql.types import FlinkType, date_days, timestamp_millis
 
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000}
@@ -197,6 +198,10 @@ class Renderer:
             return Typed("NULL", "null")
         if isinstance(node, exp.Boolean):
             return Typed("TRUE" if node.this else "FALSE", "boolean")
+        if isinstance(node, exp.Extract) or type(node) in TIME_PART_NODES:
+            unit, of = unit_of(node, self.text)
+            time = self.render(of)
+            return Typed(time_part_sql(unit, time.sql, time.kind, node, self.text), "bigint")
         if isinstance(node, exp.Literal):
             return self._literal(node)
         if isinstance(node, exp.Interval):

@@ -293,6 +293,7 @@ class _Mapper:
         self.positions: list[tuple[str, str]] = []
         self.derived: dict[str, DerivedInput] = {}
         self.notes: list[str] = []
+        self.nested_subquery = False  # a subquery under OR / NOT was refused (it joins, through an aggregate)
 
     # ------------------------------------------------------------ FROM / JOIN
 
@@ -341,7 +342,8 @@ class _Mapper:
 
     def _scope(self, aliases: Sequence[str]) -> Scope:
         known = dict(self.aliases)
-        proctime = {a: p for a in aliases if a not in self.derived and (p := self.tables[known[a]].proctime)}
+        proctime = {a: p for a in aliases
+                    if (p := self.derived[a].proctime if a in self.derived else self.tables[known[a]].proctime)}
         renames = {a: r for a in aliases if a not in self.derived and (r := self.tables[known[a]].renamed)}
         return Scope({a: self.derived[a].columns if a in self.derived else self.tables[known[a]].columns
                       for a in aliases}, self.text, proctime, renames)
@@ -408,7 +410,7 @@ class _Mapper:
         for f in filters:
             self._attempt(lambda f: rendered.append(renderer.boolean(f)), f)
         where_sql = " AND ".join(rendered) if rendered else None
-        if len(self.aliases) < 2:
+        if len(self.aliases) < 2 and not self.nested_subquery:
             self.refused.append(self.text.unsupported(node, "the query joins nothing: converge checks joins of two or "
                                                       "more inputs"))
         output = self._projection(node, output_aliases)
@@ -433,6 +435,7 @@ class _Mapper:
                                                        f"joined since the last comma (move the condition to WHERE)"))
         tables = [node.args["from_"].this] + [j.this for j in node.args.get("joins") or ()]
         columns: dict[str, set[str]] = {}
+        forwarded: dict[str, str] = {}  # a derived table's processing-time attribute, passed on unchanged
         for t in tables:
             declared = next((d for d in self.tables if isinstance(t, exp.Table) and d.casefold() == t.name.casefold()),
                             None)
@@ -445,12 +448,14 @@ class _Mapper:
                 except (BadInputError, UnsupportedError):
                     continue  # refused where it is mapped
                 columns[t.alias_or_name.casefold()] = {c.casefold() for c, _ in derived.columns}
+                if derived.proctime:
+                    forwarded[t.alias_or_name.casefold()] = derived.proctime.casefold()
         if len(columns) != len(tables):  # an undeclared or unreadable table: refused where it is mapped
             return node
         out, notes = attach_where(node, columns, self.text)
         times = {t.alias_or_name.casefold(): time.casefold() for t in tables if isinstance(t, exp.Table)
                  for d in self.tables if d.casefold() == t.name.casefold()
-                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)}
+                 and (time := self.tables[d].time_attribute or self.tables[d].proctime)} | forwarded
         out, moved = push_time_bounds(out, times, self.text)
         self.notes += notes + moved
         return out
@@ -506,16 +511,20 @@ class _Mapper:
         negated = isinstance(conj, exp.Not)
         inner = conj.this if negated else conj
         if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-            if negated:
-                raise self.text.unsupported(conj, "NOT IN (SELECT ...) is a null-aware anti join in Flink; converge "
-                                                  "models NOT EXISTS (write it as NOT EXISTS with an equality)")
+            # NOT IN (SELECT ...) (also written NOT x IN (...)): FlinkSubQueryRemoveRule's null-aware ANTI join
             sub = inner.args["query"].this
-            return self._semi_anti(sub, "semi", conj, in_value=inner.this)
+            return self._semi_anti(sub, "anti" if negated else "semi", conj, in_value=inner.this)
         if isinstance(inner, exp.Exists):
             return self._semi_anti(inner.this, "anti" if negated else "semi", conj)
-        if any(isinstance(n, (exp.Exists, exp.Subquery, exp.Select)) for n in conj.walk()):
-            raise self.text.unsupported(conj, "a subquery is supported only as a top-level [NOT] EXISTS or IN conjunct "
-                                              "of the WHERE clause")
+        nested = next((n for n in conj.walk() if isinstance(n, (exp.Exists, exp.In, exp.Subquery, exp.Select))
+                       and (not isinstance(n, exp.In) or n.args.get("query") is not None)), None)
+        if nested is not None:
+            self.nested_subquery = True  # the query joins through it: "joins nothing" would be wrong
+            raise self.text.unsupported(nested, "a subquery under OR or NOT: Flink's FlinkSubQueryRemoveRule turns a "
+                                                "subquery into a SEMI/ANTI join only as a top-level [NOT] EXISTS / "
+                                                "[NOT] IN conjunct of the WHERE clause; Calcite's SubQueryRemoveRule "
+                                                "plans this one as a LEFT join with an aggregate of the subquery "
+                                                "(DISTINCT or COUNT), an aggregation converge does not model")
         return False
 
     def _semi_anti(self, sub: exp.Expr, jtype: str, conj: exp.Expr, in_value: exp.Expr | None = None) -> bool:
@@ -534,18 +543,39 @@ class _Mapper:
             if not col.table and not isinstance(col.this, exp.Star) and col.name.casefold() in inner:
                 col.set("table", exp.to_identifier(alias))
         renderer = Renderer(self._scope(outer + [alias]))
-        parts = []
-        if in_value is not None:
-            cols = sub.expressions
-            if len(cols) != 1 or isinstance(cols[0], exp.Star):
-                raise self.text.error(sub, "IN (SELECT ...) must select exactly one column")
-            parts.append(renderer.boolean(exp.EQ(this=in_value, expression=cols[0].unalias())))
+        parts = [] if in_value is None else self._in_conditions(in_value, sub, outer, renderer, null_aware=jtype == "anti")
         sub_where = sub.args.get("where")
         parts += [renderer.boolean(c) for c in (conjuncts(sub_where.this) if sub_where is not None else [])]
         self.types.append(jtype)
         self.positions.append((f"join.conditions[{len(self.conditions)}]", self.text.where(conj)))
         self.conditions.append(" AND ".join(parts) if parts else "TRUE")
         return True
+
+    def _in_conditions(self, value: exp.Expr, sub: exp.Select, outer: list[str], renderer: Renderer, *,
+                       null_aware: bool) -> list[str]:
+        """The join conditions of `value [NOT] IN (SELECT ...)`, as FlinkSubQueryRemoveRule writes them: one
+        `v = c` per operand (a row `(a, b)` has one per column); NOT IN's anti join is null-aware, each
+        `v = c OR (v = c) IS NULL`, so a NULL on either side is a match and drops the left row, unless the
+        subquery is empty (SQL: a row survives iff `v <> c` is TRUE for every row of the subquery)."""
+        operands = value.expressions if isinstance(value, exp.Tuple) else [value]
+        cols = [c.unalias() for c in sub.expressions]
+        if any(isinstance(c, exp.Star) or (isinstance(c, exp.Column) and isinstance(c.this, exp.Star))
+               for c in cols) or len(cols) != len(operands):
+            raise self.text.error(sub, f"{'NOT ' if null_aware else ''}IN (SELECT ...) must select as many columns "
+                                       f"as it is compared with ({len(operands)})")
+        scope = self._scope(outer)
+        parts = []
+        for operand, col in zip(operands, cols, strict=True):
+            operand = operand.copy()
+            for ref in operand.find_all(exp.Column):  # the value is the outer query's: its bare names are too
+                if not ref.table and not isinstance(ref.this, exp.Star):
+                    ref.set("table", exp.to_identifier(scope.resolve(ref)[0]))
+            equal = exp.EQ(this=operand, expression=col.copy())
+            match: exp.Expr = equal if not null_aware else \
+                exp.Or(this=exp.Paren(this=equal), expression=exp.Is(this=exp.Paren(this=equal.copy()),
+                                                                      expression=exp.Null()))
+            parts.append(renderer.boolean(match))
+        return parts
 
     # ------------------------------------------------------------ SELECT list
 
@@ -574,9 +604,11 @@ class _Mapper:
                 real = Scope._pick(a, aliases)
                 if real is None:
                     raise self.text.error(item, f"unknown alias {a!r}")
-                if real not in self.derived and self.tables[dict(self.aliases)[real]].proctime:
+                proctime = self.derived[real].proctime if real in self.derived \
+                    else self.tables[dict(self.aliases)[real]].proctime
+                if proctime:
                     raise self.text.unsupported(item, f"{real}'s columns include its processing-time attribute "
-                                                      f"{self.tables[dict(self.aliases)[real]].proctime!r} (the wall "
+                                                      f"{proctime!r} (the wall "
                                                       f"clock at each row's arrival), which converge does not hold; "
                                                       f"list the other columns")
                 table = self.tables[dict(self.aliases)[real]]

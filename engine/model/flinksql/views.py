@@ -48,6 +48,9 @@ class DerivedInput:
     project: tuple[tuple[str, str], ...] | None         # model SQL over the source's columns (None: all, as they are)
     where: str | None                                   # model SQL over the source's columns
     via: str = "a view"                                 # what makes the Calc, as --plan-only names it
+    # the source's processing-time attribute (PROCTIME()) as the view names it, where the view forwards it
+    # unchanged: Flink's Calc keeps a forwarded time indicator (a computed one is materialized to a plain value)
+    proctime: str | None = None
 
     def view_table(self, source: SourceTable) -> SourceTable:
         """The source as the join sees it (its columns the view's; key and rowtime where kept as bare columns)."""
@@ -59,7 +62,8 @@ class DerivedInput:
         return SourceTable(self.alias, self.columns,
                            tuple(kept[c] for c in key) if key and all(c in kept for c in key) else None,
                            source.changelog_mode, source.connector,
-                           kept.get(source.time_column) if source.time_column else None, source.watermark_delay_ms)
+                           kept.get(source.time_column) if source.time_column else None, source.watermark_delay_ms,
+                           proctime=self.proctime)
 
 
 def is_view(stmt: exp.Expr) -> TypeGuard[exp.Create]:
@@ -101,7 +105,7 @@ def computed_input(alias: str, source: SourceTable, tables: dict[str, SourceTabl
              else exp.column(exp.to_identifier(c)) for c in source.declared]
     body = exp.select(*items).from_(exp.Table(this=exp.to_identifier(source.name)))
     sub = exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
-    return replace(derived_input(sub, tables, text, computed=True), via="computed columns")
+    return replace(derived_input(sub, tables, text, computed=True), via="computed columns", proctime=source.proctime)
 
 
 def name_derived(select: exp.Select) -> None:
@@ -152,20 +156,59 @@ def derived_input(sub: exp.Subquery, tables: dict[str, SourceTable], text: Sourc
     renderer = CalcRenderer(Scope({alias: source.columns}, text, {alias: source.proctime} if source.proctime else None))
     columns: list[tuple[str, FlinkType]] = []
     project: list[tuple[str, str]] = []
+    proctime: str | None = None
     for item in body.expressions:
+        forwarded = _forwarded_proctime(item, renderer)
+        if forwarded is not None:
+            if proctime is not None or forwarded.casefold() in {c.casefold() for c, _ in columns}:
+                raise text.unsupported(item, f"the derived table {alias!r} names the processing-time attribute "
+                                             f"twice: converge reads one a table")
+            proctime = forwarded
+            continue
+        _no_computed_proctime(item, renderer, text)
+        target = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(target, exp.Star) or (isinstance(target, exp.Column) and isinstance(target.this, exp.Star)):
+            proctime = proctime or source.proctime  # `*` forwards the attribute too
         for name, sql, ftype in _items(item, alias, source, renderer, text):
-            if not name.isidentifier():  # valid Flink (a quoted name); the scenario's `project` names identifiers
-                raise text.unsupported(item, f"the derived table {alias!r} names a column {name!r}: converge names "
-                                             f"the columns a view or derived table makes with identifiers only "
-                                             f"(letters, digits, _); rename it")
-            if name.casefold() in {c.casefold() for c, _ in columns}:
+            if name.casefold() in {c.casefold() for c, _ in columns} | {(proctime or "").casefold()}:
                 raise text.error(item, f"the derived table {alias!r} names column {name!r} twice")
             columns.append((name, ftype))
             project.append((name, sql))
     where = body.args.get("where")
+    if where is not None:
+        _no_computed_proctime(where.this, renderer, text)
     where_sql = renderer.boolean(where.this) if where is not None else None
     identity = [(c, column_sql(alias, c)) for c, _ in source.columns]
-    return DerivedInput(alias, table, tuple(columns), None if project == identity else tuple(project), where_sql)
+    return DerivedInput(alias, table, tuple(columns), None if project == identity else tuple(project), where_sql,
+                        proctime=proctime)
+
+
+def _no_computed_proctime(node: exp.Expr, renderer: Renderer, text: SourceText) -> None:
+    """Unsupported where a view's expression or WHERE computes on the processing-time attribute: Flink
+    materializes the attribute there into a plain TIMESTAMP_LTZ(3) value, the wall clock
+    (RexTimeIndicatorMaterializer's PROCTIME_MATERIALIZE), which converge does not hold."""
+    if _forwarded_proctime(node, renderer) is not None:
+        return
+    for col in node.find_all(exp.Column):
+        if not isinstance(col.this, exp.Star) and renderer.scope.proctime_of(col) is not None:
+            raise text.unsupported(col, f"the view computes on the processing-time attribute {col.name!r}: Flink "
+                                        f"materializes it there into a plain TIMESTAMP_LTZ(3), the wall clock "
+                                        f"(RexTimeIndicatorMaterializer), which converge does not hold; a view "
+                                        f"may pass the attribute on unchanged (`{col.name}` or `{col.name} AS p`)")
+
+
+def _forwarded_proctime(item: exp.Expr, renderer: Renderer) -> str | None:
+    """The name a SELECT item gives the source's processing-time attribute where it forwards it unchanged
+    (`proctime`, `t.proctime AS pt`): Flink's Calc passes a time indicator that is only referenced through as one
+    (RelTimeIndicatorConverter materializes it only where an expression computes on it), so the interval join
+    after the view still runs on processing time. None: the item is no bare reference to the attribute."""
+    target = item.this if isinstance(item, exp.Alias) else item
+    while isinstance(target, exp.Paren):
+        target = target.this
+    if not isinstance(target, exp.Column) or isinstance(target.this, exp.Star) \
+            or renderer.scope.proctime_of(target) is None:
+        return None
+    return item.alias_or_name
 
 
 def _items(item: exp.Expr, alias: str, source: SourceTable, renderer: Renderer,

@@ -1,7 +1,8 @@
 """Every query in docs/examples/ is read, planned and checked by `converge check` (issue 40): one example per form
 the reader reads (an interval join with a residual, a comma join, IS NOT TRUE, an equality of time attributes, an
-empty interval window, the file's own planner SETs, a processing-time interval join over `AS PROCTIME()`, computed
-rowtimes `TO_TIMESTAMP_LTZ(ms, 3)`), each with the reading written by hand here."""
+empty interval window, the file's own planner SETs, a processing-time interval join over `AS PROCTIME()`, one
+behind a view passing the attribute on, NOT IN's null-aware anti join, computed rowtimes `TO_TIMESTAMP_LTZ(ms, 3)`),
+each with the reading written by hand here."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ READINGS = {
     "computed_rowtime": (("left",), ("(o.item = s.item) AND (s.level < o.qty)",), (0, 3000), None),
     # c.pt BETWEEN i.pt - 2 s AND i.pt + 5 s: c.pt - i.pt in [-2000, 5000], each row's time its arrival
     "proctime_interval_join": (("left",), ("(c.ad_id = i.ad_id) AND (i.slot <> 'footer')",), (-2000, 5000), None),
+    # the view passes pt on unchanged: c.pt - i.pt in [-1000, 4000], the join on the view's ad_id
+    "proctime_view_interval_join": (("inner",), ("(c.ad_id = i.ad_id)",), (-1000, 4000), None),
+    # FlinkSubQueryRemoveRule's null-aware anti join: the equality OR its being NULL, and the subquery's WHERE
+    "not_in_null_aware": (("inner", "anti"), ("(o.customer_id = c.customer_id)",
+                                               "(((o.order_id = r.order_id)) OR (((o.order_id = r.order_id)) IS NULL)) "
+                                               "AND (r.reason <> 'mistake')"), None, None),
 }
 
 

@@ -8,6 +8,7 @@ gap are in that module's docstring.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import functools
 import json
 import math
@@ -27,8 +28,9 @@ from converge.engine.model.duckdb_ast import (
     unfold_not_in,
 )
 from converge.engine.model.duckdb_params import inlined
-from converge.engine.model.errors import BadInputError
+from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.scenario import InputSpec
+from converge.engine.model.time_text import CANONICAL_TIME_TEXT
 
 _PREFIX = "SELECT 1 WHERE "
 _NUMERIC = {"INTEGER": 0, "BIGINT": 1, "DOUBLE": 2}
@@ -44,6 +46,7 @@ _CMP = {"COMPARE_EQUAL": "=", "COMPARE_NOTEQUAL": "<>", "COMPARE_LESSTHAN": "<",
         "COMPARE_GREATERTHAN": ">", "COMPARE_LESSTHANOREQUALTO": "<=",
         "COMPARE_GREATERTHANOREQUALTO": ">="}
 _NC = object()  # "not a compile-time constant"
+_EPOCH = dt.datetime(1970, 1, 1)
 
 
 
@@ -174,6 +177,23 @@ class _V:
     nullable: bool = True
     const: Any = _NC
     decimal: bool = False  # a DOUBLE here that DuckDB types DECIMAL (a decimal literal and arithmetic on it)
+
+
+def text_time_ms(text: str) -> int:
+    """A canonical `yyyy-MM-dd HH:mm:ss[.SSS]` text as epoch milliseconds, as Flink's TO_TIMESTAMP reads it
+    (DateTimeUtils.parseTimestampData: the fraction's first three digits, no time zone); other text is refused."""
+    m = CANONICAL_TIME_TEXT.fullmatch(text)
+    try:
+        if m is None:
+            raise ValueError
+        year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+        at = dt.datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        raise UnsupportedError(f"the time text {text!r} is not in the form converge computes ('yyyy-MM-dd "
+                               f"HH:mm:ss' with up to 3 fraction digits, a real date, hours 00-23); Flink reads "
+                               f"other forms by rules converge does not model") from None
+    fraction = (m.group(7) or "").ljust(3, "0")
+    return (at - _EPOCH).days * 86_400_000 + (at - _EPOCH).seconds * 1000 + int(fraction)
 
 
 def _decimal_result(vals: Sequence[_V]) -> bool:
@@ -308,6 +328,8 @@ class Compiler:
         if self.views and (cls == "CASE" or (cls == "FUNCTION" and str(node.get("function_name")).lower() == "if")):
             body, rtype, branches = case_parts(self, node if cls == "CASE" else case_of_if(node), _NC)
             return _V(body, rtype, True, decimal=_decimal_result(branches))
+        if self.views and cls == "FUNCTION" and str(node.get("function_name")).lower() == "epoch_ms":
+            return self.text_time(node)
         if cls == "FUNCTION":
             return self.function(node)
         if cls in ("COMPARISON", "CONJUNCTION", "BETWEEN") or typ in ("OPERATOR_NOT", "COMPARE_IN", *_IS_NULL_OPS):
@@ -365,6 +387,23 @@ class Compiler:
         lo, hi = _RANGE[type_]
         r = self.tmp()
         return f"({r} if {lo} <= ({r} := {expr}) <= {hi} else {self.fail(f'{what} overflow', node)})"
+
+    def text_time(self, node: dict) -> _V:
+        """`epoch_ms(CAST(x AS TIMESTAMP))` of a VARCHAR x: a time attribute Flink parses from text
+        (engine/model/time_text.py), in epoch milliseconds; only the canonical text is computed."""
+        args = function_arguments(node)
+        cast = args[0] if len(args) == 1 else {}
+        if node.get("distinct") or node.get("filter") or (node.get("order_bys") or {}).get("orders") \
+                or cast.get("class") != "CAST" or cast.get("try_cast") or cast_target(cast) != ("TIMESTAMP", False):
+            raise self.error("unsupported function 'epoch_ms' (a view reads epoch_ms(CAST(text AS TIMESTAMP)))", node)
+        v = self.value(cast["child"])
+        if v.type not in ("VARCHAR", "NULL"):
+            raise self.error(f"type error: epoch_ms(CAST(... AS TIMESTAMP)) of a {v.type} value", node)
+        if v.const is None:
+            return self.const(None, "BIGINT")
+        self.ns["_text_ms"] = text_time_ms
+        a, b = self.bind(v)
+        return _V(self.guarded([b], f"_text_ms({a})"), "BIGINT", v.nullable)
 
     def coalesce(self, node: dict) -> _V:
         vals = [self.value(c) for c in node["children"]]

@@ -407,7 +407,8 @@ class _Checker:
         name = name.lower()
         orders = (node.get("order_bys") or {}).get("orders") if isinstance(node.get("order_bys"), dict) \
             else node.get("order_bys")
-        if name not in FUNCTIONS and not (self.views and name == "if"):
+        text_time = self.views and name == "epoch_ms"  # a time attribute parsed from text (model/time_text.py)
+        if name not in FUNCTIONS and not (self.views and name == "if") and not text_time:
             raise _reject(f"function {name!r} is not allowed in a condition (allowed: {', '.join(sorted(FUNCTIONS))})")
         if node.get("is_legacy_function_call"):
             raise _reject(f"function {name!r} called in DuckDB's legacy form is not allowed in a condition")
@@ -417,7 +418,14 @@ class _Checker:
                           "is not allowed in a condition")
         out = copy.copy(node)
         args = function_arguments(node)
-        checked = self.children(args, depth)
+        if text_time:
+            cast = args[0] if len(args) == 1 and isinstance(args[0], dict) else {}
+            if cast.get("class") != "CAST" or cast.get("try_cast") or cast_target(cast) != ("TIMESTAMP", False) \
+                    or set(cast) - _COMMON - _KEYS["CAST"] - {"query_location_length"} or cast.get("alias"):
+                raise _reject("epoch_ms is allowed in a view as epoch_ms(CAST(text AS TIMESTAMP)) only")
+            checked = [{**copy.copy(cast), "child": self.check(cast.get("child"), depth + 1)}]
+        else:
+            checked = self.children(args, depth)
         if "arguments" in node:
             out["arguments"] = [{**a, "expression": c} for a, c in zip(node["arguments"], checked, strict=False)]
             if any(a.get("name") for a in node["arguments"]):

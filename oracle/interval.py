@@ -24,6 +24,11 @@ from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
 from converge.oracle.sql import JOIN_KEYWORDS, quote_ident, render_source
+from converge.oracle.views import joined_input, view_source
+
+
+def _path(scenario: Scenario, name: str) -> str:
+    return next(f"inputs[{i}]" for i, spec in enumerate(scenario.inputs) if spec.name == name)
 
 __all__ = ["interval_records", "interval_final_sql", "batch_interval_join", "time_column"]
 
@@ -47,7 +52,10 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
             column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
             if column is None:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")
+            if spec.has_calc and column not in spec.column_names:
+                continue  # computed by the projection: in DuckDB, by interval_final_sql (the record's time: None)
             time_index[spec.name] = spec.index_of(column)
+    computed = {spec.name for spec in chain if iv.time == "event" and time_index[spec.name] is None}
     out: dict[str, list[IntervalRecord]] = {spec.name: [] for spec in chain}
     checks = {spec.name: row_checker(spec) for spec in chain}
     now = 0
@@ -65,7 +73,9 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
         except BadInputError as exc:
             raise exc.at_event(pos) from None
         idx = time_index[event.input]
-        if idx is None:
+        if event.input in computed:
+            time = None
+        elif idx is None:
             time = now
         else:
             time = row[idx]
@@ -109,20 +119,29 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     check_inputs(scenario)
     if len(scenario.chain) != 2 or len(scenario.join.conditions) != 1:
         raise BadInputError("an interval join joins two inputs with one condition", path="join")
-    condition = safe_condition(scenario.join.conditions[0], scenario.chain, "join.conditions[0]")
+    joined = tuple(joined_input(spec) for spec in scenario.chain)
+    condition = safe_condition(scenario.join.conditions[0], joined, "join.conditions[0]")
     records = interval_records(scenario) if tables is None else {}
     sources: dict[str, str] = {}
     times: dict[str, str] = {}
-    for spec in scenario.chain:
+    for i, (spec, ref) in enumerate(zip(scenario.chain, (iv.left_time, iv.right_time), strict=True)):
         tcol = time_column(spec)
         times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(tcol)}"
         if tables is not None:
+            if spec.has_calc:
+                raise BadInputError("an interval join with a projection in front of it is read from inlined "
+                                    "records only", path=f"inputs[{i}]")
             sources[spec.name] = tables[spec.name]
             continue
-        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),))
+        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),), project=None, where=None, time_column=None)
         rows = [row + (time,) for pos, time, row in records[spec.name] if include is None or pos in include]
         sources[spec.name] = render_source(wide, rows)
-    left, right = scenario.chain
+        if spec.has_calc:  # the projection in DuckDB, the record's arrival time carried through it
+            sources[spec.name] = view_source(spec, sources[spec.name], _path(scenario, spec.name), seq=tcol)
+            column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+            if iv.time == "event" and column is not None and column not in spec.column_names:
+                times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(column)}"  # computed in the projection
+    left, right = joined
     la, ra = quote_ident(left.name), quote_ident(right.name)
     lt, rt = times[left.name], times[right.name]
     select = [f"{la}.{quote_ident(c)}" for c in left.column_names] + \

@@ -185,11 +185,14 @@ class InputSpec:
                                     f"{self.name!r} {list(names)}", path="unique_key")
         # (a declared upsert input needs a unique key; the join's own view of it may have lost it)
         check_literal(self.changelog_mode, ChangelogMode, "changelog_mode")
-        if self.time_column is not None and self.time_column not in names:
-            raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names)}",
-                                path="time_column")
         if self.project is not None:
             check_named_expressions(self.project, "project")
+        # with a projection the time attribute may be one of its columns (computed from the source's, e.g.
+        # parsed from text: engine/model/time_text.py); a source column the projection keeps is read as before
+        projected = tuple(n for n, _ in self.project) if isinstance(self.project, tuple) else ()
+        if self.time_column is not None and self.time_column not in names and self.time_column not in projected:
+            raise BadInputError(f"{self.time_column!r} is not a column of {self.name!r} {list(names + projected)}",
+                                path="time_column")
         if self.where is not None:
             check_text(self.where, "where", what="a SQL boolean expression")
         if self.source is not None:
@@ -615,9 +618,9 @@ def _check_views(s: Scenario) -> None:
         if spec.name in config.dedupe_before_join or spec.name in config.unique_key_lost:
             raise UnsupportedError(f"{where}: a projection or filter together with dedupe_before_join or "
                                    f"unique_key_lost is not modelled")
-    if s.join.interval is not None:
-        raise UnsupportedError("a projection, filter, SELECT list or WHERE around an interval join is not modelled "
-                               "yet (a regular or multi-way join is)")
+    if s.join.interval is not None and (s.join.has_calc or any(spec.where is not None for spec in s.chain)):
+        raise UnsupportedError("a filter, SELECT list or WHERE around an interval join is not modelled yet (a "
+                               "projection in front of it is, such as a time attribute computed from a column)")
     if config.sink != "retract":
         raise UnsupportedError("an upsert sink's key names join output columns; with a SELECT list or a projection "
                                "it is not modelled yet")
@@ -661,6 +664,10 @@ def event_time_columns(scenario: Scenario) -> dict[str, int]:
     iv = scenario.join.interval
     if iv is None or iv.time != "event" or len(scenario.join.inputs) != 2:
         return {}
-    left, right = scenario.chain
-    return {left.name: time_index(left, iv.left_time, "join.interval.left_time"),
-            right.name: time_index(right, iv.right_time, "join.interval.right_time")}
+    out = {}
+    for spec, ref, key in zip(scenario.chain, (iv.left_time, iv.right_time), ("left_time", "right_time"), strict=True):
+        column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+        if spec.project is not None and column not in spec.column_names and column in spec.joined_names:
+            continue  # computed by the input's projection: the engine checks it after its Calc
+        out[spec.name] = time_index(spec, ref, f"join.interval.{key}")
+    return out

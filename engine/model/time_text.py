@@ -1,0 +1,59 @@
+"""A time attribute computed from a string column: `ts AS TO_TIMESTAMP(s)` with `WATERMARK FOR ts`.
+
+JSON sources often carry their event time as text. Flink computes the
+rowtime in the scan's Calc (TO_TIMESTAMP, DateTimeUtils.parseTimestampData;
+`CAST(s AS TIMESTAMP(3))` parses alike), before its WatermarkAssigner. A
+scenario says it as the input's projection: the projected column
+`epoch_ms(CAST(s AS TIMESTAMP))` (DuckDB SQL, epoch milliseconds as converge
+holds a TIMESTAMP(3)) named by the input's `time_column`. The engine's Calc
+computes it per row (engine/condition_compiler.py), the oracle in DuckDB.
+
+Both compute the canonical text only: `yyyy-MM-dd HH:mm:ss` with an optional
+fraction of one to three digits, a real calendar date, hours 00-23. Flink 2.3
+reads more (measured: `2024-1-1 0:0:1`, a bare date, up to nine fraction
+digits floored to milliseconds, `2024-02-30` clamped to the 29th, `24:00:00` as
+the next day), and DuckDB reads differently there (it rounds the fourth digit,
+refuses the 30th of February); a string outside the canonical form is refused
+as unsupported by the engine, never computed. The generators write every time
+in the canonical form (`time_text`), so every drawn and every shrunk example
+is one converge computes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from converge.engine.model.scenario import InputSpec
+
+__all__ = ["CANONICAL_TIME_TEXT", "text_time_column", "text_time_sql", "time_text"]
+
+CANONICAL_TIME_TEXT = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?")
+_EPOCH = dt.datetime(1970, 1, 1)
+_PREFIX, _SUFFIX = "epoch_ms(CAST(", " AS TIMESTAMP))"
+
+
+def text_time_sql(column_sql: str) -> str:
+    """The projected expression of a time attribute parsed from the text column `column_sql`."""
+    return f"{_PREFIX}{column_sql}{_SUFFIX}"
+
+
+def text_time_column(spec: InputSpec) -> str | None:
+    """The VARCHAR source column whose text the input's time attribute is (None: its time is no such column)."""
+    if spec.project is None or spec.time_column is None:
+        return None
+    expr = dict(spec.project).get(spec.time_column)
+    if expr is None or not (expr.startswith(_PREFIX) and expr.endswith(_SUFFIX)):
+        return None
+    name = expr[len(_PREFIX):-len(_SUFFIX)]
+    qualifier, dot, column = name.rpartition(".")
+    if dot and qualifier != spec.name:
+        return None
+    types = dict(spec.columns)
+    return column if types.get(column) == "VARCHAR" else None
+
+
+def time_text(ms: int) -> str:
+    """The canonical text of a time held as epoch milliseconds (`1970-01-01 00:00:00.001` for 1)."""
+    at = _EPOCH + dt.timedelta(milliseconds=ms)
+    return at.strftime("%Y-%m-%d %H:%M:%S") + f".{at.microsecond // 1000:03d}"

@@ -183,15 +183,17 @@ def text_time_ms(text: str) -> int:
     """A canonical `yyyy-MM-dd HH:mm:ss[.SSS]` text as epoch milliseconds, as Flink's TO_TIMESTAMP reads it
     (DateTimeUtils.parseTimestampData: the fraction's first three digits, no time zone); other text is refused."""
     m = CANONICAL_TIME_TEXT.fullmatch(text)
-    try:
-        if m is None:
-            raise ValueError
+    at = None
+    if m is not None:
         year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-        at = dt.datetime(year, month, day, hour, minute, second)
-    except ValueError:
+        try:
+            at = dt.datetime(year, month, day, hour, minute, second)
+        except ValueError:  # no such date, or hour 24
+            at = None
+    if at is None or m is None:
         raise UnsupportedError(f"the time text {text!r} is not in the form converge computes ('yyyy-MM-dd "
                                f"HH:mm:ss' with up to 3 fraction digits, a real date, hours 00-23); Flink reads "
-                               f"other forms by rules converge does not model") from None
+                               f"other forms by rules converge does not model")
     fraction = (m.group(7) or "").ljust(3, "0")
     return (at - _EPOCH).days * 86_400_000 + (at - _EPOCH).seconds * 1000 + int(fraction)
 

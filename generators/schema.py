@@ -94,6 +94,7 @@ def column_domains(spec: InputSpec, keys: Collection[str], not_null: Collection[
     domains = []
     text = text_time_column(spec)  # a time attribute parsed from text: the text of each drawn time
     for name, _ in spec.columns:
+        dom: tuple
         if name == spec.time_column and delay is not None:
             dom = times if times is not None else time_domain(delay)
         elif name == text and delay is not None:

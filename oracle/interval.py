@@ -32,8 +32,8 @@ def _path(scenario: Scenario, name: str) -> str:
 
 __all__ = ["interval_records", "interval_final_sql", "batch_interval_join", "time_column"]
 
-IntervalRecord = tuple[int, int, tuple]
-"""(event position, time, row)."""
+IntervalRecord = tuple[int, int | None, tuple]
+"""(event position, time, row); the time is None where the input's projection computes it (in DuckDB)."""
 
 
 def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:

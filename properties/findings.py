@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from hypothesis import HealthCheck, find, settings
 from hypothesis.errors import NoSuchExample
 
-from converge.engine.calc import joined_scenario
 from converge.engine.materialize import clean, fold
 from converge.engine.model.changelog import Change
 from converge.engine.model.flinksql import MappedQuery
@@ -29,6 +28,7 @@ from converge.engine.planner import plan
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import run_scenario
 from converge.oracle.interval import batch_interval_join
+from converge.oracle.projected import projected_scenario
 from converge.properties import interval
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
 from converge.properties.verify_capture import _shaper, show_row
@@ -213,7 +213,7 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
 def late_story(query: MappedQuery, found: Scenario, runner: CaseRunner = run_scenario) -> str:
     """What each late row of an interval join's example did, read from the run itself: the partners it was
     paired with when it arrived, whether it was padded, and its partners in the batch answer."""
-    found = joined_scenario(found)  # a time attribute computed in front of the join: the rows the join sees
+    found = projected_scenario(found)  # a time attribute computed in front of the join: the rows the join sees
     model = interval.model_of(found)  # decides which rows are late, as Flink does at their arrival
     tagged = interval.with_positions(interval.with_final(found))
     streamed: Counter = Counter()

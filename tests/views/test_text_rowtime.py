@@ -20,6 +20,7 @@ from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.model.time_text import text_time_column, time_text
 from converge.engine.runtime.local import run_scenario
+from converge.oracle.projected import projected_scenario
 from converge.properties import interval
 from converge.properties.query_check import CheckOptions, query_strategy, system_final_answer
 from converge.properties.query_reading import oracle_final
@@ -124,3 +125,15 @@ def test_generated_texts_are_canonical_and_each_watermark_is_a_drawn_time_less_t
 @given(query_strategy(QUERY, CheckOptions().config(ttl=False), late=False))
 def test_the_engine_and_the_oracle_agree_on_generated_streams_of_the_example(scenario) -> None:
     system_final_answer(scenario)
+
+
+def test_duckdb_lowers_the_projection_for_the_interval_properties() -> None:
+    """oracle/projected.py: the rows the join sees, computed by DuckDB (never the engine's Calc), worked by hand."""
+    lowered = projected_scenario(scenario_from_dict(copy.deepcopy(DOC)))
+    assert [s.columns for s in lowered.chain] == [(("k", "INTEGER"), ("s", "VARCHAR"), ("ts", "BIGINT"))] * 2
+    assert [s.time_column for s in lowered.chain] == ["ts", "ts"]
+    assert not lowered.has_views()
+    assert [e.row for e in lowered.events] == [
+        B5, (1, "2024-01-01 00:00:03.5", 1_704_067_203_500), (1, "2024-01-01 00:00:02.999", 1_704_067_202_999),
+        (1, "2024-01-01 00:00:05", 1_704_067_205_000), (1, "2024-01-01 00:00:05.001", 1_704_067_205_001),
+        (2, "2024-01-01 00:00:04", 1_704_067_204_000)]

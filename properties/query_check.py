@@ -30,7 +30,7 @@ from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
 from converge.oracle.projected import projected_scenario
-from converge.properties import exercise, interval, minibatch, multiway, regular
+from converge.properties import exercise, interval, minibatch, multiway, projected_calc, regular
 from converge.properties.divergence import fail
 from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink, is_empty_window
 from converge.properties.query_plan import CheckOptions
@@ -131,13 +131,17 @@ def check_properties(query: MappedQuery, options: CheckOptions,
         # a projection in front of the join (a time attribute computed from a column): system_final_answer runs
         # it (the engine's Calc against DuckDB's); the interval properties judge the join on the rows it sees,
         # computed by DuckDB (oracle/projected.py), never by the Calc under test
-        low: Callable[[Scenario], Scenario] = projected_scenario if any(s.has_calc for s in query.inputs) \
-            else (lambda s: s)
+        calc = any(s.has_calc for s in query.inputs)
+        low: Callable[[Scenario], Scenario] = projected_scenario if calc else (lambda s: s)
         return [
             reading,
             spec("check", "system_final_answer",
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
+            *([spec("interval", "calc_equals_lowered", lambda: query_strategy(query, exact, max_ops=n),
+                    projected_calc.calc_equals_lowered, "late rows too: the engine's Calc in front of the join emits "
+                                                        "what the join emits on DuckDB's projected rows, at every "
+                                                        "event")] if calc else []),
             spec("interval", "no_late_equals_oracle", lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: interval.no_late_equals_oracle(low(s)),
                  "no late rows: after a final watermark, the batch interval join"),

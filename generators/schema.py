@@ -41,7 +41,7 @@ from converge.engine.model.scenario import (
     Scenario,
     WatermarkEvent,
 )
-from converge.engine.model.time_text import text_time_column, time_text
+from converge.engine.model.time_text import derived_time, time_text
 from converge.generators.arguments import check_count_range
 from converge.generators.changelog import DELETE, INSERT, KEY_DOMAIN, UPDATE, build_events, domain_for, packed_ops
 from converge.generators.readable import readable
@@ -92,13 +92,14 @@ def bound_times(interval: IntervalSpec, delay: int) -> tuple[tuple[int, ...], tu
 def column_domains(spec: InputSpec, keys: Collection[str], not_null: Collection[str],
                    delay: int | None, times: tuple[int, ...] | None = None) -> list[tuple]:
     domains = []
-    text = text_time_column(spec)  # a time attribute parsed from text: the text of each drawn time
+    derived = derived_time(spec)  # a time attribute computed from a column: that column's value of each time
     for name, _ in spec.columns:
         dom: tuple
         if name == spec.time_column and delay is not None:
             dom = times if times is not None else time_domain(delay)
-        elif name == text and delay is not None:
-            dom = tuple(time_text(t) for t in (times if times is not None else time_domain(delay)))
+        elif derived is not None and name == derived[0] and delay is not None:
+            write = _WRITE[derived[1]]
+            dom = tuple(dict.fromkeys(write(t) for t in (times if times is not None else time_domain(delay))))
         else:
             dom = domain_for(spec, name, tuple(keys), KEY_DOMAIN)
         if name in not_null:
@@ -138,16 +139,22 @@ def add_watermarks(events: Sequence[Event], specs: Sequence[InputSpec], delays: 
 def _time_slot(spec: InputSpec) -> tuple[int, Callable[[Any], int], Callable[[int], Any]]:
     """(the source column holding the input's time, its value as a time, a time as its value): the time column
     itself, or the text a projected time attribute is parsed from (engine/model/time_text.py)."""
-    text = text_time_column(spec)
-    if text is None:
+    derived = derived_time(spec)
+    if derived is None:
         return spec.index_of(spec.time_column), int, int  # type: ignore[arg-type]
-    return spec.index_of(text), _text_ms, time_text
+    return spec.index_of(derived[0]), _READ[derived[1]], _WRITE[derived[1]]
 
 
 def _text_ms(text: str) -> int:
     """The time a text the generator wrote (time_text) stands for."""
     at = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f")
     return (at - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+# how a derived time's source column holds a time (engine/model/time_text.py): the text of the time, or its epoch
+# seconds rounded up (a time lifted above a watermark stays above it)
+_READ: dict[str, Callable[[Any], int]] = {"text": _text_ms, "seconds": lambda n: n * 1000}
+_WRITE: dict[str, Callable[[int], Any]] = {"text": time_text, "seconds": lambda t: -(-t // 1000)}
 
 
 def arrival_schedule(events: Sequence[Event], late: bool) -> list[Event]:

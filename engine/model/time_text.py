@@ -17,40 +17,68 @@ refuses the 30th of February); a string outside the canonical form is refused
 as unsupported by the engine, never computed. The generators write every time
 in the canonical form (`time_text`), so every drawn and every shrunk example
 is one converge computes.
+
+A time attribute from epoch seconds (`TO_TIMESTAMP_LTZ(n, 0)`) is the projected
+column `(CASE WHEN n BETWEEN ... THEN CAST(n AS BIGINT) * 1000 END)`, NULL
+outside the seconds Flink converts; `derived_time` names either form's source
+column, which the generators fill from each drawn time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Literal
 
 from converge.engine.model.scenario import InputSpec
 
-__all__ = ["CANONICAL_TIME_TEXT", "text_time_column", "text_time_sql", "time_text"]
+__all__ = ["CANONICAL_TIME_TEXT", "TimeForm", "derived_time", "seconds_time_sql", "text_time_column",
+           "text_time_sql", "time_text"]
 
 CANONICAL_TIME_TEXT = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?")
 _EPOCH = dt.datetime(1970, 1, 1)
-_PREFIX, _SUFFIX = "epoch_ms(CAST(", " AS TIMESTAMP))"
+TimeForm = Literal["text", "seconds"]
+# (prefix, suffix, source column types) of each form's projected expression around the source column
+_FORMS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "text": ("epoch_ms(CAST(", " AS TIMESTAMP))", ("VARCHAR",)),
+    # TO_TIMESTAMP_LTZ(n, 0): NULL outside the seconds of years 0000-9999 (DateTimeUtils.toTimestampData), so a
+    # rowtime there fails Flink's job as a NULL one does; converge's engine refuses it as a NULL time
+    "seconds": ("(CASE WHEN {c} BETWEEN -62167219200 AND 253402300799 THEN CAST(", " AS BIGINT) * 1000 END)",
+                ("BIGINT", "INTEGER")),
+}
 
 
 def text_time_sql(column_sql: str) -> str:
     """The projected expression of a time attribute parsed from the text column `column_sql`."""
-    return f"{_PREFIX}{column_sql}{_SUFFIX}"
+    prefix, suffix, _ = _FORMS["text"]
+    return f"{prefix}{column_sql}{suffix}"
+
+
+def seconds_time_sql(column_sql: str) -> str:
+    """The projected expression of a time attribute from epoch seconds (`TO_TIMESTAMP_LTZ(n, 0)`)."""
+    prefix, suffix, _ = _FORMS["seconds"]
+    return f"{prefix.replace('{c}', column_sql)}{column_sql}{suffix}"
+
+
+def derived_time(spec: InputSpec) -> tuple[str, TimeForm] | None:
+    """(source column, form) when the input's time attribute is a projected column computed from one source
+    column in a form converge writes (None: it is none)."""
+    if spec.project is None or spec.time_column is None:
+        return None
+    expr = dict(spec.project).get(spec.time_column) or ""
+    types = dict(spec.columns)
+    for form, (prefix, suffix, kinds) in _FORMS.items():
+        for column in types:
+            for name in (column, f"{spec.name}.{column}"):
+                if types[column] in kinds and expr == f"{prefix.replace('{c}', name)}{name}{suffix}":
+                    return column, form  # type: ignore[return-value]
+    return None
 
 
 def text_time_column(spec: InputSpec) -> str | None:
     """The VARCHAR source column whose text the input's time attribute is (None: its time is no such column)."""
-    if spec.project is None or spec.time_column is None:
-        return None
-    expr = dict(spec.project).get(spec.time_column)
-    if expr is None or not (expr.startswith(_PREFIX) and expr.endswith(_SUFFIX)):
-        return None
-    name = expr[len(_PREFIX):-len(_SUFFIX)]
-    qualifier, dot, column = name.rpartition(".")
-    if dot and qualifier != spec.name:
-        return None
-    types = dict(spec.columns)
-    return column if types.get(column) == "VARCHAR" else None
+    found = derived_time(spec)
+    return found[0] if found is not None and found[1] == "text" else None
 
 
 def time_text(ms: int) -> str:

@@ -57,6 +57,21 @@ def test_a_parsed_rowtime_beside_other_computed_columns_and_on_one_side_only() -
     assert q.join.types == ("left",)
 
 
+@pytest.mark.parametrize("kind, model", [("BIGINT", "BIGINT"), ("INT", "INTEGER")])
+def test_a_rowtime_from_epoch_seconds_reads_as_seconds_times_1000_inside_flinks_range(kind: str, model: str) -> None:
+    """TO_TIMESTAMP_LTZ(n, 0): DateTimeUtils.toTimestampData(n, 0) is n * 1000 ms, NULL outside the seconds of the
+    years 0000-9999 (-62167219200 .. 253402300799), a NULL rowtime then."""
+    ddl = (f"CREATE TABLE a (k INT, n {kind}, ts AS TO_TIMESTAMP_LTZ(n, 0), WATERMARK FOR ts AS ts - INTERVAL '1' "
+           f"SECOND) WITH ('connector' = 'kafka', 'format' = 'json');\n")
+    q = parse_query(ddl + table("b", "TO_TIMESTAMP(s)") + JOIN, "q.sql")
+    assert q.inputs[0] == InputSpec(
+        "a", (("k", "INTEGER"), ("n", model)), None, "insert_only", "ts",
+        project=(("k", "a.k"), ("n", "a.n"), ("ts", "(CASE WHEN a.n BETWEEN -62167219200 AND 253402300799 THEN "
+                                                     "CAST(a.n AS BIGINT) * 1000 END)")))
+    assert dict(q.table_of("a").columns)["ts"].name == "TIMESTAMP_LTZ(3)"
+    assert q.join.interval == IntervalSpec("a.ts", "b.ts", -2000, 0, "event", 0)
+
+
 def test_a_regular_join_passes_a_parsed_rowtime_through() -> None:
     q = parse_query(table("a", "TO_TIMESTAMP(s)") + table("b", "TO_TIMESTAMP(s)")
                     + "SELECT a.k, a.ts, b.ts FROM a LEFT JOIN b ON a.k = b.k AND b.s <> 'x'", "q.sql")
@@ -66,7 +81,8 @@ def test_a_regular_join_passes_a_parsed_rowtime_through() -> None:
 
 
 @pytest.mark.parametrize("rowtime, error, message", [
-    ("TO_TIMESTAMP_LTZ(k, 0)", UnsupportedError, "is computed as `TO_TIMESTAMP_LTZ(k, 0)`"),
+    ("TO_TIMESTAMP_LTZ(k, 6)", UnsupportedError, "is computed as `TO_TIMESTAMP_LTZ(k, 6)`"),
+    ("TO_TIMESTAMP_LTZ(s, 0)", UnsupportedError, "is computed as `TO_TIMESTAMP_LTZ(s, 0)`"),
     ("TO_TIMESTAMP(s, 'dd/MM/yyyy HH:mm')", UnsupportedError, "is computed as `TO_TIMESTAMP(s, 'dd/MM/yyyy HH:mm')`"),
     ("CAST(s AS TIMESTAMP)", UnsupportedError, "is computed as `CAST(s AS TIMESTAMP)`"),
     ("TO_TIMESTAMP(CONCAT(s, '0'))", UnsupportedError, "a rowtime parsed from a STRING column s"),

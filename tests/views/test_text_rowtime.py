@@ -18,10 +18,11 @@ from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_from_dict
-from converge.engine.model.time_text import text_time_column, time_text
+from converge.engine.model.time_text import seconds_time_sql, text_time_column, time_text
 from converge.engine.runtime.local import run_scenario
 from converge.oracle.projected import projected_scenario
 from converge.properties import interval
+from converge.properties.projected_calc import calc_equals_lowered
 from converge.properties.query_check import CheckOptions, query_strategy, system_final_answer
 from converge.properties.query_reading import oracle_final
 from tests.support.paths import EXAMPLES
@@ -137,3 +138,47 @@ def test_duckdb_lowers_the_projection_for_the_interval_properties() -> None:
         B5, (1, "2024-01-01 00:00:03.5", 1_704_067_203_500), (1, "2024-01-01 00:00:02.999", 1_704_067_202_999),
         (1, "2024-01-01 00:00:05", 1_704_067_205_000), (1, "2024-01-01 00:00:05.001", 1_704_067_205_001),
         (2, "2024-01-01 00:00:04", 1_704_067_204_000)]
+
+
+def seconds_side(name: str) -> dict:
+    return {"name": name, "columns": [["k", "INTEGER"], ["n", "BIGINT"]], "changelog_mode": "insert_only",
+            "project": [["k", f"{name}.k"], ["ts", seconds_time_sql(f"{name}.n")]], "time_column": "ts"}
+
+
+def test_a_rowtime_from_epoch_seconds_by_hand() -> None:
+    """TO_TIMESTAMP_LTZ(n, 0) on one side, text on the other: b at 00:00:05 takes a's seconds 3, 4 and 5 (a.ts in
+    [b.ts - 2 s, b.ts]); 2 and 6 are padded. 1704067203 s is 2024-01-01 00:00:03 UTC."""
+    document = copy.deepcopy(DOC)
+    document["inputs"][0] = seconds_side("a")
+    document["events"] = [{"input": "b", "kind": "+I", "row": [1, "2024-01-01 00:00:05"]}] + [
+        {"input": "a", "kind": "+I", "row": [1, 1_704_067_200 + s]} for s in (2, 3, 4, 5, 6)]
+    scenario = interval.with_final(scenario_from_dict(document))
+    want = Counter({(1, (1_704_067_200 + s) * 1000) + (B5 if s in (3, 4, 5) else (None, None, None)): 1
+                    for s in (2, 3, 4, 5, 6)})
+    assert clean(fold(run_scenario(scenario).changes)) == want
+    assert oracle_final(scenario) == want
+
+
+@pytest.mark.parametrize("seconds", [-62_167_219_201, 253_402_300_800])
+def test_seconds_outside_flinks_range_are_a_null_rowtime(seconds: int) -> None:
+    """DateTimeUtils.toTimestampData(n, 0) gives NULL beyond years 0000-9999; a NULL rowtime fails Flink's job."""
+    document = copy.deepcopy(DOC)
+    document["inputs"][0] = seconds_side("a")
+    document["events"] = [{"input": "a", "kind": "+I", "row": [1, seconds]}]
+    with pytest.raises(BadInputError, match="NULL time"):
+        run_scenario(scenario_from_dict(document))
+
+
+SECONDS = load_query(EXAMPLES / "seconds_rowtime.sql")
+
+
+@settings(max_examples=30, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query_strategy(SECONDS, CheckOptions().config(ttl=False)))
+def test_generated_seconds_are_whole_and_watermarks_follow_them(scenario) -> None:
+    latest: dict[str, int] = {}
+    for event in scenario.events:
+        if isinstance(event, ChangeEvent) and event.input == "r":
+            latest["r"] = max(latest.get("r", event.row[2] * 1000), event.row[2] * 1000)
+        elif isinstance(event, WatermarkEvent) and event.input == "r":
+            assert event.watermark == latest["r"] - 1000
+    calc_equals_lowered(scenario)

@@ -21,7 +21,7 @@ from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.renames import read_renames
-from converge.engine.model.flinksql.text_times import TEXT_TIME_FORMS, TIME_TYPE, text_time_source
+from converge.engine.model.flinksql.text_times import TEXT_TIME_FORMS, computed_time
 from converge.engine.model.flinksql.types import FlinkType, flink_type, is_structured
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
@@ -198,8 +198,8 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
             raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
                                         f"WATERMARK on an event-time column only")
         if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
-            text_time = _text_time(watermark.this.name, computed, dict(columns), watermark, text)
-            time_column, delay = _watermark(watermark, [*names, text_time], {**dict(columns), text_time: TIME_TYPE},
+            text_time, time_type = _text_time(watermark.this.name, computed, dict(columns), watermark, text)
+            time_column, delay = _watermark(watermark, [*names, text_time], {**dict(columns), text_time: time_type},
                                             text)
         else:
             time_column, delay = _watermark(watermark, names, dict(columns), text)
@@ -215,16 +215,19 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
 
 
 def _text_time(name: str, computed: list[tuple[str, exp.ColumnDef]], physical: dict[str, FlinkType],
-               node: exp.Expr, text: SourceText) -> str:
-    """The computed rowtime `name` when it parses a STRING column (flinksql/text_times.py); unsupported else."""
+               node: exp.Expr, text: SourceText) -> tuple[str, FlinkType]:
+    """The computed rowtime `name` and its type when converge computes it (flinksql/text_times.py); unsupported
+    else."""
     column = dict(computed)[name]
     expr = column.args["constraints"][0].args["kind"].this
-    if text_time_source(expr, physical) is None:
+    found = computed_time(expr, physical)
+    if found is None:
         raise text.unsupported(node, f"the rowtime attribute {name!r} is computed as `{expr.sql()}`: converge "
-                                     f"computes a rowtime parsed from a STRING column s ({', '.join(TEXT_TIME_FORMS)}) "
+                                     f"computes a rowtime parsed from a STRING column s or from seconds n "
+                                     f"({', '.join(TEXT_TIME_FORMS)}) "
                                      f"or one that names a column's value (TO_TIMESTAMP_LTZ(millis, 3)); declare "
                                      f"another as a physical TIMESTAMP(3) column")
-    return column.name
+    return column.name, found[2]
 
 
 def is_proctime(expr: exp.Expr) -> bool:

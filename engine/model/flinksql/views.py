@@ -28,9 +28,8 @@ from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.ddl import SourceTable
 from converge.engine.model.flinksql.expressions import Renderer, Scope, column_sql
 from converge.engine.model.flinksql.positions import SourceText
-from converge.engine.model.flinksql.text_times import TIME_TYPE, text_time_source
+from converge.engine.model.flinksql.text_times import computed_time, computed_time_sql
 from converge.engine.model.flinksql.types import FlinkType
-from converge.engine.model.time_text import text_time_sql
 
 __all__ = ["DerivedInput", "computed_input", "derived_input", "inline_views", "is_view", "name_derived", "read_view"]
 
@@ -103,16 +102,16 @@ def computed_input(alias: str, source: SourceTable, tables: dict[str, SourceTabl
     computed = dict(source.computed)
     physical = dict(source.columns)
     # a rowtime parsed from text (flinksql/text_times.py) is read as its text column here, then given its time
-    texts = {c: s for c, e in computed.items() if c == source.time_column and (s := text_time_source(e, physical))}
-    items = [exp.alias_(exp.column(exp.to_identifier(texts[c])) if c in texts else computed[c].copy(),
+    texts = {c: found for c, e in computed.items() if c == source.time_column and (found := computed_time(e, physical))}
+    items = [exp.alias_(exp.column(exp.to_identifier(texts[c][0])) if c in texts else computed[c].copy(),
                         exp.to_identifier(c)) if c in computed
              else exp.column(exp.to_identifier(c)) for c in source.declared]
     body = exp.select(*items).from_(exp.Table(this=exp.to_identifier(source.name)))
     sub = exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
     derived = derived_input(sub, tables, text, computed=True)
     if texts:
-        columns = tuple((c, TIME_TYPE) if c in texts else (c, t) for c, t in derived.columns)
-        project = tuple((c, text_time_sql(column_sql(alias, texts[c]))) if c in texts else (c, e)
+        columns = tuple((c, texts[c][2]) if c in texts else (c, t) for c, t in derived.columns)
+        project = tuple((c, computed_time_sql(texts[c][1], column_sql(alias, texts[c][0]))) if c in texts else (c, e)
                         for c, e in derived.project or ())
         derived = replace(derived, columns=columns, project=project)
     return replace(derived, via="computed columns")

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from converge.engine.condition_compiler import text_time_ms
 from converge.engine.materialize import clean, fold
 from converge.engine.model.errors import BadInputError, UnsupportedError
-from converge.engine.model.flinksql import load_query
+from converge.engine.model.flinksql import load_query, parse_query
 from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.model.time_text import seconds_time_sql, text_time_column, time_text
@@ -24,7 +24,7 @@ from converge.oracle.projected import projected_scenario
 from converge.properties import interval
 from converge.properties.projected_calc import calc_equals_lowered
 from converge.properties.query_check import CheckOptions, query_strategy, system_final_answer
-from converge.properties.query_reading import oracle_final
+from converge.properties.query_reading import oracle_final, reading_equals_query
 from tests.support.paths import EXAMPLES
 
 
@@ -182,3 +182,18 @@ def test_generated_seconds_are_whole_and_watermarks_follow_them(scenario) -> Non
         elif isinstance(event, WatermarkEvent) and event.input == "r":
             assert event.watermark == latest["r"] - 1000
     calc_equals_lowered(scenario)
+
+
+REGULAR = parse_query(
+    "CREATE TABLE a (k INT, s STRING, ts AS TO_TIMESTAMP(s), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+    "WITH ('connector' = 'kafka', 'format' = 'json');\n"
+    "CREATE TABLE b (k INT, n BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 0), WATERMARK FOR ts AS ts) "
+    "WITH ('connector' = 'kafka', 'format' = 'json');\n"
+    "SELECT a.k, a.ts, b.ts FROM a LEFT JOIN b ON a.k = b.k AND b.n > 1", "regular.sql")
+
+
+@settings(max_examples=30, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query_strategy(REGULAR, CheckOptions().config(ttl=False)))
+def test_a_regular_join_carries_computed_rowtimes_through_engine_and_oracle_alike(scenario) -> None:
+    reading_equals_query(REGULAR, scenario)
+    system_final_answer(scenario)

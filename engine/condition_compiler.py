@@ -8,7 +8,6 @@ gap are in that module's docstring.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import functools
 import json
 import math
@@ -28,9 +27,9 @@ from converge.engine.model.duckdb_ast import (
     unfold_not_in,
 )
 from converge.engine.model.duckdb_params import inlined
-from converge.engine.model.errors import BadInputError, UnsupportedError
+from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec
-from converge.engine.model.time_text import CANONICAL_TIME_TEXT
+from converge.engine.text_time import text_time_ms
 
 _PREFIX = "SELECT 1 WHERE "
 _NUMERIC = {"INTEGER": 0, "BIGINT": 1, "DOUBLE": 2}
@@ -46,7 +45,6 @@ _CMP = {"COMPARE_EQUAL": "=", "COMPARE_NOTEQUAL": "<>", "COMPARE_LESSTHAN": "<",
         "COMPARE_GREATERTHAN": ">", "COMPARE_LESSTHANOREQUALTO": "<=",
         "COMPARE_GREATERTHANOREQUALTO": ">="}
 _NC = object()  # "not a compile-time constant"
-_EPOCH = dt.datetime(1970, 1, 1)
 
 
 
@@ -177,25 +175,6 @@ class _V:
     nullable: bool = True
     const: Any = _NC
     decimal: bool = False  # a DOUBLE here that DuckDB types DECIMAL (a decimal literal and arithmetic on it)
-
-
-def text_time_ms(text: str) -> int:
-    """A canonical `yyyy-MM-dd HH:mm:ss[.SSS]` text as epoch milliseconds, as Flink's TO_TIMESTAMP reads it
-    (DateTimeUtils.parseTimestampData: the fraction's first three digits, no time zone); other text is refused."""
-    m = CANONICAL_TIME_TEXT.fullmatch(text)
-    at = None
-    if m is not None:
-        year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-        try:
-            at = dt.datetime(year, month, day, hour, minute, second)
-        except ValueError:  # no such date, or hour 24
-            at = None
-    if at is None or m is None:
-        raise UnsupportedError(f"the time text {text!r} is not in the form converge computes ('yyyy-MM-dd "
-                               f"HH:mm:ss' with up to 3 fraction digits, a real date, hours 00-23); Flink reads "
-                               f"other forms by rules converge does not model")
-    fraction = (m.group(7) or "").ljust(3, "0")
-    return (at - _EPOCH).days * 86_400_000 + (at - _EPOCH).seconds * 1000 + int(fraction)
 
 
 def _decimal_result(vals: Sequence[_V]) -> bool:

@@ -12,7 +12,6 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from converge.engine.condition_compiler import text_time_ms
 from converge.engine.materialize import clean, fold
 from converge.engine.model.errors import BadInputError, UnsupportedError
 from converge.engine.model.flinksql import load_query, parse_query
@@ -20,6 +19,7 @@ from converge.engine.model.scenario import ChangeEvent, WatermarkEvent
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.model.time_text import seconds_time_sql, text_time_column, time_text
 from converge.engine.runtime.local import run_scenario
+from converge.engine.text_time import text_time_ms
 from converge.oracle.projected import projected_scenario
 from converge.properties import interval
 from converge.properties.projected_calc import calc_equals_lowered

@@ -198,8 +198,8 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
             raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
                                         f"WATERMARK on an event-time column only")
         if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
-            text_time, time_type = _text_time(watermark.this.name, computed, dict(columns), watermark, text)
-            time_column, delay = _watermark(watermark, [*names, text_time], {**dict(columns), text_time: time_type},
+            rowtime, time_type = _computed_rowtime(watermark.this.name, computed, dict(columns), watermark, text)
+            time_column, delay = _watermark(watermark, [*names, rowtime], {**dict(columns), rowtime: time_type},
                                             text)
         else:
             time_column, delay = _watermark(watermark, names, dict(columns), text)
@@ -214,7 +214,7 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
     return table
 
 
-def _text_time(name: str, computed: list[tuple[str, exp.ColumnDef]], physical: dict[str, FlinkType],
+def _computed_rowtime(name: str, computed: list[tuple[str, exp.ColumnDef]], physical: dict[str, FlinkType],
                node: exp.Expr, text: SourceText) -> tuple[str, FlinkType]:
     """The computed rowtime `name` and its type when converge computes it (flinksql/text_times.py); unsupported
     else."""

@@ -3,6 +3,7 @@ verify command it prints passes, the same seed gives the same capture, a changed
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -59,3 +60,13 @@ def test_an_outer_interval_join_capture_ends_its_input_and_verifies(tmp_path: Pa
     assert capsys.readouterr().out.startswith("passed: the final output equals the batch answer")
     (tmp_path / "cap" / "output.jsonl").write_text("".join(f"{line}\n" for line in output if line not in padded))
     assert main([*argv, "--quiet"]) == 1  # without the padded rows: the divergence the capture used to hold
+
+
+def test_a_capture_of_computed_columns_writes_the_declared_columns_and_verifies(tmp_path: Path, capsys) -> None:
+    """A source with computed columns (here a rowtime parsed from text) is captured as its declared physical columns,
+    the records a job's source reads; the capture crashed before (it wrote the columns the join sees)."""
+    argv = _capture(tmp_path / "cap", capsys, "--seed", "0", query=EXAMPLES / "text_rowtime.sql")
+    first = (tmp_path / "cap" / "clicks.jsonl").read_text().splitlines()[0]
+    assert set(json.loads(first)) == {"op", "pos", "user_id", "page", "click_time"}
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("passed: the final output equals the batch answer")

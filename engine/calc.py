@@ -118,6 +118,8 @@ def joined_spec(spec: InputSpec, path: str = "input") -> InputSpec:
     key = spec.unique_key
     unique_key = tuple(renamed[c] for c in key) if key and all(c in renamed for c in key) else None
     time_column = renamed.get(spec.time_column) if spec.time_column else None
+    if spec.time_column is not None and spec.time_column not in spec.column_names:
+        time_column = spec.time_column  # a projected time attribute (engine/model/time_text.py)
     return InputSpec(spec.name, columns, unique_key, spec.changelog_mode, time_column)
 
 

@@ -30,6 +30,7 @@ from converge.engine.model.duckdb_ast import (
 from converge.engine.model.duckdb_params import inlined
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec
+from converge.engine.text_time import text_time_ms
 
 _PREFIX = "SELECT 1 WHERE "
 _NUMERIC = {"INTEGER": 0, "BIGINT": 1, "DOUBLE": 2}
@@ -310,6 +311,8 @@ class Compiler:
         if self.views and (cls == "CASE" or (cls == "FUNCTION" and str(node.get("function_name")).lower() == "if")):
             body, rtype, branches = case_parts(self, node if cls == "CASE" else case_of_if(node), _NC)
             return _V(body, rtype, True, decimal=_decimal_result(branches))
+        if self.views and cls == "FUNCTION" and str(node.get("function_name")).lower() == "epoch_ms":
+            return self.text_time(node)
         if cls == "FUNCTION":
             return self.function(node)
         if cls in ("COMPARISON", "CONJUNCTION", "BETWEEN") or typ in ("OPERATOR_NOT", "COMPARE_IN", *_IS_NULL_OPS):
@@ -367,6 +370,23 @@ class Compiler:
         lo, hi = _RANGE[type_]
         r = self.tmp()
         return f"({r} if {lo} <= ({r} := {expr}) <= {hi} else {self.fail(f'{what} overflow', node)})"
+
+    def text_time(self, node: dict) -> _V:
+        """`epoch_ms(CAST(x AS TIMESTAMP))` of a VARCHAR x: a time attribute Flink parses from text
+        (engine/model/time_text.py), in epoch milliseconds; only the canonical text is computed."""
+        args = function_arguments(node)
+        cast = args[0] if len(args) == 1 else {}
+        if node.get("distinct") or node.get("filter") or (node.get("order_bys") or {}).get("orders") \
+                or cast.get("class") != "CAST" or cast.get("try_cast") or cast_target(cast) != ("TIMESTAMP", False):
+            raise self.error("unsupported function 'epoch_ms' (a view reads epoch_ms(CAST(text AS TIMESTAMP)))", node)
+        v = self.value(cast["child"])
+        if v.type not in ("VARCHAR", "NULL"):
+            raise self.error(f"type error: epoch_ms(CAST(... AS TIMESTAMP)) of a {v.type} value", node)
+        if v.const is None:
+            return self.const(None, "BIGINT")
+        self.ns["_text_ms"] = text_time_ms
+        a, b = self.bind(v)
+        return _V(self.guarded([b], f"_text_ms({a})"), "BIGINT", v.nullable)
 
     def coalesce(self, node: dict) -> _V:
         vals = [self.value(c) for c in node["children"]]

@@ -22,8 +22,10 @@ columns, keys, modes), for properties that must hold on every schema.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -39,10 +41,12 @@ from converge.engine.model.scenario import (
     Scenario,
     WatermarkEvent,
 )
+from converge.engine.model.time_text import derived_time, time_text
 from converge.generators.arguments import check_count_range
 from converge.generators.changelog import DELETE, INSERT, KEY_DOMAIN, UPDATE, build_events, domain_for, packed_ops
 from converge.generators.readable import readable
 
+_EPOCH = dt.datetime(1970, 1, 1)
 _COLUMN_REF = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*|\"[^\"]+\")")
 
 
@@ -88,9 +92,14 @@ def bound_times(interval: IntervalSpec, delay: int) -> tuple[tuple[int, ...], tu
 def column_domains(spec: InputSpec, keys: Collection[str], not_null: Collection[str],
                    delay: int | None, times: tuple[int, ...] | None = None) -> list[tuple]:
     domains = []
+    derived = derived_time(spec)  # a time attribute computed from a column: that column's value of each time
     for name, _ in spec.columns:
+        dom: tuple
         if name == spec.time_column and delay is not None:
             dom = times if times is not None else time_domain(delay)
+        elif derived is not None and name == derived[0] and delay is not None:
+            write = _WRITE[derived[1]]
+            dom = tuple(dict.fromkeys(write(t) for t in (times if times is not None else time_domain(delay))))
         else:
             dom = domain_for(spec, name, tuple(keys), KEY_DOMAIN)
         if name in not_null:
@@ -111,20 +120,41 @@ def add_watermarks(events: Sequence[Event], specs: Sequence[InputSpec], delays: 
             out.append(e)
             continue
         spec = by_name[e.input]
-        idx = spec.index_of(spec.time_column)  # type: ignore[arg-type]
+        idx, read, write = _time_slot(spec)
         row = e.row
         wm = seen.get(e.input)
         if not late and wm is not None and spec.changelog_mode == "insert_only" and row[idx] is not None \
-                and row[idx] <= wm:
-            row = row[:idx] + (wm + 1,) + row[idx + 1:]
+                and read(row[idx]) <= wm:
+            row = row[:idx] + (write(wm + 1),) + row[idx + 1:]
             e = ChangeEvent(e.input, e.kind, row)
         out.append(e)
         if row[idx] is not None:
-            mark = row[idx] - delays[e.input]
+            mark = read(row[idx]) - delays[e.input]
             if wm is None or mark > wm:
                 seen[e.input] = mark
                 out.append(WatermarkEvent(e.input, mark))
     return out
+
+
+def _time_slot(spec: InputSpec) -> tuple[int, Callable[[Any], int], Callable[[int], Any]]:
+    """(the source column holding the input's time, its value as a time, a time as its value): the time column
+    itself, or the text a projected time attribute is parsed from (engine/model/time_text.py)."""
+    derived = derived_time(spec)
+    if derived is None:
+        return spec.index_of(spec.time_column), int, int  # type: ignore[arg-type]
+    return spec.index_of(derived[0]), _READ[derived[1]], _WRITE[derived[1]]
+
+
+def _text_ms(text: str) -> int:
+    """The time a text the generator wrote (time_text) stands for."""
+    at = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f")
+    return (at - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+# how a derived time's source column holds a time (engine/model/time_text.py): the text of the time, or its epoch
+# seconds rounded up (a time lifted above a watermark stays above it)
+_READ: dict[str, Callable[[Any], int]] = {"text": _text_ms, "seconds": lambda n: n * 1000}
+_WRITE: dict[str, Callable[[int], Any]] = {"text": time_text, "seconds": lambda t: -(-t // 1000)}
 
 
 def arrival_schedule(events: Sequence[Event], late: bool, shared: Collection[str] = ()) -> list[Event]:

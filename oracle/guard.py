@@ -412,8 +412,11 @@ class _Checker:
         orders = (node.get("order_bys") or {}).get("orders") if isinstance(node.get("order_bys"), dict) \
             else node.get("order_bys")
         epoch_arg, self._epoch_arg = self._epoch_arg, False
-        if name == "epoch_ms" and not epoch_arg:
-            raise _reject("epoch_ms is allowed only as the argument of year, quarter, month or day in a condition")
+        # a time attribute parsed from text (model/time_text.py): epoch_ms in a view, not as a date part's argument
+        text_time = self.views and name == "epoch_ms" and not epoch_arg
+        if name == "epoch_ms" and not epoch_arg and not text_time:
+            raise _reject("epoch_ms is allowed only as the argument of year, quarter, month or day in a condition, "
+                          "or as a projected time attribute")
         if name in DATE_PARTS:  # `quarter(epoch_ms(<integer>))`: the engine's one date-part shape (condition_dates)
             args = function_arguments(node)
             if len(args) != 1 or args[0].get("class") != "FUNCTION" or function_name(args[0])[0].lower() != "epoch_ms" \
@@ -431,7 +434,14 @@ class _Checker:
                           "is not allowed in a condition")
         out = copy.copy(node)
         args = function_arguments(node)
-        checked = self.children(args, depth)
+        if text_time:
+            cast = args[0] if len(args) == 1 and isinstance(args[0], dict) else {}
+            if cast.get("class") != "CAST" or cast.get("try_cast") or cast_target(cast) != ("TIMESTAMP", False) \
+                    or set(cast) - _COMMON - _KEYS["CAST"] - {"query_location_length"} or cast.get("alias"):
+                raise _reject("epoch_ms is allowed in a view as epoch_ms(CAST(text AS TIMESTAMP)) only")
+            checked = [{**copy.copy(cast), "child": self.check(cast.get("child"), depth + 1)}]
+        else:
+            checked = self.children(args, depth)
         if "arguments" in node:
             out["arguments"] = [{**a, "expression": c} for a, c in zip(node["arguments"], checked, strict=False)]
             if any(a.get("name") for a in node["arguments"]):

@@ -30,8 +30,8 @@ from converge.oracle.views import input_path, view_source, without_views
 
 __all__ = ["interval_records", "interval_final_sql", "batch_interval_join", "time_column"]
 
-IntervalRecord = tuple[int, int, tuple]
-"""(event position, time, row)."""
+IntervalRecord = tuple[int, int | None, tuple]
+"""(event position, time, row); the time is None where the input's projection computes it (in DuckDB)."""
 
 
 def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
@@ -51,7 +51,10 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
             column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
             if column is None:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")
+            if spec.has_calc and column not in spec.column_names:
+                continue  # computed by the projection: in DuckDB, by interval_final_sql (the record's time: None)
             time_index[spec.name] = spec.index_of(column)
+    computed = {spec.name for spec in chain if iv.time == "event" and time_index[spec.name] is None}
     out: dict[str, list[IntervalRecord]] = {spec.name: [] for spec in chain}
     # the stream each event names -> the joined inputs it feeds: its own, or every reader of it (`source`)
     fed = sources_of(scenario)
@@ -71,7 +74,8 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
         except BadInputError as exc:
             raise exc.at_event(pos) from None
         for name in fed[event.input]:  # one record of a stream read twice (a self-join) is a record of each side
-            out[name].append((pos, _time_of(row, time_index[name], now, event.input, pos), row))
+            time = None if name in computed else _time_of(row, time_index[name], now, event.input, pos)
+            out[name].append((pos, time, row))
     return out
 
 
@@ -127,17 +131,21 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
     records = interval_records(scenario) if tables is None else {}
     sources: dict[str, str] = {}
     times: dict[str, str] = {}
-    for spec in scenario.chain:
+    for spec, ref in zip(scenario.chain, (iv.left_time, iv.right_time), strict=True):
         tcol = time_column(spec)
         times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(tcol)}"
         if tables is not None:
             sources[spec.name] = tables[spec.name]
             continue
-        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),), project=None, where=None)
+        wide = replace(spec, columns=spec.columns + ((tcol, "BIGINT"),), project=None, where=None, time_column=None)
         rows = [row + (time,) for pos, time, row in records[spec.name] if include is None or pos in include]
         # a view's Calc in front of the join: each record projected and filtered, its time carried through (a
-        # processing-time record's time is its arrival, whatever the Calc computes)
+        # processing-time record's time is its arrival, whatever the Calc computes; an event-time attribute the
+        # projection computes, such as one parsed from text, is read from the projection)
         sources[spec.name] = view_source(spec, render_source(wide, rows), input_path(scenario, spec.name), seq=tcol)
+        column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+        if spec.has_calc and iv.time == "event" and column is not None and column not in spec.column_names:
+            times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(column)}"
     left, right = core.chain
     la, ra = quote_ident(left.name), quote_ident(right.name)
     lt, rt = times[left.name], times[right.name]

@@ -82,16 +82,28 @@ def _declared(name: str, node: exp.DataType) -> DeclaredColumn:
 
 def _duckdb_functions(expr: exp.Expr) -> exp.Expr:
     """Flink's functions of a computed column that DuckDB spells otherwise: `TO_TIMESTAMP_LTZ(n, 3)` (n epoch
-    milliseconds) is DuckDB's `epoch_ms(n)`; any other is left as written (DuckDB then refuses it, and the query
-    cannot be run as written)."""
+    milliseconds) is DuckDB's `epoch_ms(n)`, `TO_TIMESTAMP_LTZ(n, 0)` its `epoch_ms(n * 1000)`,
+    `TO_TIMESTAMP(s [, format])` its `strptime`; any other is left as written (DuckDB then refuses it, and the query cannot be run as written)."""
     def swap(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TO_TIMESTAMP_LTZ" \
                 and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal) \
                 and not node.expressions[1].is_string and node.expressions[1].name == "3":
             return exp.Anonymous(this="epoch_ms", expressions=[node.expressions[0]])
+        if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TO_TIMESTAMP_LTZ" \
+                and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal) \
+                and not node.expressions[1].is_string and node.expressions[1].name == "0":  # epoch seconds
+            seconds = exp.Mul(this=exp.cast(node.expressions[0], "BIGINT"), expression=exp.Literal.number(1000))
+            return exp.Anonymous(this="epoch_ms", expressions=[seconds])
+        if isinstance(node, exp.Anonymous) and str(node.this).upper() == "TO_TIMESTAMP" and node.expressions:
+            # a rowtime parsed from text: DuckDB's strptime, on the canonical text converge draws
+            formats = exp.Array(expressions=[exp.Literal.string(f) for f in _TEXT_FORMATS])
+            return exp.Anonymous(this="strptime", expressions=[node.expressions[0], formats])
         return node
 
     return expr.transform(swap)
+
+
+_TEXT_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%g")
 
 
 def _is_arrival(column: exp.ColumnDef) -> bool:

@@ -28,6 +28,7 @@ from converge.engine.planner import plan
 from converge.engine.planner.multi import multi_join_nodes
 from converge.engine.runtime.local import run_scenario
 from converge.oracle.interval import batch_interval_join
+from converge.oracle.projected import projected_scenario
 from converge.properties import interval
 from converge.properties.query_check import CaseRunner, CheckOptions, final_answer, oracle_final, query_strategy
 from converge.properties.verify_capture import _shaper, show_row
@@ -212,6 +213,7 @@ def late_finding(query: MappedQuery, options: CheckOptions, runner: CaseRunner) 
 def late_story(query: MappedQuery, found: Scenario, runner: CaseRunner = run_scenario) -> str:
     """What each late row of an interval join's example did, read from the run itself: the partners it was
     paired with when it arrived, whether it was padded, and its partners in the batch answer."""
+    found = projected_scenario(found)  # a time attribute computed in front of the join: the rows the join sees
     model = interval.model_of(found)  # decides which rows are late, as Flink does at their arrival
     tagged = interval.with_positions(interval.with_final(found))
     streamed: Counter = Counter()
@@ -221,14 +223,15 @@ def late_story(query: MappedQuery, found: Scenario, runner: CaseRunner = run_sce
     parts = []
     for pos in sorted(model.late):
         e = found.events[pos]
-        table = query.source_of(e.input)
-        names = [c for c, _ in table.columns]
-        time = table.columns[names.index(table.time_column)][1].display(e.row[names.index(table.time_column)])
+        table = query.table_of(e.input)
+        spec = found.input(e.input)
+        attribute = spec.time_column or ""
+        time = dict(table.columns)[attribute].display(e.row[spec.index_of(attribute)])
         before = model.clocks[pos - 1] if pos > 0 else None
         paired = sum(n for it, n in streamed.items() if it[0] == "join" and pos in it[1:])
         partners = sum(n for it, n in batch.items() if it[0] == "join" and pos in it[1:])
         padded = any(it[0] == "pad" and it[2] == pos for it in streamed)
-        parts.append(f"event {pos} ({e.input}, {table.time_column} {time}) arrives behind the join's watermark "
+        parts.append(f"event {pos} ({e.input}, {attribute} {time}) arrives behind the join's watermark "
                      f"({before} ms) and is late: the streaming join pairs it with {_rows(paired)} still cached"
                      f"{' and pads it' if padded else ''}, the batch answer pairs it with {_rows(partners)}")
     return "; ".join(parts) if parts else "no row is late, yet the answers differ (see below)"

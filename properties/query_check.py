@@ -23,14 +23,13 @@ from typing import cast
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from converge.engine.calc import joined_scenario
 from converge.engine.materialize import clean, fold
 from converge.engine.model.flinksql import MappedQuery
 from converge.engine.model.scenario import Config, Scenario
 from converge.engine.model.system import System
 from converge.engine.runtime.local import RunResult, run_scenario
 from converge.generators.schema import schema_scenarios
-from converge.properties import exercise, interval, minibatch, multiway, regular
+from converge.properties import exercise, interval, minibatch, multiway, projected_calc, regular
 from converge.properties.divergence import fail
 from converge.properties.empty_window import empty_window_equals_oracle, empty_window_matches_flink, is_empty_window
 from converge.properties.query_plan import CheckOptions
@@ -116,6 +115,7 @@ def check_properties(query: MappedQuery, options: CheckOptions,
                    lambda: query_strategy(query, exact, late=query.join.interval is None, max_ops=n),
                    lambda s: None, "converge's reading of the query = the query as written, run in DuckDB")
     at_join, seen = _at_the_join(query)
+    calc = any(s.has_calc for s in query.inputs)
     if query.join.interval is not None and is_empty_window(query.scenario()):
         return [
             reading,
@@ -135,6 +135,10 @@ def check_properties(query: MappedQuery, options: CheckOptions,
             spec("check", "system_final_answer",
                  lambda: query_strategy(query, exact, late=False, max_ops=n),
                  lambda s: system_final_answer(s, final), "no late rows: the system's final answer is DuckDB's"),
+            *([spec("interval", "calc_equals_lowered", lambda: query_strategy(query, exact, max_ops=n),
+                    projected_calc.calc_equals_lowered, "late rows too: the engine's Calc in front of the join emits "
+                                                        "what the join emits on DuckDB's projected rows, at every "
+                                                        "event")] if calc else []),
             spec("interval", "no_late_equals_oracle", lambda: query_strategy(query, exact, late=False, max_ops=n),
                  at_join(interval.no_late_equals_oracle),
                  f"no late rows: after a final watermark, the batch interval join{seen}"),
@@ -202,18 +206,14 @@ def self_pair_undecided(query: MappedQuery) -> bool:
 
 def _at_the_join(query: MappedQuery) -> tuple[Callable[[Callable[[Scenario], None]], Callable[[Scenario], None]],
                                                str]:
-    """(a wrapper, the words it adds to a property's line) for the interval properties: with a view in front of
-    the join (a processing-time join, engine/model/scenario.py) they judge the interval join operator on the
-    rows the view's Calc passes, by record position (joined_scenario), as Flink's IntervalJoin receives them
-    from the Calc; the Calc itself is judged end to end by check/system_final_answer (the engine's Calc and
-    join against DuckDB's SQL of the view and the join) and check/reading_equals_query."""
+    """(a wrapper, the words it adds to a property's line) for the interval properties: with a Calc in front of
+    the join (a view's projection and filter, a time attribute computed from a column) they judge the interval
+    join operator on the rows the Calc passes, as Flink's IntervalJoin receives them, computed by DuckDB
+    (oracle/projected.py), never by the engine's Calc under test; the Calc itself is judged by
+    interval/calc_equals_lowered and, end to end, by check/system_final_answer and check/reading_equals_query."""
     if not any(s.has_calc for s in query.inputs):
         return (lambda check: check), ""
-
-    def wrap(check: Callable[[Scenario], None]) -> Callable[[Scenario], None]:
-        return lambda scenario: check(joined_scenario(scenario))
-
-    return wrap, " (on the rows the view passes to the join)"
+    return projected_calc.lowered, " (on the rows the Calc in front of the join passes, projected by DuckDB)"
 
 
 def skipped_properties(query: MappedQuery, options: CheckOptions) -> list[tuple[str, str]]:

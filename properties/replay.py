@@ -24,7 +24,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.engine.runtime.spark import run_scenario_on_spark
 from converge.oracle import OracleName, final_oracle
 from converge.oracle.shared import shared_oracle
-from converge.properties import interval, minibatch, regular
+from converge.properties import interval, minibatch, projected_calc, regular
 from converge.properties.divergence import Divergence, PropertyFailure
 from converge.properties.expectations import check_expectations
 from converge.properties.registry import select
@@ -78,6 +78,8 @@ def run_on(scenario: Scenario, runtime: RuntimeName):
 def applicable_properties(scenario: Scenario) -> list[tuple[str, Callable[[Scenario], None]]]:
     """The oracle-backed properties that decide a scenario with no written expectations."""
     ttl = scenario.config.state_ttl_ms
+    if scenario.join.interval is not None and any(spec.has_calc for spec in scenario.chain):
+        return projected_calc.applicable(scenario)  # a time attribute computed in front of the join
     if scenario.join.interval is not None:
         return interval.applicable(scenario)
     if scenario.config.mini_batch_size is not None:

@@ -27,7 +27,8 @@ from converge.cli.main import main
 from converge.engine.calc import core_scenario
 from converge.engine.model.errors import BadInputError, ConvergeError, UnsupportedError
 from converge.engine.model.flinksql import MappedQuery, load_query
-from converge.engine.model.scenario import ChangeEvent
+from converge.engine.model.scenario import ChangeEvent, InputSpec
+from converge.engine.model.time_text import derived_time, time_text
 from converge.engine.planner import plan
 from converge.engine.runtime.local import run_scenario
 from converge.oracle import DuckDBOracle
@@ -155,8 +156,14 @@ def _zero(model: str) -> object:
 
 
 def _one_event_each(query: MappedQuery) -> list[ChangeEvent]:
-    return [ChangeEvent(spec.name, "+I", tuple(_zero(t) for _, t in spec.columns)) for spec in query.inputs
+    return [ChangeEvent(spec.name, "+I", _zeros(spec)) for spec in query.inputs
             if spec.source is None]  # a table read in several places: its one stream
+
+
+def _zeros(spec: InputSpec) -> tuple:
+    """A row of zeros; a rowtime's text is time 0's (an unparsable text is a NULL rowtime, which fails Flink's job)."""
+    derived = derived_time(spec)
+    return tuple(time_text(0) if derived == (c, "text") else _zero(t) for c, t in spec.columns)
 
 
 def judge_sql(data: bytes, path: Path) -> str:

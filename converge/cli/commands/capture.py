@@ -107,7 +107,7 @@ def _write(query: MappedQuery, scenario: Scenario, out: Path) -> list[Path]:
     for event, items in zip(scenario.events, run.per_event, strict=True):
         if isinstance(event, ChangeEvent):
             pos += 1
-            columns = query.table_of(event.input).columns
+            columns = query.source_of(event.input).columns  # the declared table's columns: what events carry
             lines[table_of[event.input]].append(_record(event.kind, pos, columns, event.row))
         for item in items:
             row = shape(item.row) if isinstance(item, Change) else None  # None: a watermark, or WHERE drops it

@@ -21,6 +21,7 @@ from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.expressions import COMPUTED_KINDS, Scope, interval_ms
 from converge.engine.model.flinksql.positions import SourceText
 from converge.engine.model.flinksql.renames import read_renames
+from converge.engine.model.flinksql.text_times import TEXT_TIME_FORMS, computed_time
 from converge.engine.model.flinksql.types import FlinkType, flink_type, is_structured
 from converge.engine.model.scenario import ChangelogMode, InputSpec, short_repr
 
@@ -56,8 +57,9 @@ class SourceTable:
 
     def input_spec(self, name: str) -> InputSpec:
         """The model input for this table under the name (alias) the query gives it."""
+        physical = self.time_column in {c for c, _ in self.columns}  # else computed: the projection's column
         return InputSpec(name, tuple((c, t.model) for c, t in self.columns), self.primary_key,
-                         self.changelog_mode, self.time_column)
+                         self.changelog_mode, self.time_column if physical else None)
 
     def type_of(self, column: str) -> FlinkType:
         return dict(self.columns)[column]
@@ -196,18 +198,36 @@ def read_table(node: exp.Create, text: SourceText) -> SourceTable:
             raise text.error(watermark, f"{proctime!r} is a processing-time attribute (PROCTIME()): Flink declares a "
                                         f"WATERMARK on an event-time column only")
         if isinstance(watermark.this, exp.Column) and watermark.this.name in dict(computed):
-            raise text.unsupported(watermark, f"the rowtime attribute {watermark.this.name!r} is a computed column: "
-                                              f"converge does not model a computed time attribute yet (declare "
-                                              f"it as a physical TIMESTAMP(3) column)")
-        time_column, delay = _watermark(watermark, names, dict(columns), text)
+            rowtime, time_type = _computed_rowtime(watermark.this.name, computed, dict(columns), watermark, text)
+            time_column, delay = _watermark(watermark, [*names, rowtime], {**dict(columns), rowtime: time_type},
+                                            text)
+        else:
+            time_column, delay = _watermark(watermark, names, dict(columns), text)
     mode = changelog_mode(_options(node, text), key is not None, node, text)
     table = SourceTable(name, tuple(columns), key, mode, (_options(node, text) or {}).get("connector", ""),
                         time_column, delay,
-                        () if renamed else tuple((c, _computed(d, tuple(columns), text)) for c, d in computed),
+                        () if renamed else tuple((c, d.args["constraints"][0].args["kind"].this if c == time_column
+                                                  else _computed(d, tuple(columns), text)) for c, d in computed),
                         tuple(declared) if computed else (), proctime, renamed or (), time_attribute or time_column)
     _check_model(table, [i for i in schema.expressions if isinstance(i, exp.ColumnDef) and i.args.get("kind")],
                  schema, text)
     return table
+
+
+def _computed_rowtime(name: str, computed: list[tuple[str, exp.ColumnDef]], physical: dict[str, FlinkType],
+               node: exp.Expr, text: SourceText) -> tuple[str, FlinkType]:
+    """The computed rowtime `name` and its type when converge computes it (flinksql/text_times.py); unsupported
+    else."""
+    column = dict(computed)[name]
+    expr = column.args["constraints"][0].args["kind"].this
+    found = computed_time(expr, physical)
+    if found is None:
+        raise text.unsupported(node, f"the rowtime attribute {name!r} is computed as `{expr.sql()}`: converge "
+                                     f"computes a rowtime parsed from a STRING column s or from seconds n "
+                                     f"({', '.join(TEXT_TIME_FORMS)}) "
+                                     f"or one that names a column's value (TO_TIMESTAMP_LTZ(millis, 3)); declare "
+                                     f"another as a physical TIMESTAMP(3) column")
+    return column.name, found[2]
 
 
 def is_proctime(expr: exp.Expr) -> bool:

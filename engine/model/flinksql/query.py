@@ -116,7 +116,11 @@ class MappedQuery:
                     out.append(self.tables[t].input_spec(streams[t]))
                 spec = replace(spec, source=streams[t])
             if a in derived:
-                spec = replace(spec, project=derived[a].project, where=derived[a].where, time_column=None)
+                # a rowtime the table computes (flinksql/text_times.py) is the projection's column of that name
+                time = self.tables[t].time_column
+                kept = time if time in {c for c, _ in derived[a].columns} and time not in dict(
+                    self.tables[t].columns) and derived[a].via == "computed columns" else None
+                spec = replace(spec, project=derived[a].project, where=derived[a].where, time_column=kept)
             out.append(spec)
         return tuple(out)
 

@@ -28,6 +28,7 @@ from converge.engine.model.flinksql.calc_expressions import CalcRenderer
 from converge.engine.model.flinksql.ddl import SourceTable
 from converge.engine.model.flinksql.expressions import Renderer, Scope, column_sql
 from converge.engine.model.flinksql.positions import SourceText
+from converge.engine.model.flinksql.text_times import computed_time, computed_time_sql
 from converge.engine.model.flinksql.types import FlinkType
 
 __all__ = ["DerivedInput", "computed_input", "derived_input", "inline_views", "is_view", "name_derived", "read_view"]
@@ -59,10 +60,12 @@ class DerivedInput:
         if self.project is None:
             kept = {c: c for c, _ in source.columns}
         key = source.primary_key
+        time = kept.get(source.time_column) if source.time_column else None
+        if source.time_column in dict(self.columns) and source.time_column not in dict(source.columns):
+            time = source.time_column  # a rowtime the table computes (flinksql/text_times.py), under its name
         return SourceTable(self.alias, self.columns,
                            tuple(kept[c] for c in key) if key and all(c in kept for c in key) else None,
-                           source.changelog_mode, source.connector,
-                           kept.get(source.time_column) if source.time_column else None, source.watermark_delay_ms,
+                           source.changelog_mode, source.connector, time, source.watermark_delay_ms,
                            proctime=self.proctime)
 
 
@@ -101,11 +104,21 @@ def computed_input(alias: str, source: SourceTable, tables: dict[str, SourceTabl
     projection, a Calc in front of the join, so the table reads as `SELECT <every column, computed ones as their
     expressions, in declared order> FROM t`; its events are the physical columns."""
     computed = dict(source.computed)
-    items = [exp.alias_(computed[c].copy(), exp.to_identifier(c)) if c in computed
+    physical = dict(source.columns)
+    # a rowtime parsed from text (flinksql/text_times.py) is read as its text column here, then given its time
+    texts = {c: found for c, e in computed.items() if c == source.time_column and (found := computed_time(e, physical))}
+    items = [exp.alias_(exp.column(exp.to_identifier(texts[c][0])) if c in texts else computed[c].copy(),
+                        exp.to_identifier(c)) if c in computed
              else exp.column(exp.to_identifier(c)) for c in source.declared]
     body = exp.select(*items).from_(exp.Table(this=exp.to_identifier(source.name)))
     sub = exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
-    return replace(derived_input(sub, tables, text, computed=True), via="computed columns", proctime=source.proctime)
+    derived = derived_input(sub, tables, text, computed=True)
+    if texts:
+        columns = tuple((c, texts[c][2]) if c in texts else (c, t) for c, t in derived.columns)
+        project = tuple((c, computed_time_sql(texts[c][1], column_sql(alias, texts[c][0]))) if c in texts else (c, e)
+                        for c, e in derived.project or ())
+        derived = replace(derived, columns=columns, project=project)
+    return replace(derived, via="computed columns", proctime=source.proctime)
 
 
 def name_derived(select: exp.Select) -> None:

@@ -1,8 +1,8 @@
 """Every query in docs/examples/ is read, planned and checked by `converge check` (issue 40): one example per form
 the reader reads (an interval join with a residual, a comma join, IS NOT TRUE, an equality of time attributes, an
 empty interval window, the file's own planner SETs, a processing-time interval join over `AS PROCTIME()`, one
-behind a view passing the attribute on, NOT IN's null-aware anti join, computed rowtimes `TO_TIMESTAMP_LTZ(ms, 3)`),
-each with the reading written by hand here."""
+behind a view passing the attribute on, NOT IN's null-aware anti join, computed rowtimes `TO_TIMESTAMP_LTZ(ms, 3)`,
+rowtimes parsed from text `TO_TIMESTAMP(s)` or from epoch seconds), each with the reading written by hand here."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ READINGS = {
     "planner_sets": (("left",), ("(o.customer_id = c.customer_id)",), None, None),
     # o.order_time - s.checked in [0, 3000]; sku names item, the rowtimes name ms (no Calc)
     "computed_rowtime": (("left",), ("(o.item = s.item) AND (s.level < o.qty)",), (0, 3000), None),
+    # p.ts BETWEEN c.ts AND c.ts + 5 s: c.ts - p.ts in [-5000, 0]; each ts parsed from text in a Calc
+    "text_rowtime": (("left",), ("(c.user_id = p.user_id) AND (p.amount > 10)",), (-5000, 0), None),
+    # r.ts BETWEEN a.ts - 2 s AND a.ts + 2 s: a.ts - r.ts in [-2000, 2000]; r.ts is epoch seconds * 1000
+    "seconds_rowtime": (("right",), ("(a.sensor = r.sensor)",), (-2000, 2000), None),
     # c.pt BETWEEN i.pt - 2 s AND i.pt + 5 s: c.pt - i.pt in [-2000, 5000], each row's time its arrival
     "proctime_interval_join": (("left",), ("(c.ad_id = i.ad_id) AND (i.slot <> 'footer')",), (-2000, 5000), None),
     # the view passes pt on unchanged: c.pt - i.pt in [-1000, 4000], the join on the view's ad_id

@@ -90,10 +90,10 @@ def test_a_null_text_is_a_null_rowtime_which_flink_refuses() -> None:
         run_scenario(scenario_from_dict(document))
 
 
-def test_a_filter_in_front_of_an_interval_join_is_still_unsupported() -> None:
+def test_a_filter_in_front_of_an_event_time_interval_join_is_still_unsupported() -> None:
     document = copy.deepcopy(DOC)
     document["inputs"][0]["where"] = "a.k > 0"
-    with pytest.raises(UnsupportedError, match="around an interval join is not modelled yet"):
+    with pytest.raises(UnsupportedError, match="a filter in front of an event-time interval join"):
         scenario_from_dict(document)
 
 

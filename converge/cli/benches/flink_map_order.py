@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
+from typing import get_args
 
 from hypothesis import HealthCheck, given, seed, settings
 
 from converge.engine.java_hashmap import binary_row_hash, spread
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, FlinkVersion, InputSpec, Scenario
 from converge.engine.model.system import System
 from converge.generators.map_order import BACKENDS, map_order_scenarios
 from converge.generators.scenarios import LAYOUTS
@@ -47,7 +49,7 @@ from converge.reports.terminal import format_table
 from converge.systems.adapter.client import Timeouts
 from converge.systems.registry import open_system
 
-SYSTEM = "flink"
+SYSTEM = "flink"   # the newest Flink installed; `converge bench --system flink:VERSION` picks another
 SEED = 1     # the same scenarios every time, as docs/anomalies.md measured them
 BATCH = 20   # cases a request (one job each)
 
@@ -57,6 +59,31 @@ BATCH = 20   # cases a request (one job each)
 # records an event visits differ (an outer side's padding; SEMI/ANTI emit the left rows themselves).
 FAMILIES: dict[str, tuple[str, ...]] = {"inner_left": ("inner", "left"), "right_full": ("right", "full"),
                                         "semi_anti": ("semi", "anti")}
+
+
+def check_system(spec: str | None, only: tuple[str, ...] | None) -> None:
+    """Refuse, before any benchmark runs, a `--system` this measurement cannot take or that no benchmark run uses."""
+    if spec is None:
+        return
+    if not only or "flink_map_order" not in only:
+        raise UsageError(f"--system {spec} applies to the measurement of Flink's order: add --only flink_map_order")
+    scheme, _, version = spec.partition(":")
+    if scheme != "flink":
+        raise UsageError(f"--system {spec!r}: flink_map_order measures Flink: flink or flink:VERSION "
+                         f"(`converge systems list` names the installed versions)")
+    if version:
+        model_version(version)
+
+
+def model_version(version: str) -> FlinkVersion:
+    """The `config.flink_version` converge models a Flink release with (its major.minor); a usage error for a
+    release converge has no model of."""
+    minor = ".".join(version.split(".")[:2])
+    for known in get_args(FlinkVersion):
+        if known == minor:
+            return known
+    raise UsageError(f"Flink {version}: converge models Flink {', '.join(get_args(FlinkVersion))} "
+                     f"(config.flink_version), not this release")
 
 
 def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"]
@@ -123,7 +150,9 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
 
 
 def measure(system: System, cases: list[Scenario], batch: int) -> dict:
-    """Counts over `cases` (of one backend): ordered cases, and how many agree with each model."""
+    """Counts over `cases` (of one backend): ordered cases, and how many agree with each model (converge's model
+    of the system's release, `config.flink_version`: an outer join's retract/pad interleaving depends on it)."""
+    release = model_version(system.version)
     counts: Counter = Counter()
     mismatches: list[str] = []      # every disagreeing event, for the JSON results (not the table)
     # one shape per request (the adapter's case ids count per shape), at most `batch` cases each
@@ -140,7 +169,8 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                model = model_per_event(scenario, case_id)
+                modelled = replace(scenario, config=replace(scenario.config, flink_version=release))
+                model = model_per_event(modelled, case_id)
                 rule = compare_orders(result.changelog, model, stored_visits(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
@@ -159,11 +189,14 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
 
 
 def _bench_flink_map_order(config: BenchConfig) -> dict:
-    """`--examples` scenarios per family and backend, the same ones every time (seed SEED)."""
+    """`--examples` scenarios per family and backend, the same ones every time (seed SEED), on `--system` (the
+    newest Flink installed without it: skipped, with the reason, when there is none; a named one must start)."""
     try:
         # a measurement on a loaded machine: a JVM's start and a job may take minutes
-        system = open_system(SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
+        system = open_system(config.system or SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
     except UsageError as exc:
+        if config.system is not None:
+            raise
         return {"skipped": str(exc)}
     with system:
         reason = why_not_ordered(system.capabilities, system.name)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import get_args
 
@@ -33,13 +34,14 @@ from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import ChangeEvent, FlinkVersion, InputSpec, Scenario
 from converge.engine.model.system import System
-from converge.generators.map_order import BACKENDS, map_order_scenarios
+from converge.generators.map_order import BACKENDS, map_order_scenarios, multiway_order_scenarios
 from converge.generators.scenarios import LAYOUTS
 from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.map_order import why_not_ordered
 from converge.properties.systems.order_model import (
     compare_orders,
     model_per_event,
+    show,
     split_like,
     stored_visits,
     visits,
@@ -59,6 +61,10 @@ BATCH = 20   # cases a request (one job each)
 # records an event visits differ (an outer side's padding; SEMI/ANTI emit the left rows themselves).
 FAMILIES: dict[str, tuple[str, ...]] = {"inner_left": ("inner", "left"), "right_full": ("right", "full"),
                                         "semi_anti": ("semi", "anti")}
+# The multi-way join (StreamingMultiJoinOperator, `table.optimizer.multi-join.enabled`): a 3-way INNER/LEFT
+# chain on one key (generators/map_order.py), measured on the releases that have the operator.
+MULTIWAY = "multiway"
+MULTIWAY_SINCE = (2, 1)
 
 
 def check_system(spec: str | None, only: tuple[str, ...] | None) -> None:
@@ -86,14 +92,17 @@ def model_version(version: str) -> FlinkVersion:
                      f"(config.flink_version), not this release")
 
 
-def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"]
-               ) -> list[Scenario]:
-    """`n` distinct scenarios of `backend` and `join_types` from the generator, the same ones for the same seed."""
+def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"], *,
+               multiway: bool = False) -> list[Scenario]:
+    """`n` distinct scenarios of `backend` and `join_types` from the generator (`multiway`: the 3-way chain's,
+    INNER and LEFT), the same ones for the same seed."""
     drawn: list[Scenario] = []
+    strategy = (multiway_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1]) if multiway else
+                map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
 
     @seed(seed_value)
     @settings(max_examples=n * 4, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
+    @given(strategy)
     def collect(scenario: Scenario) -> None:
         if len(drawn) < n and scenario not in drawn:
             drawn.append(scenario)
@@ -135,7 +144,7 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
     """How many events that visit two or more stored rows in the model's order (a map without a copy) a
     snapshot's copy of the map would have visited in another order."""
     pieces = split_like(changelog, per_event)
-    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap":
+    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap" or len(scenario.chain) != 2:
         return 0
     count = 0
     left, right = scenario.chain
@@ -155,6 +164,7 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
     release = model_version(system.version)
     counts: Counter = Counter()
     mismatches: list[str] = []      # every disagreeing event, for the JSON results (not the table)
+    sequences: list[str] = []       # per case, the first ordered event whose exact output sequence differs
     # one shape per request (the adapter's case ids count per shape), at most `batch` cases each
     shapes: dict[str, list[Scenario]] = {}
     for s in cases:
@@ -171,7 +181,7 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                     continue
                 modelled = replace(scenario, config=replace(scenario.config, flink_version=release))
                 model = model_per_event(modelled, case_id)
-                rule = compare_orders(result.changelog, model, stored_visits(scenario))
+                rule = compare_orders(result.changelog, model, visits_of(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
                     continue
@@ -184,8 +194,28 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                     mismatches.append(f"case {case_id} of {scenario.name!r}: {rule.mismatch}")
                 counts["events agreeing"] += rule.agreed
                 counts["events with the engine's output sequence"] += rule.same_sequence
+                if rule.same_sequence < rule.ordered:
+                    sequences.append(f"case {case_id} of {scenario.name!r}: "
+                                     f"{first_other_sequence(result.changelog, model, rule.pieces)}")
                 counts["copy_would_reorder"] += copy_would_reorder(scenario, list(result.changelog), model, case_id)
-    return {**counts, "mismatches": mismatches} if mismatches else dict(counts)
+    return {**counts, **({"mismatches": mismatches} if mismatches else {}),
+            **({"other_sequences": sequences} if sequences else {})}
+
+
+def visits_of(scenario: Scenario) -> list | None:
+    """What an event's order is read from: a binary join's stored rows (the other input's part of each output);
+    for the multi-way join the outputs themselves, whose sequence walks every other input's state in turn."""
+    return None if scenario.config.multi_join == "on" else stored_visits(scenario)
+
+
+def first_other_sequence(changelog: Sequence[Change], per_event: list[list[Change]], ordered: list[int]) -> str:
+    """The first ordered event whose outputs agree in visit order but not in their exact sequence (an outer
+    row's retraction and padding interleaved otherwise): both sequences, for the JSON results."""
+    pieces = split_like(changelog, per_event)
+    for n in ordered:
+        if not isinstance(pieces, str) and pieces[n] != per_event[n]:
+            return f"event {n}: emitted {show(pieces[n])}, the model emits {show(per_event[n])}"
+    return "none"
 
 
 def _bench_flink_map_order(config: BenchConfig) -> dict:
@@ -204,11 +234,20 @@ def _bench_flink_map_order(config: BenchConfig) -> dict:
             return {"skipped": f"no order to measure: {reason}"}
         rows = {f"{family} {backend}": measure(system, draw_cases(backend, config.examples, SEED, types), BATCH)
                 for family, types in FAMILIES.items() for backend in BACKENDS}
+        release = model_version(system.version)
+        has_multiway = tuple(int(p) for p in release.split(".")) >= MULTIWAY_SINCE
+        if has_multiway:
+            rows.update({f"{MULTIWAY} {backend}": measure(system, draw_cases(backend, config.examples, SEED,
+                                                                             multiway=True), BATCH)
+                         for backend in BACKENDS})
         title = system.title
     return {**{f"{row.replace(' ', '_')}_events_agreeing": f"{c.get('events agreeing', 0)} of "
                                                             f"{c.get('ordered events', 0)}"
                for row, c in rows.items()},
-            "system": title, "cases_per_row": config.examples, "seed": SEED, "rows": rows}
+            "system": title, "flink_version_modelled": release, "cases_per_row": config.examples, "seed": SEED,
+            **({} if has_multiway else {"not_measured": f"{MULTIWAY}: Flink {release} has no multi-way join "
+                                                        f"operator (2.1+)"}),
+            "rows": rows}
 
 
 def format_rows(result: dict) -> str:
@@ -216,7 +255,8 @@ def format_rows(result: dict) -> str:
     if "rows" not in result:
         return f"  {json.dumps(result)}"
     counts = result["rows"]
-    columns = list(dict.fromkeys(key for c in counts.values() for key in c if key != "mismatches"))
+    columns = list(dict.fromkeys(key for c in counts.values() for key in c
+                                 if key not in ("mismatches", "other_sequences")))
     return format_table(("family backend", *columns), [(b, *(c.get(k, 0) for k in columns))
                                                       for b, c in counts.items()])
 

@@ -81,3 +81,28 @@ def test_the_first_input_is_keyed_by_its_unique_key_alone() -> None:
                                                         ChangeEvent("b", "+I", (1, 5))))
     run = run_scenario(s, hash_prefix=((7,), ("INTEGER",)))
     assert [c.row[1] for c in run.per_event[-1]] == [2, 1, -1, 256]
+
+
+def _released(version: str) -> Scenario:
+    """b holds three rows under one join key, its unique key `id` in one byte order and its records in another:
+    (k, id, y, s) = (1, 2, -1, 'b'), (1, -1, -1, ''), (1, 3, 65536, 'eight888')."""
+    cols = (("k", "BIGINT"), ("id", "BIGINT"), ("y", "BIGINT"), ("s", "VARCHAR"))
+    specs = tuple(InputSpec(n, cols, ("id",), "retract") for n in "abc")
+    rows = [(1, 2, -1, "b"), (1, -1, -1, ""), (1, 3, 65536, "eight888")]
+    events = [ChangeEvent("b", "+I", r) for r in rows]
+    events += [ChangeEvent("c", "+I", (1, 9, 9, "c")), ChangeEvent("a", "+I", (1, 5, 5, "a"))]
+    return Scenario("released", specs, JoinSpec(("a", "b", "c"), ("inner", "inner"), ("a.k = b.k", "b.k = c.k")),
+                    Config(multi_join="on", map_state_order="rocksdb", semantics="flink", flink_version=version),
+                    tuple(events))
+
+
+@pytest.mark.parametrize(("version", "ids"), [
+    # 2.2, 2.3: keyed by the unique key (case id, id): slots 02 .. < 03 .. < ff ..
+    ("2.3", [2, 3, -1]), ("2.2", [2, 3, -1]),
+    # 2.1: keyed by the record, as measured on Flink 2.1.0: the serialized length first ('eight888', 8 bytes, goes
+    # to the variable part: the longest row, last), then the id slot 02 .. < ff ..
+    ("2.1", [2, -1, 3]),
+])
+def test_flink_2_1_keys_every_multiway_input_by_its_record(version: str, ids: list[int]) -> None:
+    run = run_scenario(_released(version), hash_prefix=((7,), ("INTEGER",)))
+    assert [c.row[5] for c in run.per_event[-1]] == ids

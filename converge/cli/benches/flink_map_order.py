@@ -1,5 +1,6 @@
 """`converge bench --only flink_map_order`: how often converge's model of the MapState order agrees with real
-Flink's emission order, per binary-join family (join types) and state backend.
+Flink's emission order, per join family (the binary join's join types; the multi-way join) and state backend,
+on the Flink release `--system flink:VERSION` names (default: the newest installed).
 
 A measurement of Flink's behaviour (docs/anomalies.md cites it), not a test. It draws `--examples` scenarios per
 family and backend from generators/map_order.py (Hypothesis, seed 1), sends them grouped by shape, at most 20 a request
@@ -8,8 +9,10 @@ system visits the stored rows with converge's model of the backend (properties/s
 `map_state_order` rocksdb, byte order; hashmap, java.util.HashMap order of BinaryRowData.hashCode, with the
 adapter's case id hashed in front of every row). An event agrees when it visits its stored rows in the model's
 order, a case when every such event does; how many events also have the engine's exact output sequence (an
-outer row's retraction and padding interleaved the same way) is counted apart. Skipped, with the reason, when
-the Flink environment is not installed or its adapter gives no order to measure.
+outer row's retraction and padding interleaved the same way) is counted apart. A multi-way event (a 3-way
+chain, generators/map_order.py) agrees when its outputs come in the model's exact sequence: it walks the stored
+rows of every other input in turn. Skipped, with the reason, when no Flink is installed (without `--system`) or
+its adapter gives no order to measure.
 
 It also counts the agreeing events that a copy-on-write copy of the map would have reordered
 (`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
@@ -159,8 +162,9 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
 
 
 def measure(system: System, cases: list[Scenario], batch: int) -> dict:
-    """Counts over `cases` (of one backend): ordered cases, and how many agree with each model (converge's model
-    of the system's release, `config.flink_version`: an outer join's retract/pad interleaving depends on it)."""
+    """Counts over `cases` (of one backend): ordered cases, and how many agree with converge's model of Flink
+    (`semantics: flink`) in the system's release (`config.flink_version`: an outer join's retract/pad
+    interleaving and the multi-way join's state keys depend on it)."""
     release = model_version(system.version)
     counts: Counter = Counter()
     mismatches: list[str] = []      # every disagreeing event, for the JSON results (not the table)
@@ -179,7 +183,8 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                modelled = replace(scenario, config=replace(scenario.config, flink_version=release))
+                modelled = replace(scenario, config=replace(scenario.config, flink_version=release,
+                                                            semantics="flink"))
                 model = model_per_event(modelled, case_id)
                 rule = compare_orders(result.changelog, model, visits_of(scenario))
                 if rule.unsplit is not None:

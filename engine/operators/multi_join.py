@@ -22,6 +22,18 @@ rows carry the change's kind, as Flink's operator emits them; padding
 retractions are `-D` and re-emitted padding is `+I`. A change on input 0 is
 simply extended with its own kind.
 
+State order (MultiJoinStateViews of the released Flink 2.1 to 2.3, read from
+their jars; docs/anomalies.md, "The multi-way join's state, per release"):
+one flat MapState per input and partition key. Input 0 is keyed by its unique
+key or record, as in the binary join; a later input by the row (its join key,
+its unique key or record), and a lookup keeps the entries of one join key. On
+RocksDB that row's bytes order the entries of one join key as the unique key's
+(record's) own bytes do, so the views' `rocksdb` order is Flink's; on the heap
+backend Flink 2.3 hashes the BinaryRowData of that row (`state_key_hash`); 2.1
+and 2.2 hash a GenericRowData that mixes an identity hash, which no model can
+follow. Flink 2.1 keeps every input by its record (engine/planner/multi.py,
+`RECORD_KEYED_VERSIONS`).
+
 `semantics="correct"` first retracts the record a new one replaces under the
 same unique key (a bare `+U`, a duplicate `+I`), and retracts the full image
 the state holds when a retraction names a unique key (a raw upsert `-D` may
@@ -74,9 +86,10 @@ def state_key_hash(state: KeyedStateBackend, inp: MultiJoinInput) -> Callable[[t
     """HashMap.hash of the Java key under which Flink 2.3 keeps a record of input d >= 1 on the heap backend
     (MultiJoinStateViews.InputSideHasUniqueKey / InputSideHasNoUniqueKey): the BinaryRowData of the row
     (join key, unique key or record), the join key being the input's part of the common key, the current
-    partition key (the adapter's case id, `hash_prefix`, in front of both). None where the map key is hashed
-    as itself: on `rocksdb` and `arrival`, whose order the nested row leaves as the key's own (module
-    docstring), and for a view without a map."""
+    partition key (the adapter's case id, `hash_prefix`, in front of both; a chain on one key, where the
+    input's join key is its part of the common key). None where the map key is hashed as itself: on
+    `rocksdb` and `arrival`, whose order the nested row leaves as the key's own (module docstring), and for
+    a view without a map."""
     if state.map_state_order != "hashmap" or inp.side.kind == "JoinKeyContainsUniqueKey":
         return None
     prefix_values, prefix_types = state.hash_prefix

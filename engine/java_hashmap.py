@@ -43,7 +43,7 @@ import struct
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import lru_cache
 
-from converge.engine.keycodec import encode_binary_row
+from converge.engine.keycodec import encode_binary_row, encode_row_of_rows
 from converge.engine.model.errors import InternalError
 
 INITIAL_CAPACITY = 16          # HashMap.DEFAULT_INITIAL_CAPACITY
@@ -81,6 +81,11 @@ def binary_row_hash(values: Sequence[object], types: Sequence[str]) -> int:
     if any(isinstance(v, float) for v in values):   # 0.0 == -0.0 in Python, not in the row's bytes: no cache
         return _murmur_words(encode_binary_row(values, types)[4:])
     return _cached_row_hash(values, tuple(types))
+
+
+def row_of_rows_hash(parts: Sequence[tuple[Sequence[object], Sequence[str]]]) -> int:
+    """BinaryRowData.hashCode of a row whose fields are rows (keycodec.encode_row_of_rows), unsigned."""
+    return _murmur_words(encode_row_of_rows(parts)[4:])
 
 
 def java_row_hash(values: Sequence[object], types: Sequence[str]) -> int:

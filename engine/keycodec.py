@@ -74,6 +74,24 @@ def encode_binary_row(values: Sequence[object], types: Sequence[str]) -> bytes:
     return _PACK_BE_I(len(body)) + body
 
 
+def encode_row_of_rows(parts: Sequence[tuple[Sequence[object], Sequence[str]]]) -> bytes:
+    """A binary row whose fields are rows (`parts`: each nested row's values and types), serialized as above.
+
+    A nested row is a variable-length field: its slot holds offset << 32 | size (little-endian) and its own
+    binary row (header, slots, variable part: a multiple of 8 bytes) goes to the outer row's variable part,
+    as BinaryRowWriter.writeRow copies a BinaryRowData. The multi-way join keys its state by such a row
+    (MultiJoinStateViews: the input's join key and its unique key or record, engine/operators/multi_join.py)."""
+    fixed_len = 8 + 8 * len(parts)
+    slots: list[bytes] = []
+    var = bytearray()
+    for values, types in parts:
+        nested = encode_binary_row(values, types)[4:]
+        slots.append(_PACK_Q(((fixed_len + len(var)) << 32) | len(nested)))
+        var += nested
+    body = _ZERO8 + b"".join(slots) + bytes(var)
+    return _PACK_BE_I(len(body)) + body
+
+
 OrderKeyFn = Callable[[tuple], object]
 
 

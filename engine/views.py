@@ -12,13 +12,14 @@ Flink's views do, so a duplicated row is joined (and padded) once per copy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from converge.engine.model.scenario import InputSpec
 from converge.engine.state import KeyedStateBackend
 
+JavaHash = Callable[[tuple], int]   # HashMap.hash of a MapState key (engine/state.py, KeyedStateBackend.map_state)
 InputSideKind = Literal["JoinKeyContainsUniqueKey", "InputSideHasUniqueKey", "InputSideHasNoUniqueKey"]
 
 
@@ -148,10 +149,10 @@ class _UniqueKeyMixin:
 
 class InputSideHasUniqueKeyStateView(_UniqueKeyMixin, JoinRecordStateView):
     def __init__(self, backend: KeyedStateBackend, name: str, ttl: int | None, side: JoinInputSideSpec,
-                 spec: InputSpec) -> None:
+                 spec: InputSpec, java_hash: JavaHash | None = None) -> None:
         self.side_spec = side
         self._uk = side.unique_key_indexes or ()
-        self._state = backend.map_state(name, [spec.column_types[i] for i in self._uk], ttl)
+        self._state = backend.map_state(name, [spec.column_types[i] for i in self._uk], ttl, java_hash=java_hash)
 
     def add_record(self, row: tuple) -> None:
         self._state.put(self._key(row), row)
@@ -171,10 +172,10 @@ class InputSideHasUniqueKeyStateView(_UniqueKeyMixin, JoinRecordStateView):
 
 class OuterInputSideHasUniqueKeyStateView(_UniqueKeyMixin, OuterJoinRecordStateView):
     def __init__(self, backend: KeyedStateBackend, name: str, ttl: int | None, side: JoinInputSideSpec,
-                 spec: InputSpec) -> None:
+                 spec: InputSpec, java_hash: JavaHash | None = None) -> None:
         self.side_spec = side
         self._uk = side.unique_key_indexes or ()
-        self._state = backend.map_state(name, [spec.column_types[i] for i in self._uk], ttl)
+        self._state = backend.map_state(name, [spec.column_types[i] for i in self._uk], ttl, java_hash=java_hash)
 
     def add_record(self, row: tuple, num_assoc: int = 0) -> None:
         self._state.put(self._key(row), (row, num_assoc))
@@ -202,9 +203,9 @@ class OuterInputSideHasUniqueKeyStateView(_UniqueKeyMixin, OuterJoinRecordStateV
 
 class InputSideHasNoUniqueKeyStateView(JoinRecordStateView):
     def __init__(self, backend: KeyedStateBackend, name: str, ttl: int | None, side: JoinInputSideSpec,
-                 spec: InputSpec) -> None:
+                 spec: InputSpec, java_hash: JavaHash | None = None) -> None:
         self.side_spec = side
-        self._state = backend.map_state(name, spec.column_types, ttl)
+        self._state = backend.map_state(name, spec.column_types, ttl, java_hash=java_hash)
 
     def add_record(self, row: tuple) -> None:
         count = self._state.get(row)
@@ -237,9 +238,9 @@ class InputSideHasNoUniqueKeyStateView(JoinRecordStateView):
 
 class OuterInputSideHasNoUniqueKeyStateView(OuterJoinRecordStateView):
     def __init__(self, backend: KeyedStateBackend, name: str, ttl: int | None, side: JoinInputSideSpec,
-                 spec: InputSpec) -> None:
+                 spec: InputSpec, java_hash: JavaHash | None = None) -> None:
         self.side_spec = side
-        self._state = backend.map_state(name, spec.column_types, ttl)
+        self._state = backend.map_state(name, spec.column_types, ttl, java_hash=java_hash)
 
     def add_record(self, row: tuple, num_assoc: int = 0) -> None:
         value = self._state.get(row)
@@ -273,13 +274,15 @@ class OuterInputSideHasNoUniqueKeyStateView(OuterJoinRecordStateView):
 
 
 def create_view(backend: KeyedStateBackend, name: str, spec: InputSpec, side: JoinInputSideSpec,
-                *, outer: bool, ttl: int | None) -> JoinRecordStateView:
-    """The view Flink's JoinRecordStateViews / OuterJoinRecordStateViews.create would pick."""
+                *, outer: bool, ttl: int | None, java_hash: JavaHash | None = None) -> JoinRecordStateView:
+    """The view Flink's JoinRecordStateViews / OuterJoinRecordStateViews.create would pick. `java_hash`: the
+    HashMap.hash of a map key (unique key or row) on `hashmap`, where Flink's Java key is not that row itself
+    (the multi-way join's (join key, key) rows, engine/operators/multi_join.py); None: the row's own hash."""
     if side.kind == "JoinKeyContainsUniqueKey":
         cls = OuterJoinKeyContainsUniqueKeyStateView if outer else JoinKeyContainsUniqueKeyStateView
         return cls(backend, name, ttl, side)
     if side.kind == "InputSideHasUniqueKey":
         cls2 = OuterInputSideHasUniqueKeyStateView if outer else InputSideHasUniqueKeyStateView
-        return cls2(backend, name, ttl, side, spec)
+        return cls2(backend, name, ttl, side, spec, java_hash)
     cls3 = OuterInputSideHasNoUniqueKeyStateView if outer else InputSideHasNoUniqueKeyStateView
-    return cls3(backend, name, ttl, side, spec)
+    return cls3(backend, name, ttl, side, spec, java_hash)

@@ -79,3 +79,51 @@ def witness(specs: Sequence[InputSpec]) -> st.SearchStrategy[list[Op]]:
                 Op(1 - side, INSERT, 0, (other,) * len(specs[1 - side].columns))]
 
     return ops()
+
+
+MULTIWAY_CONDITIONS = ("a.k = b.k", "b.k = c.k")
+
+
+def multiway_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Sequence[str] = ("inner", "left"),
+                             modes: Sequence[str] = ("insert_only", "retract"), layouts: Sequence[tuple] = LAYOUTS,
+                             min_ops: int = 3, max_ops: int = 12) -> st.SearchStrategy[Scenario]:
+    """`a JOIN b ON a.k = b.k JOIN c ON b.k = c.k` planned as one multi-way join (`multi_join: on`, Flink's
+    StreamingMultiJoinOperator, 2.1+), each join INNER or LEFT, one join key value, several rows per input:
+    an event's output walks the stored rows of every other input, in their state's order."""
+    backends = check_choices("multiway_order_scenarios", "backends", backends)
+    join_types = check_choices("multiway_order_scenarios", "join_types", join_types)
+    modes = check_choices("multiway_order_scenarios", "modes", modes)
+    layouts = check_choices("multiway_order_scenarios", "layouts", layouts)
+    ops_st = ops_strategy(3, [4, 4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=False,
+                          actions=(INSERT, INSERT, UPDATE, DELETE))
+
+    @st.composite
+    def scenarios(draw: st.DrawFn) -> Scenario:
+        types = (draw(st.sampled_from(tuple(join_types))), draw(st.sampled_from(tuple(join_types))))
+        backend = draw(st.sampled_from(tuple(backends)))
+        specs = [input_spec(name, value, draw(st.sampled_from(("none", "own"))), draw(st.sampled_from(tuple(modes))),
+                            ("k",), draw(st.sampled_from(layouts)))
+                 for name, value in (("a", "x"), ("b", "y"), ("c", "z"))]
+        events = build_events(specs, [("k",)] * 3, draw(multiway_witness(specs)) + draw(ops_st),
+                              conditions=MULTIWAY_CONDITIONS, domains=[_domains(s) for s in specs])
+        return Scenario(name=f"multi-way order {'/'.join(types)} join, {backend}", inputs=tuple(specs),
+                        join=JoinSpec(("a", "b", "c"), types, MULTIWAY_CONDITIONS),
+                        config=Config(state_backend=backend, multi_join="on"), events=tuple(events))
+
+    return scenarios()
+
+
+def multiway_witness(specs: Sequence[InputSpec]) -> st.SearchStrategy[list[Op]]:
+    """Two inserts of different rows on one input, then one insert on each other input in order: the last
+    one (or, when the two rows are on the last input, the one before) meets both stored rows."""
+    @st.composite
+    def ops(draw: st.DrawFn) -> list[Op]:
+        side = draw(st.sampled_from((0, 1, 2)))
+        first = draw(st.integers(0, len(BIGINT_VALUES) - 1))
+        second = (first + draw(st.integers(1, len(BIGINT_VALUES) - 1))) % len(BIGINT_VALUES)
+        others = [Op(d, INSERT, 0, (draw(st.integers(0, len(BIGINT_VALUES) - 1)),) * len(specs[d].columns))
+                  for d in range(3) if d != side]
+        return [Op(side, INSERT, 0, (first,) * len(specs[side].columns)),
+                Op(side, INSERT, 0, (second,) * len(specs[side].columns)), *others]
+
+    return ops()

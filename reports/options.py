@@ -66,3 +66,4 @@ class BenchConfig:
     verify: bool = True                # the Spark benchmark checks its answer against the local runtime
     buckets: int | None = None         # key buckets per node of the Spark runtime; None: its default
     verify_records: int = 100_000      # input records of the verify_1m capture (its budget is for 1,000,000)
+    system: str | None = None          # `--system flink[:VERSION]`: the Flink flink_map_order measures; None: newest

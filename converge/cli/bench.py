@@ -67,6 +67,7 @@ def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda lin
     unknown = [n for n in names if n not in BENCHES]
     if unknown:
         raise BadInputError(f"unknown benchmark(s) {unknown}; known: {', '.join(BENCHES)}")
+    flink_map_order.check_system(config.system, config.only)
     results = {}
     echo(f"machine: {machine_line()}")  # budgets are read beside the load they were measured under
     for name in names:
@@ -74,7 +75,8 @@ def run_benchmarks(config: BenchConfig, echo: Callable[[str], None] = lambda lin
         results[name] = BENCHES[name](config)
         echo(DETAIL_TABLES[name](results[name]) if name in DETAIL_TABLES else f"  {json.dumps(results[name])}")
     doc = {"machine": {**machine(), "after": machine_line()},
-           "args": {"events": config.events, "keys": config.keys, "examples": config.examples}, "results": results}
+           "args": {"events": config.events, "keys": config.keys, "examples": config.examples,
+                    **({"system": config.system} if config.system else {})}, "results": results}
     if config.out is not None:
         config.out.write_text(json.dumps(doc, indent=1) + "\n")
     return doc

@@ -22,6 +22,18 @@ rows carry the change's kind, as Flink's operator emits them; padding
 retractions are `-D` and re-emitted padding is `+I`. A change on input 0 is
 simply extended with its own kind.
 
+State order (MultiJoinStateViews of the released Flink 2.1 to 2.3, read from
+their jars; docs/anomalies.md, "The multi-way join's state, per release"):
+one flat MapState per input and partition key. Input 0 is keyed by its unique
+key or record, as in the binary join; a later input by the row (its join key,
+its unique key or record), and a lookup keeps the entries of one join key. On
+RocksDB that row's bytes order the entries of one join key as the unique key's
+(record's) own bytes do, so the views' `rocksdb` order is Flink's; on the heap
+backend Flink 2.3 hashes the BinaryRowData of that row (`state_key_hash`); 2.1
+and 2.2 hash a GenericRowData that mixes an identity hash, which no model can
+follow. Flink 2.1 keeps every input by its record (engine/planner/multi.py,
+`RECORD_KEYED_VERSIONS`).
+
 `semantics="correct"` first retracts the record a new one replaces under the
 same unique key (a bare `+U`, a duplicate `+I`), and retracts the full image
 the state holds when a retraction names a unique key (a raw upsert `-D` may
@@ -37,11 +49,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from converge.engine.java_hashmap import row_of_rows_hash, spread
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import InternalError
 from converge.engine.model.scenario import Semantics
 from converge.engine.operators.base import Operator, OperatorContext
 from converge.engine.operators.regular_join import JoinSide, check_retraction, key_extractor
+from converge.engine.state import KeyedStateBackend
 from converge.engine.views import create_view
 
 MultiJoinType = str  # "inner" | "left"
@@ -66,6 +80,29 @@ class MultiJoinSpec:
 
 def _always(*rows: tuple) -> bool:
     return True
+
+
+def state_key_hash(state: KeyedStateBackend, inp: MultiJoinInput) -> Callable[[tuple], int] | None:
+    """HashMap.hash of the Java key under which Flink 2.3 keeps a record of input d >= 1 on the heap backend
+    (MultiJoinStateViews.InputSideHasUniqueKey / InputSideHasNoUniqueKey): the BinaryRowData of the row
+    (join key, unique key or record), the join key being the input's part of the common key, the current
+    partition key (the adapter's case id, `hash_prefix`, in front of both; a chain on one key, where the
+    input's join key is its part of the common key). None where the map key is hashed as itself: on
+    `rocksdb` and `arrival`, whose order the nested row leaves as the key's own (module docstring), and for
+    a view without a map."""
+    if state.map_state_order != "hashmap" or inp.side.kind == "JoinKeyContainsUniqueKey":
+        return None
+    prefix_values, prefix_types = state.hash_prefix
+    types = inp.spec.column_types
+    key_types = (*prefix_types, *(types[i] for i in inp.key_indexes))
+    at = inp.side.unique_key_indexes
+    stored_types = (*prefix_types, *(types if at is None else [types[i] for i in at]))
+
+    def java_hash(map_key: tuple) -> int:
+        parts = (((*prefix_values, *state.current_key), key_types), ((*prefix_values, *map_key), stored_types))
+        return spread(row_of_rows_hash(parts))
+
+    return java_hash
 
 
 class StreamingMultiJoinOperator(Operator):
@@ -99,7 +136,8 @@ class StreamingMultiJoinOperator(Operator):
     # ------------------------------------------------------------ contract
     def open(self, ctx: OperatorContext) -> None:
         self.views = tuple(
-            create_view(ctx.state, f"multi-join-input-{d}", i.spec, i.side, outer=False, ttl=i.ttl_ms)
+            create_view(ctx.state, f"multi-join-input-{d}", i.spec, i.side, outer=False, ttl=i.ttl_ms,
+                        java_hash=state_key_hash(ctx.state, i) if d else None)
             for d, i in enumerate(self.spec.inputs))
 
     def key_of(self, input_index: int, row: tuple) -> tuple:

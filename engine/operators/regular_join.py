@@ -20,12 +20,13 @@ StreamingJoinOperator.processElement walks the other side's matches once,
 lazily (AbstractStreamingJoinOperator.iterator), and writes each match's
 padding change beside its joined row. Flink 1.19 to 2.1 collect the matches
 first (AbstractStreamingJoinOperator.AssociatedRecords.of) and loop twice:
-an outer input's accumulate whose other side is outer sends every padding
-retraction (-D, over getOuterRecords()) before the joined rows (+I, over
-getRecords()); a retraction whose other side is outer sends every joined
-row's retraction before the paddings (+I). An inner input's accumulate
-interleaves in every version. `config.flink_version` picks the release
-(`grouped_padding` for 1.19-2.1; docs/semantics.md).
+an accumulate whose other side is outer (the input itself outer or inner:
+1.20's StreamingJoinOperator.processElement, 2.1's JoinHelper.processJoin)
+sends every padding retraction (-D, over getOuterRecords()) before the
+joined rows (+I, over getRecords()); a retraction whose other side is outer
+sends every joined row's retraction before the paddings (+I).
+`config.flink_version` picks the release (`grouped_padding` for 1.19-2.1;
+docs/semantics.md).
 
 `semantics="flink"` keeps Flink's current behaviour for a record that replaces
 another with the same unique key (a bare +U, or a duplicate +I): it is counted
@@ -266,7 +267,14 @@ class StreamingJoinOperator(_JoinBase):
                     append(Change("+I", self._joined(is_left, row, other)))
             in_view.add_record(row, len(assoc))  # type: ignore[call-arg]
             return
-        if other_outer:
+        if other_outer and self.spec.grouped_padding:  # Flink 1.19-2.1: every padding retraction first
+            for other, n in assoc:
+                if n == 0 and (pad is None or pad.matched_from_zero(other)):
+                    append(Change("-D", self._padded(not is_left, other)))
+                other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
+            for other, _ in assoc:
+                append(Change("+I", self._joined(is_left, row, other)))
+        elif other_outer:
             for other, n in assoc:
                 if n == 0 and (pad is None or pad.matched_from_zero(other)):
                     append(Change("-D", self._padded(not is_left, other)))

@@ -1,5 +1,6 @@
 """`converge bench --only flink_map_order`: how often converge's model of the MapState order agrees with real
-Flink's emission order, per binary-join family (join types) and state backend.
+Flink's emission order, per join family (the binary join's join types; the multi-way join) and state backend,
+on the Flink release `--system flink:VERSION` names (default: the newest installed).
 
 A measurement of Flink's behaviour (docs/anomalies.md cites it), not a test. It draws `--examples` scenarios per
 family and backend from generators/map_order.py (Hypothesis, seed 1), sends them grouped by shape, at most 20 a request
@@ -8,8 +9,10 @@ system visits the stored rows with converge's model of the backend (properties/s
 `map_state_order` rocksdb, byte order; hashmap, java.util.HashMap order of BinaryRowData.hashCode, with the
 adapter's case id hashed in front of every row). An event agrees when it visits its stored rows in the model's
 order, a case when every such event does; how many events also have the engine's exact output sequence (an
-outer row's retraction and padding interleaved the same way) is counted apart. Skipped, with the reason, when
-the Flink environment is not installed or its adapter gives no order to measure.
+outer row's retraction and padding interleaved the same way) is counted apart. A multi-way event (a 3-way
+chain, generators/map_order.py) agrees when its outputs come in the model's exact sequence: it walks the stored
+rows of every other input in turn. Skipped, with the reason, when no Flink is installed (without `--system`) or
+its adapter gives no order to measure.
 
 It also counts the agreeing events that a copy-on-write copy of the map would have reordered
 (`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
@@ -23,21 +26,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import get_args
 
 from hypothesis import HealthCheck, given, seed, settings
 
 from converge.engine.java_hashmap import binary_row_hash, spread
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, Scenario
+from converge.engine.model.scenario import ChangeEvent, FlinkVersion, InputSpec, Scenario
 from converge.engine.model.system import System
-from converge.generators.map_order import BACKENDS, map_order_scenarios
+from converge.generators.map_order import BACKENDS, map_order_scenarios, multiway_order_scenarios
 from converge.generators.scenarios import LAYOUTS
 from converge.properties.systems.case_id import adapter_case_ids
 from converge.properties.systems.map_order import why_not_ordered
 from converge.properties.systems.order_model import (
     compare_orders,
     model_per_event,
+    show,
     split_like,
     stored_visits,
     visits,
@@ -47,7 +54,7 @@ from converge.reports.terminal import format_table
 from converge.systems.adapter.client import Timeouts
 from converge.systems.registry import open_system
 
-SYSTEM = "flink"
+SYSTEM = "flink"   # the newest Flink installed; `converge bench --system flink:VERSION` picks another
 SEED = 1     # the same scenarios every time, as docs/anomalies.md measured them
 BATCH = 20   # cases a request (one job each)
 
@@ -57,16 +64,48 @@ BATCH = 20   # cases a request (one job each)
 # records an event visits differ (an outer side's padding; SEMI/ANTI emit the left rows themselves).
 FAMILIES: dict[str, tuple[str, ...]] = {"inner_left": ("inner", "left"), "right_full": ("right", "full"),
                                         "semi_anti": ("semi", "anti")}
+# The multi-way join (StreamingMultiJoinOperator, `table.optimizer.multi-join.enabled`): a 3-way INNER/LEFT
+# chain on one key (generators/map_order.py), measured on the releases that have the operator.
+MULTIWAY = "multiway"
+MULTIWAY_SINCE = (2, 1)
 
 
-def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"]
-               ) -> list[Scenario]:
-    """`n` distinct scenarios of `backend` and `join_types` from the generator, the same ones for the same seed."""
+def check_system(spec: str | None, only: tuple[str, ...] | None) -> None:
+    """Refuse, before any benchmark runs, a `--system` this measurement cannot take or that no benchmark run uses."""
+    if spec is None:
+        return
+    if not only or "flink_map_order" not in only:
+        raise UsageError(f"--system {spec} applies to the measurement of Flink's order: add --only flink_map_order")
+    scheme, _, version = spec.partition(":")
+    if scheme != "flink":
+        raise UsageError(f"--system {spec!r}: flink_map_order measures Flink: flink or flink:VERSION "
+                         f"(`converge systems list` names the installed versions)")
+    if version:
+        model_version(version)
+
+
+def model_version(version: str) -> FlinkVersion:
+    """The `config.flink_version` converge models a Flink release with (its major.minor); a usage error for a
+    release converge has no model of."""
+    minor = ".".join(version.split(".")[:2])
+    for known in get_args(FlinkVersion):
+        if known == minor:
+            return known
+    raise UsageError(f"Flink {version}: converge models Flink {', '.join(get_args(FlinkVersion))} "
+                     f"(config.flink_version), not this release")
+
+
+def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"], *,
+               multiway: bool = False) -> list[Scenario]:
+    """`n` distinct scenarios of `backend` and `join_types` from the generator (`multiway`: the 3-way chain's,
+    INNER and LEFT), the same ones for the same seed."""
     drawn: list[Scenario] = []
+    strategy = (multiway_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1]) if multiway else
+                map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
 
     @seed(seed_value)
     @settings(max_examples=n * 4, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
+    @given(strategy)
     def collect(scenario: Scenario) -> None:
         if len(drawn) < n and scenario not in drawn:
             drawn.append(scenario)
@@ -108,7 +147,7 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
     """How many events that visit two or more stored rows in the model's order (a map without a copy) a
     snapshot's copy of the map would have visited in another order."""
     pieces = split_like(changelog, per_event)
-    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap":
+    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap" or len(scenario.chain) != 2:
         return 0
     count = 0
     left, right = scenario.chain
@@ -123,9 +162,13 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
 
 
 def measure(system: System, cases: list[Scenario], batch: int) -> dict:
-    """Counts over `cases` (of one backend): ordered cases, and how many agree with each model."""
+    """Counts over `cases` (of one backend): ordered cases, and how many agree with converge's model of Flink
+    (`semantics: flink`) in the system's release (`config.flink_version`: an outer join's retract/pad
+    interleaving and the multi-way join's state keys depend on it)."""
+    release = model_version(system.version)
     counts: Counter = Counter()
     mismatches: list[str] = []      # every disagreeing event, for the JSON results (not the table)
+    sequences: list[str] = []       # per case, the first ordered event whose exact output sequence differs
     # one shape per request (the adapter's case ids count per shape), at most `batch` cases each
     shapes: dict[str, list[Scenario]] = {}
     for s in cases:
@@ -140,8 +183,10 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                model = model_per_event(scenario, case_id)
-                rule = compare_orders(result.changelog, model, stored_visits(scenario))
+                modelled = replace(scenario, config=replace(scenario.config, flink_version=release,
+                                                            semantics="flink"))
+                model = model_per_event(modelled, case_id)
+                rule = compare_orders(result.changelog, model, visits_of(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
                     continue
@@ -154,16 +199,39 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                     mismatches.append(f"case {case_id} of {scenario.name!r}: {rule.mismatch}")
                 counts["events agreeing"] += rule.agreed
                 counts["events with the engine's output sequence"] += rule.same_sequence
+                if rule.same_sequence < rule.ordered:
+                    sequences.append(f"case {case_id} of {scenario.name!r}: "
+                                     f"{first_other_sequence(result.changelog, model, rule.pieces)}")
                 counts["copy_would_reorder"] += copy_would_reorder(scenario, list(result.changelog), model, case_id)
-    return {**counts, "mismatches": mismatches} if mismatches else dict(counts)
+    return {**counts, **({"mismatches": mismatches} if mismatches else {}),
+            **({"other_sequences": sequences} if sequences else {})}
+
+
+def visits_of(scenario: Scenario) -> list | None:
+    """What an event's order is read from: a binary join's stored rows (the other input's part of each output);
+    for the multi-way join the outputs themselves, whose sequence walks every other input's state in turn."""
+    return None if scenario.config.multi_join == "on" else stored_visits(scenario)
+
+
+def first_other_sequence(changelog: Sequence[Change], per_event: list[list[Change]], ordered: list[int]) -> str:
+    """The first ordered event whose outputs agree in visit order but not in their exact sequence (an outer
+    row's retraction and padding interleaved otherwise): both sequences, for the JSON results."""
+    pieces = split_like(changelog, per_event)
+    for n in ordered:
+        if not isinstance(pieces, str) and pieces[n] != per_event[n]:
+            return f"event {n}: emitted {show(pieces[n])}, the model emits {show(per_event[n])}"
+    return "none"
 
 
 def _bench_flink_map_order(config: BenchConfig) -> dict:
-    """`--examples` scenarios per family and backend, the same ones every time (seed SEED)."""
+    """`--examples` scenarios per family and backend, the same ones every time (seed SEED), on `--system` (the
+    newest Flink installed without it: skipped, with the reason, when there is none; a named one must start)."""
     try:
         # a measurement on a loaded machine: a JVM's start and a job may take minutes
-        system = open_system(SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
+        system = open_system(config.system or SYSTEM, timeouts=Timeouts(hello=600.0, run_base=300.0))
     except UsageError as exc:
+        if config.system is not None:
+            raise
         return {"skipped": str(exc)}
     with system:
         reason = why_not_ordered(system.capabilities, system.name)
@@ -171,11 +239,20 @@ def _bench_flink_map_order(config: BenchConfig) -> dict:
             return {"skipped": f"no order to measure: {reason}"}
         rows = {f"{family} {backend}": measure(system, draw_cases(backend, config.examples, SEED, types), BATCH)
                 for family, types in FAMILIES.items() for backend in BACKENDS}
+        release = model_version(system.version)
+        has_multiway = tuple(int(p) for p in release.split(".")) >= MULTIWAY_SINCE
+        if has_multiway:
+            rows.update({f"{MULTIWAY} {backend}": measure(system, draw_cases(backend, config.examples, SEED,
+                                                                             multiway=True), BATCH)
+                         for backend in BACKENDS})
         title = system.title
     return {**{f"{row.replace(' ', '_')}_events_agreeing": f"{c.get('events agreeing', 0)} of "
                                                             f"{c.get('ordered events', 0)}"
                for row, c in rows.items()},
-            "system": title, "cases_per_row": config.examples, "seed": SEED, "rows": rows}
+            "system": title, "flink_version_modelled": release, "cases_per_row": config.examples, "seed": SEED,
+            **({} if has_multiway else {"not_measured": f"{MULTIWAY}: Flink {release} has no multi-way join "
+                                                        f"operator (2.1+)"}),
+            "rows": rows}
 
 
 def format_rows(result: dict) -> str:
@@ -183,7 +260,8 @@ def format_rows(result: dict) -> str:
     if "rows" not in result:
         return f"  {json.dumps(result)}"
     counts = result["rows"]
-    columns = list(dict.fromkeys(key for c in counts.values() for key in c if key != "mismatches"))
+    columns = list(dict.fromkeys(key for c in counts.values() for key in c
+                                 if key not in ("mismatches", "other_sequences")))
     return format_table(("family backend", *columns), [(b, *(c.get(k, 0) for k in columns))
                                                       for b, c in counts.items()])
 

@@ -29,6 +29,9 @@ def register(subparsers: Subparsers) -> None:
                    help="input records of the verify_1m capture (its budget, 90 s and 2 GB, is for 1000000)")
     add_runtime(b)
     b.add_argument("--only", default=None, help="comma-separated benchmark names")
+    b.add_argument("--system", metavar="SPEC", default=None,
+                   help="with --only flink_map_order: the Flink it measures, flink or flink:VERSION (default: the "
+                        "newest installed; `converge systems list`)")
     b.add_argument("--final-check", action="store_true",
                    help="with --runtime spark: the stream's final answer on the Spark runtime checked against "
                         "the Spark SQL oracle, on Spark (--events, --keys, --batches)")
@@ -41,13 +44,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     only = tuple(n.strip() for n in args.only.split(",")) if args.only else None
     config = BenchConfig(events=args.events, keys=args.keys, examples=args.examples, rounds=args.rounds,
                          runtime=args.runtime, only=only, out=Path(args.out), batches=args.batches,
-                         buckets=args.buckets, verify_records=args.verify_records)
+                         buckets=args.buckets, verify_records=args.verify_records, system=args.system)
     if args.final_check:
         if config.runtime != "spark":
             raise UsageError("--final-check runs on Spark: add --runtime spark")
         from converge.cli.spark_final_check import run_final_check  # lazy: only this starts a JVM
         return run_final_check(config)
     if config.runtime == "spark":
+        if config.system is not None:
+            raise UsageError("--system applies to --only flink_map_order on the local runtime, not --runtime spark")
         from converge.cli.spark_bench import run_spark_bench  # lazy: only this starts a JVM
         return run_spark_bench(config)
     doc = run_benchmarks(config, echo=lambda line: print(line, flush=True))

@@ -18,7 +18,7 @@ from converge.engine.model.scenario import MapStateOrder
 from converge.engine.model.scenario_json import scenario_from_dict
 from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.engine.model.system_cases import case_to_json
-from converge.generators.map_order import map_order_scenarios
+from converge.generators.map_order import map_order_scenarios, multiway_order_scenarios
 from converge.properties.campaign import run_property
 from converge.properties.systems import map_order
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, bind
@@ -135,6 +135,17 @@ def test_generated_cases_often_meet_several_stored_rows() -> None:
 
     probe()
     assert seen[True] >= 20, seen
+
+
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(multiway_order_scenarios())
+def test_multiway_cases_are_a_three_way_chain_on_one_key_whose_witness_meets_two_stored_rows(scenario) -> None:
+    """The agreement measurement's multi-way family: planned as one multi-way join, and every case has an event
+    (its witness) whose output walks two stored rows, so every case has an order to compare."""
+    assert scenario.config.multi_join == "on" and scenario.join.inputs == ("a", "b", "c")
+    assert set(scenario.join.types) <= {"inner", "left"}
+    assert {e.row[scenario.input(e.input).index_of("k")] for e in scenario.events} == {1}
+    assert any(len(p) >= 2 for p in map_order.model_per_event(scenario, 0)[:4])
 
 
 def _dedupe_case() -> dict:

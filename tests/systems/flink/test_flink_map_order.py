@@ -14,7 +14,15 @@ import json
 
 import pytest
 
-from converge.cli.benches.flink_map_order import BATCH, FAMILIES, SEED, draw_cases, measure
+from converge.cli.benches.flink_map_order import (
+    BATCH,
+    FAMILIES,
+    MULTIWAY_SINCE,
+    SEED,
+    draw_cases,
+    measure,
+    model_version,
+)
 from converge.engine.model.changelog import Change
 from converge.engine.model.scenario import Scenario
 from converge.engine.model.scenario_json import scenario_from_dict
@@ -118,5 +126,19 @@ def test_every_ordered_event_agrees_with_the_model(ordered_flink: AdapterSystem,
     that visits two or more stored rows visits them in converge's order for the backend."""
     for backend in BACKENDS:
         counts = measure(ordered_flink, draw_cases(backend, 12, SEED, FAMILIES[family]), BATCH)
+        assert counts.get("ordered events", 0) > 0, (backend, counts)
+        assert counts["events agreeing"] == counts["ordered events"], (backend, counts)
+
+
+@pytest.mark.slow
+def test_every_ordered_multiway_event_agrees_with_the_model(ordered_flink: AdapterSystem) -> None:
+    """The measurement's multi-way family on 12 cases per backend: every event's outputs come in the model's exact
+    sequence (on RocksDB from 2.1 on; on the heap backend from 2.3 on, where the state key's hash is a
+    BinaryRowData's: docs/anomalies.md, "The multi-way join's state, per release")."""
+    release = tuple(int(p) for p in model_version(ordered_flink.version).split("."))
+    if release < MULTIWAY_SINCE:
+        pytest.skip(f"Flink {ordered_flink.version} has no multi-way join operator")
+    for backend in BACKENDS if release >= (2, 3) else ("rocksdb",):
+        counts = measure(ordered_flink, draw_cases(backend, 12, SEED, multiway=True), BATCH)
         assert counts.get("ordered events", 0) > 0, (backend, counts)
         assert counts["events agreeing"] == counts["ordered events"], (backend, counts)

@@ -333,13 +333,13 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    "2 or 4: final answer = batch answer", _parallel, checks.final_equals_oracle),
     SystemProperty("reference", "system_equals_reference", "every family the system runs: its final answer = "
                    "converge's reference engine's", _any, checks.system_equals_reference),
+    SystemProperty("restart", "restart_changes_nothing", "stopped with a savepoint after a drawn change and "
+                   "restored (config.restart_after): the same changelog as without, and the batch answer",
+                   _restarts, restart_changes_nothing, examples=20),
     SystemProperty("ttl", "ttl_matches_model", "binary joins with a short state TTL, driven on the system's clock: "
                    "each change's rows those of converge's engine and the fold the TTL model's; a case whose clock "
                    "slipped near an expiry boundary is not decided (skipped), never passed",
                    _ttl, ttl_matches_model, examples=20),
-    SystemProperty("restart", "restart_changes_nothing", "stopped with a savepoint after a drawn change and "
-                   "restored (config.restart_after): the same changelog as without, and the batch answer",
-                   _restarts, restart_changes_nothing, examples=20),
 )
 
 

@@ -45,7 +45,7 @@ ROUNDS_PER_MS = 8        # rounds per logical ms: a logical ms is 800 ms of wall
 LEAD_ROUNDS = 2          # arrival.rounds' lead: a dummy per input, then fillers
 PROBE = -3000            # the probe record's case id (no case, lead dummy or restart marker has it)
 STAMPED = -3001          # the case id of the probe branch's rows (the case's join emits the probe's padding as -3000)
-MARGIN_MS = 150          # what the probe's stamp may differ from the case's join's own reading of a round
+MARGIN_MS = 200          # what the probe's stamp may differ from the case's join's own reading of a round (measured: -120 to +154 ms)
 UNDECIDED = "state TTL not decided"
 
 

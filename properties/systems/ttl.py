@@ -29,7 +29,7 @@ from converge.engine.runtime.local import run_scenario
 from converge.properties import exercise
 from converge.properties.divergence import require
 from converge.properties.systems.answers import require_applicable, system_diverged
-from converge.properties.systems.changelogs import first_event_difference, kinded
+from converge.properties.systems.changelogs import first_event_difference
 from converge.properties.systems.checks import Judged, Known
 from converge.properties.ttl_model import TtlJoinModel
 
@@ -111,6 +111,3 @@ def _judge(prop: str, system: System, scenario: Scenario, result: CaseResult, sy
 
 def _fold(per_event: list[list[Change]]) -> Counter:
     return signed_fold([c for changes in per_event for c in changes])
-
-
-__all__ = ["NOT_DECIDED", "signed_fold", "ttl_matches_model", "ttl_model_events", "kinded"]

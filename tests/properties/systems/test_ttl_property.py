@@ -22,7 +22,13 @@ from converge.engine.model.system import Capabilities, CaseResult, System
 from converge.properties import exercise
 from converge.properties.divergence import PropertyFailure
 from converge.properties.systems.specs import SYSTEM_PROPERTIES, not_applicable
-from converge.properties.systems.ttl import NOT_DECIDED, NOT_DECIDED_REASON, signed_fold, ttl_matches_model
+from converge.properties.systems.ttl import (
+    NOT_DECIDED,
+    NOT_DECIDED_REASON,
+    signed_fold,
+    ttl_matches_model,
+    ttl_model_events,
+)
 from converge.systems.reference import ReferenceSystem
 
 TTL = next(p for p in SYSTEM_PROPERTIES if p.key == "ttl/ttl_matches_model")
@@ -113,8 +119,6 @@ def test_the_property_needs_a_system_that_drives_ttl_and_answers_ordered_changel
 
 def test_the_changes_of_each_event_are_split_as_the_engine_emits_them():
     # b's insert at 2 meets nothing (a expired), so change 1 has no rows and change 2 has one
-    from converge.properties.systems.ttl import ttl_model_events
-
     assert [[(c.kind, c.row) for c in changes] for changes in ttl_model_events(_case())] == [
         [("+I", (1, 10, None, None))], [], [("-D", (1, 10, 1, 20))]]
     assert all(isinstance(c, Change) for changes in ttl_model_events(_case()) for c in changes)

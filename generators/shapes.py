@@ -23,6 +23,8 @@ from converge.generators.interval import STRATEGIES, _step_strategy, build_event
 from converge.generators.multiway import KEY_DOMAINS, WIDE_KEY_DOMAIN
 from converge.generators.scenarios import KEY_CONDITIONS
 from converge.generators.time_attributes import META_KEY, retimed, time_draws, without_time_columns
+from converge.generators.wall_clock import MAX_OPS as WALL_CLOCK_MAX_OPS
+from converge.generators.wall_clock import on_wall_clock
 
 
 def _regular_key_columns(condition: str) -> tuple[str, ...]:
@@ -37,6 +39,20 @@ def _regular(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
     specs = template.chain
     return packed_ops(2, [4, 4], max_ops=max_ops, allow_advance=False, actions=(INSERT, 1, 2)).map(
         lambda packed: template.with_events(build_events(specs, [cols, cols], packed[1], tie_keys=True)))
+
+
+def _wall_clock(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
+    """A binary regular TTL template's fresh streams: changes and processing-time advances drawn as
+    regular_join_scenarios(ttl=...) draws them, laid on the wall clock (generators/wall_clock.py)."""
+    if len(template.join.inputs) != 2 or template.join.interval is not None \
+            or not isinstance(template.config.state_ttl_ms, int):
+        raise ApiMisuseError("same_shape: a template with a state TTL must be a binary regular join with one TTL "
+                             "(its fresh streams are laid on the wall clock, generators/wall_clock.py)")
+    cols = _regular_key_columns(template.join.conditions[0])
+    specs = template.chain
+    return packed_ops(2, [4, 4], max_ops=max_ops, allow_advance=True, actions=(INSERT, 1, 2)).map(
+        lambda packed: on_wall_clock(template.with_events(build_events(
+            specs, [cols, cols], packed[1], conditions=template.join.conditions, tie_keys=True))))
 
 
 def _multiway(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
@@ -67,12 +83,13 @@ def _interval(template: Scenario, max_ops: int) -> st.SearchStrategy[Scenario]:
 
 
 def same_shape(template: Scenario, *, max_ops: int = 24) -> st.SearchStrategy[Scenario]:
-    """Scenarios with the template's inputs, join and config and a fresh stream each (no TTL, no late records).
+    """Scenarios with the template's inputs, join and config and a fresh stream each (no late records).
 
     The template must come from regular_join_scenarios, multiway_scenarios or interval_join_scenarios
-    (event time); its events are replaced, its name is kept."""
+    (event time); its events are replaced, its name is kept. A template with a state TTL must be a binary
+    regular join whose streams are laid on a wall clock (generators/wall_clock.py): so are its fresh ones."""
     if template.config.state_ttl_ms is not None:
-        raise ApiMisuseError("same_shape: a template with a state TTL (its stream would need time advances)")
+        return _wall_clock(template, min(max_ops, WALL_CLOCK_MAX_OPS)).map(lambda s: replace(s, expect_final=None, expect_changelog=None))
     if META_KEY in template.meta:  # time columns added to a drawn shape: fresh streams of it, timed again
         return st.tuples(same_shape(without_time_columns(template), max_ops=max_ops), time_draws()).map(
             lambda drawn: retimed(drawn[0], template, drawn[1]))

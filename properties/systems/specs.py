@@ -26,6 +26,8 @@ from converge.generators.multiway import multiway_scenarios
 from converge.generators.restarts import restarted
 from converge.generators.scenarios import regular_join_scenarios
 from converge.generators.shapes import same_shape
+from converge.generators.wall_clock import MAX_OPS as WALL_CLOCK_MAX_OPS
+from converge.generators.wall_clock import wall_clock_cases
 from converge.properties.divergence import FailedCall, PropertyFailure, require
 from converge.properties.spec import PropertySpec
 from converge.properties.systems import checks, map_order, sinks
@@ -36,6 +38,7 @@ from converge.properties.systems.reduce import Reducer, Reduction, case_key
 from converge.properties.systems.restarts import restart_changes_nothing
 from converge.properties.systems.sent import Sent, shape_of
 from converge.properties.systems.time_attributes import time_attribute_chain_draws, time_attribute_draws
+from converge.properties.systems.ttl import ttl_matches_model
 
 OUTER = ("inner", "left", "right", "full")
 
@@ -256,6 +259,25 @@ def _parallel(caps: Capabilities, name: str):
     return (lambda: with_parallelism(st.one_of(*(s() for s in usable)))), reason
 
 
+def _ttl(caps: Capabilities, name: str):
+    """Binary INNER/LEFT/RIGHT/FULL joins of insert-only and retract inputs with a short state TTL, laid on a wall
+    clock (generators/wall_clock.py), on a state backend drawn per batch where the system honours it."""
+    strategy, reason = _regular(caps, name)
+    if reason is None and not caps.state_ttl:
+        reason = f"{name} does not drive state TTL (capabilities.state_ttl)"
+    if reason is None and not (caps.output == "changelog" and caps.deterministic_order):
+        reason = f"{name} does not answer its changelog in a repeatable order (output, deterministic_order)"
+    types, modes = _pick(OUTER, caps.join_types), _pick(PLAIN_MODES, caps.changelog_modes)
+
+    def drawn() -> st.SearchStrategy[Scenario]:
+        cases = wall_clock_cases(regular_join_scenarios(join_types=types, modes=modes, ttl="short",
+                                                        max_ops=WALL_CLOCK_MAX_OPS,
+                                                        **MODEL_DEFAULTS))
+        return with_backend(cases) if caps.honours("state_backend") else cases
+
+    return drawn, reason
+
+
 @dataclass(frozen=True)
 class SystemProperty:
     family: str
@@ -314,6 +336,10 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
     SystemProperty("restart", "restart_changes_nothing", "stopped with a savepoint after a drawn change and "
                    "restored (config.restart_after): the same changelog as without, and the batch answer",
                    _restarts, restart_changes_nothing, examples=20),
+    SystemProperty("ttl", "ttl_matches_model", "binary joins with a short state TTL, driven on the system's clock: "
+                   "each change's rows those of converge's engine and the fold the TTL model's; a case whose clock "
+                   "slipped near an expiry boundary is not decided (skipped), never passed",
+                   _ttl, ttl_matches_model, examples=20),
 )
 
 

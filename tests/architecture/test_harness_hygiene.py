@@ -70,6 +70,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("converge.properties.systems.changelogs", "converge.engine.runtime.local"):
         "runs converge's semantics=flink model, which changelog_rowkinds compares with a system event by event: "
         "the model is under test there too (a model bug shows as a divergence, never hides one of the system)",
+    ("converge.properties.systems.ttl", "converge.engine.runtime.local"):
+        "runs converge's semantics=flink model with state TTL, which ttl_matches_model compares with a system change "
+        "by change; the fold is also held to properties/ttl_model.py, which shares no code with the engine",
     # `converge check` and `converge verify` (the user's own query)
     ("converge.properties.query_check", "converge.engine.materialize"): FOLDS_OUTPUT,
     ("converge.properties.query_check", "converge.engine.runtime.local"): RUNS_THE_SYSTEM,

@@ -58,7 +58,8 @@ def test_the_wheel_holds_only_the_converge_package(tmp_path: Path) -> None:
     program = {n.rpartition("/")[2] for n in names if n.startswith("converge/systems/flink/program/")}
     assert program == {"adapter.py", "arrival.py", "case_plan.py", "condition_sql.py", "dedupe_sql.py", "pacing.py", "parallel.py",
                        "restart.py", "sinks.py",
-                       "session.py", "state_backend.py", "time_attributes.py"}  # package data, run by Flink's Python
+                       "session.py", "state_backend.py", "time_attributes.py", "ttl_clock.py",
+                       "ttl_probe.py"}  # package data, run by Flink's Python
     # the built-in known divergences, applied by default, and each entry's minimal case (package data)
     known = "converge/properties/systems/known_divergences/"
     assert known + "flink.json" in names

@@ -81,7 +81,7 @@ def test_after_a_full_join_the_case_id_is_the_first_one_not_null() -> None:
 
 
 @pytest.mark.parametrize(("change", "reason"), [
-    ({"config": {"state_ttl_ms": 1000}}, "state TTL"),
+    ({"config": {"state_ttl_ms": {"a": 1000}}}, "state TTL per input"),  # one TTL for the join is driven
     ({"config": {"future_option": 1}}, "unknown key 'future_option'"),
     ({"join": {"inputs": ["a", "b"], "types": ["inner"], "conditions": ["a.k = b.k"],
                "interval": {"left_time": "a.k", "right_time": "b.k", "lower_ms": 0, "upper_ms": 1,

@@ -21,7 +21,7 @@ def test_hello_declares_what_flink_can_do(flink_system: AdapterSystem) -> None:
     assert (flink_system.name, flink_system.version) == ("flink", "2.3.0")
     caps = flink_system.capabilities
     assert caps.output == "changelog" and caps.deterministic_order is True  # paced arrival
-    assert caps.state_ttl is False and caps.time_domains == ("event_time",)
+    assert caps.state_ttl is True and caps.time_domains == ("event_time",)  # TTL on the paced wall clock
     assert set(caps.join_types) == {"inner", "left", "right", "full", "semi", "anti"}
     assert set(caps.settings) == {"mini_batch", "multi_join", "state_backend", "restart", "upsert_sink",
                                    "parallelism"}  # 2.3.0: multi-way too
@@ -122,7 +122,7 @@ def _chain_case(i: int) -> tuple[dict, list[list]]:
 def test_many_cases_of_one_shape_in_one_request(flink: ProtocolClient) -> None:
     pairs = [_chain_case(i) for i in range(120)]
     odd = case("other-shape", AB, ["inner"], ["a.k = b.k"], {"a": [["+I", 7, 1]], "b": [["+I", 7, 2]]})
-    unsupported = case("ttl", AB, ["inner"], ["a.k = b.k"], {}, config={"state_ttl_ms": 10})
+    unsupported = case("ttl", AB, ["inner"], ["a.k = b.k"], {}, config={"state_ttl_ms": {"a": 10}})  # per input
     cases = [c for c, _ in pairs[:60]] + [odd, unsupported] + [c for c, _ in pairs[60:]]
     results = {r["id"]: r for r in flink.run(cases)}
     for c, final in pairs:

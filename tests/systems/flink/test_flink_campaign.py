@@ -27,7 +27,7 @@ PROPERTIES = ("regular final_equals_oracle", "regular semi_anti_equals_oracle", 
               "interval no_late_equals_oracle", "reference system_equals_reference", "regular changelog_rowkinds",
               "minibatch changelog_rowkinds", "regular emission_order_matches_backend",
               "restart restart_changes_nothing", "time final_equals_oracle", "time multiway_equals_binary_chain",
-              "sinks upsert_sink_equals_oracle", "parallel final_equals_oracle")
+              "sinks upsert_sink_equals_oracle", "parallel final_equals_oracle", "ttl ttl_matches_model")
 # Compares only the cases with an event that meets two or more stored rows (the others are counted as skipped):
 # tests/systems/flink/test_flink_map_order.py
 ORDER = "regular emission_order_matches_backend"
@@ -64,7 +64,9 @@ def test_a_flink_smoke_campaign_runs_every_property_and_names_the_system(on_sess
         assert cells[4] in (("passed", "known") if prop in either else (expected.get(prop, "passed"),)), (prop, out)
         examples, batches, cases, compared, unsupported, known = (int(c) for c in cells[5:11])
         assert examples == 4 and batches >= 1 and cases >= batches and compared >= 1, (prop, out)
-        if "changelog_rowkinds" in prop or prop == ORDER:  # a case no rule claims is skipped, with the reasons
+        # a case no rule claims is skipped, with the reasons; a TTL case without changes, or one whose wall clock
+        # slipped near an expiry boundary ("not decided"), too
+        if "changelog_rowkinds" in prop or prop in (ORDER, "ttl ttl_matches_model"):
             assert compared + known <= cases - unsupported, (prop, out)
         else:
             assert compared == cases - unsupported - known, (prop, out)

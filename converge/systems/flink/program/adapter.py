@@ -31,7 +31,7 @@ from case_plan import CaseError, PlannedCase, combinable, plan
 from condition_sql import FLINK_TYPES, Untranslatable
 from pacing import DEFAULT, Pacing, PacingError, parse
 from pacing import ENV as ENV_PACING
-from session import ARRIVALS, FlinkJobError, FlinkSession
+from session import ARRIVALS, FlinkJobError, FlinkSession, Undecided
 
 PROTOCOL = "converge-adapter"
 MAX_BATCH = 500
@@ -105,7 +105,8 @@ class Adapter:
                     "join_types": ["inner", "left", "right", "full", "semi", "anti"],
                     "changelog_modes": ["insert_only", "retract", "upsert"],
                     "column_types": list(FLINK_TYPES),
-                    "time_domains": ["event_time"], "state_ttl": False, "output": "changelog",
+                    # state TTL on the paced wall clock (ttl_clock.py): a round per checkpoint interval
+                    "time_domains": ["event_time"], "state_ttl": self.arrival == "paced", "output": "changelog",
                     # paced arrival repeats each case's changelog; free arrival interleaves inputs as Flink reads
                     "deterministic_order": self.arrival == "paced",
                     "max_batch": MAX_BATCH,
@@ -215,8 +216,7 @@ class Adapter:
             parts = self.session.run_shapes([(g[0][1].shape, [p for _, p in g]) for g in groups])
         except FlinkJobError:
             return [answer for group in groups for answer in self.run_group(group)]
-        return [(n, {"status": "ok", "changelog": changelogs[i]})
-                for group, changelogs in zip(groups, parts) for i, (n, _) in enumerate(group)]
+        return [(n, _answer(changelogs[i])) for group, changelogs in zip(groups, parts) for i, (n, _) in enumerate(group)]
 
     def run_group(self, members: list[tuple[int, PlannedCase]]) -> list[tuple[int, dict]]:
         """One job for the group; if it fails, each case alone, so an error names the case that causes it."""
@@ -224,11 +224,18 @@ class Adapter:
         shape = members[0][1].shape
         try:
             changelogs = self.session.run(shape, [p for _, p in members])
-            return [(n, {"status": "ok", "changelog": changelogs[i]}) for i, (n, _) in enumerate(members)]
+            return [(n, _answer(changelogs[i])) for i, (n, _) in enumerate(members)]
         except FlinkJobError as exc:
             if len(members) == 1:
                 return [(members[0][0], {"status": "error", "message": str(exc)})]
         return [answer for member in members for answer in self.run_group([member])]
+
+
+def _answer(changelog: Any) -> dict:
+    """A case's answer: its changelog, or unsupported when the TTL job's clock left its expiry undecided."""
+    if isinstance(changelog, Undecided):
+        return {"status": "unsupported", "message": changelog.message}
+    return {"status": "ok", "changelog": changelog}
 
 
 def main() -> int:

@@ -19,6 +19,7 @@ from dedupe_sql import DedupeError, dedupe_keys, deduplicated  # the program's f
 from parallel import check as check_parallelism  # the program's folder is on sys.path
 from sinks import key_columns  # the program's folder is on sys.path
 from time_attributes import on_rowtimes, rowtime_sql  # the program's folder is on sys.path
+from ttl_clock import CLOCK, ClockError, check_runs, instants  # the program's folder is on sys.path
 
 _JOIN_SQL = {"inner": "INNER", "left": "LEFT", "right": "RIGHT", "full": "FULL"}
 _KINDS = {"insert_only": ("+I",), "retract": ("+I", "-U", "+U", "-D"), "upsert": ("+I", "+U", "-D")}
@@ -75,12 +76,14 @@ class Shape:
     job: JobOptions = field(default_factory=JobOptions)
     rowtimes: tuple[int, ...] = ()               # regular joins: output positions checked against a rowtime's text
     sink_columns: tuple[str, ...] = ()           # an upsert sink's key columns, as Flink names (sinks.py)
+    ttl_ms: int | None = None                    # table.exec.state.ttl on the wall clock (ttl_clock.py), or none
 
     @property
     def job_key(self) -> str:
         """The settings of the whole job (table config, checkpointing, sink): shapes that agree on it and are
         `combinable` can share one job (session.FlinkSession.run_shapes)."""
-        return json.dumps([self.multi_join, self.mini_batch, self.job.key()])
+        key: list[Any] = [self.multi_join, self.mini_batch, self.job.key()]
+        return json.dumps(key if self.ttl_ms is None else [*key, self.ttl_ms])
 
 
 def combinable(shape: Shape) -> bool:
@@ -95,6 +98,7 @@ class PlannedCase:
     rows: list[list[list[Any]]]                 # per chain input: [kind, value, ...]
     times: list[int] = field(default_factory=list)
     order: list[tuple[int, list[Any]]] = field(default_factory=list)  # (view, row) in the scenario's order
+    instants: list[int] = field(default_factory=list)  # a TTL case: each change's logical processing time
 
 
 def _check_keys(obj: Any, allowed: set[str], where: str) -> dict:
@@ -115,10 +119,6 @@ def plan(case: dict) -> PlannedCase:
                                                                   "mini_batch_size", "mini_batch_latency_ms"}
                          | _JOB_KEYS,
                          "scenario.config")
-    if config.get("state_ttl_ms") is not None:
-        raise Untranslatable("state TTL: Flink expires state by TtlTimeProvider.DEFAULT, the TaskManager's wall "
-                             "clock (System.currentTimeMillis), which no job option, hint or API replaces, so no "
-                             "adapter can drive it event by event")
     specs = {}
     for i, spec in enumerate(scenario.get("inputs") or []):
         spec = _check_keys(spec, _INPUT_KEYS, f"scenario.inputs[{i}]")
@@ -203,13 +203,52 @@ def plan(case: dict) -> PlannedCase:
     if job.sink == "upsert" and job.restart_after is not None:
         raise Untranslatable("a restart through an upsert sink is not translated (restart.py collects the join's "
                              "own changelog)")
+    ttl_ms = _wall_ttl(config.get("state_ttl_ms"), types, plans, job, bool(interval or timed or mini_batch
+                                                                                or config.get("dedupe_before_join")))
+    if ttl_ms is not None:
+        shape_key = json.dumps([shape_key, ttl_ms])
     shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, rowtimes=rowtimes,
-                  sink_columns=sink_columns)
+                  sink_columns=sink_columns, ttl_ms=ttl_ms)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:
         _check_no_late_rows(scenario, chain, plans)
-    return PlannedCase(shape, rows, times, case_order(scenario.get("events"), chain, rows))
+    order = case_order(scenario.get("events"), chain, rows)
+    at: list[int] = []
+    if ttl_ms is not None:
+        try:
+            at = instants(scenario.get("events"), chain)
+            check_runs(order, at)
+        except ClockError as exc:
+            raise Untranslatable(f"state TTL: {exc}") from None
+    return PlannedCase(shape, rows, times, order, at)
+
+
+def _wall_ttl(ttl: Any, types: list[str], plans: list[InputPlan], job: JobOptions, other_time: bool) -> int | None:
+    """The TTL sent to Flink for the case's `state_ttl_ms` (ttl_clock.py), or None without one; Untranslatable for
+    what the paced wall clock does not drive: a TTL per input, a join other than a binary INNER/LEFT/RIGHT/FULL
+    join of insert-only and retract inputs at parallelism 1 into a retract sink, anything else that keeps
+    time-dependent state (mini-batch, interval, rowtimes, dedupe), a restart."""
+    if ttl is None or ttl == {}:
+        return None
+    if not isinstance(ttl, int) or isinstance(ttl, bool):
+        raise Untranslatable("state TTL per input (Flink's STATE_TTL hint) is not translated: one TTL for the "
+                             "join (table.exec.state.ttl) is")
+    reason = None
+    if len(types) != 1 or types[0] not in _JOIN_SQL:
+        reason = "only a binary INNER/LEFT/RIGHT/FULL join is driven (SEMI/ANTI may be planned with an aggregate)"
+    elif any(p.mode not in ("insert_only", "retract") for p in plans):
+        reason = "an upsert input's ChangelogNormalize keeps TTL'd state of its own"
+    elif other_time:
+        reason = "mini-batch, interval joins, rowtimes and dedupe are not driven with a TTL"
+    elif job.parallelism != 1 or job.sink != "retract" or job.restart_after is not None:
+        reason = "only parallelism 1, a retract sink and no restart are driven with a TTL"
+    if reason is not None:
+        raise Untranslatable(f"state TTL: {reason}")
+    try:
+        return CLOCK.wall_ttl(ttl)
+    except ClockError as exc:
+        raise Untranslatable(f"state TTL: {exc}") from None
 
 
 def _job_options(config: dict) -> JobOptions:

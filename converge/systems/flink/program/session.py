@@ -17,6 +17,7 @@ from typing import Any
 
 import parallel  # the program's folder is on sys.path
 import sinks  # the program's folder is on sys.path
+import ttl_clock  # the program's folder is on sys.path
 from arrival import LEAD, rounds  # the program's folder is on sys.path
 from case_plan import InputPlan, PlannedCase, Shape, combinable, plan  # the program's folder is on sys.path
 from pacing import DEFAULT, Pacing  # the program's folder is on sys.path
@@ -97,6 +98,7 @@ class FlinkSession:
         self.jobs = 0
         self.built = 0.0            # when the last job's source rows were handed to Java (perf_counter)
         self.laid = (0, 0)          # the last paced job's rounds and their width
+        self.stamps: dict[int, float] = {}  # the last TTL job's probe stamps by instant (ttl_clock.py)
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -168,6 +170,8 @@ class FlinkSession:
             config.set("table.optimizer.multi-join.enabled", str(shape.multi_join).lower())
             apply_state_backend(config, shape.job.state_backend)
             config.set("table.local-time-zone", TIME_ZONE)  # rowtime texts (time_attributes.py)
+            # the join's state TTL on the wall clock (ttl_clock.py); 0: none, Flink's default
+            config.set("table.exec.state.ttl", f"{shape.ttl_ms or 0} ms")
             config.set("table.exec.mini-batch.enabled", str(shape.mini_batch is not None).lower())
             if shape.mini_batch is not None:
                 config.set("table.exec.mini-batch.size", str(shape.mini_batch[0]))
@@ -188,6 +192,8 @@ class FlinkSession:
                     self._register(p, view, stream, times, Schema, ChangelogMode)
             queries = [s.select.format(**{f"v{i}": v for i, v in enumerate(part_views)})
                        for (s, _), part_views in zip(parts, views)]
+            if shape.ttl_ms is not None:  # the TTL job's own clock (ttl_clock.py): its probe's stamps
+                queries.append(ttl_clock.probe_sql(views[0][0], views[0][1]))
             sql = " UNION ALL ".join(queries)
             if gap is not None:
                 text = RestartedRun(self, shape.job).collect(sql, views[0][0])
@@ -221,8 +227,31 @@ class FlinkSession:
               f"{rounds_laid} rounds of {width} records, built in {self.built - started:.2f} s, answered after "
               f"{time.perf_counter() - started:.2f} s", file=sys.stderr, flush=True)
         everything = _changelogs(text, starts[-1] + len(parts[-1][1]))
-        return [strip_all({c: everything[start + c] for c in range(len(cases))}, s.rowtimes)
-                for (s, cases), start in zip(parts, starts)]
+        answers: list[dict[int, Any]] = [strip_all({c: everything[start + c] for c in range(len(cases))}, s.rowtimes)
+                                         for (s, cases), start in zip(parts, starts)]
+        if shape.ttl_ms is not None:
+            self._judge_clock(text, parts, answers)
+        return answers
+
+    def _judge_clock(self, text: str, parts: list[tuple[Shape, list[PlannedCase]]], answers: list[dict]) -> None:
+        """Replace the changelog of every TTL case whose expiry the measured clock leaves undecided by an
+        Undecided (ttl_clock.undecided; the adapter answers it unsupported)."""
+        instants = ttl_clock.probed([case.instants for _, cases in parts for case in cases])
+        stamps = [_stamp_ms(row[-1]) for row in _changelogs(text, 0, keep=ttl_clock.STAMPED)[ttl_clock.STAMPED]]
+        slip = ttl_clock.slips(stamps, instants) if len(stamps) == len(instants) else {}
+        self.stamps = dict(zip(instants, stamps))  # the last TTL job's, for ttl_probe.py
+        ttl = ttl_clock.CLOCK.logical_ttl(parts[0][0].ttl_ms or 0)
+        worst = max(slip.values(), default=0.0) - min(slip.values(), default=0.0)
+        lost = 0
+        for (_, cases), answer in zip(parts, answers):
+            for c, case in enumerate(cases):
+                why = ttl_clock.undecided(case.instants, ttl, slip)
+                if why is not None:
+                    answer[c] = Undecided(why)
+                    lost += 1
+        print(f"converge flink adapter: TTL job {self.jobs}: {len(stamps)} probe stamps for {len(instants)} "
+              f"instants, the clock's slips spread over {worst:.0f} ms, {lost} cases not decided",
+              file=sys.stderr, flush=True)
 
     def _register(self, p: InputPlan, view: str, stream: Any, times: list[int], schema_type: Any,
                   modes: Any) -> None:
@@ -285,8 +314,14 @@ class FlinkSession:
         shape = parts[0][0]
         bundle = shape.mini_batch[0] if shape.mini_batch else None
         merge = self.pacing.merges_runs(shape.job.parallelism)
-        laid = rounds(orders, len(inputs), bundle, self.pacing.guard, merge) if gap is None else \
-            restart_rounds(orders, len(inputs), bundle, self.pacing.guard, shape.job.restart_after, gap, merge)[0]
+        checkpoints = self.env.get_checkpoint_config()
+        if shape.ttl_ms is not None:  # a round per checkpoint interval, on the wall clock's grid (ttl_clock.py)
+            laid = ttl_clock.timed_rounds(orders, [case.instants for _, cases in parts for case in cases], len(inputs))
+        elif gap is None:
+            laid = rounds(orders, len(inputs), bundle, self.pacing.guard, merge)
+        else:
+            laid = restart_rounds(orders, len(inputs), bundle, self.pacing.guard, shape.job.restart_after, gap,
+                                  merge)[0]
         rows = []
         for members in laid:
             for slot in members:
@@ -305,7 +340,9 @@ class FlinkSession:
         width = len(laid[0])
         self.laid = (len(laid), width)
         gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
-        self.env.get_checkpoint_config().set_min_pause_between_checkpoints(self.pacing.pause(width))
+        ttl = shape.ttl_ms is not None  # a TTL job's trigger follows its grid alone: no pause after a completion
+        checkpoints.set_checkpoint_interval(ttl_clock.CLOCK.round_ms if ttl else self.pacing.interval_ms)
+        checkpoints.set_min_pause_between_checkpoints(0 if ttl else self.pacing.pause(width))
         function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
             type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
             self._java_rows(rows, type_info))
@@ -383,10 +420,27 @@ def _filler(ctype: str, time: int) -> Any:
     return {"BIGINT": time, "INTEGER": 0, "DOUBLE": 0.0, "VARCHAR": "", "BOOLEAN": False}[ctype]
 
 
-def _changelogs(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
-    """Split the job's changelog text into each case's changelog, [kind, value, ...] in emission order."""
+class Undecided:
+    """A TTL case's answer when the measured clock leaves its expiry undecided (ttl_clock.undecided): why."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _stamp_ms(text: str) -> float:
+    """A CURRENT_TIMESTAMP text (session time zone UTC, time_attributes.TIME_ZONE) in epoch milliseconds."""
+    from datetime import datetime, timezone  # lazy: only a TTL job reads stamps
+
+    return datetime.strptime(text[:23], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp() * 1000
+
+
+def _changelogs(text: str, n_cases: int, keep: int | None = None) -> dict[int, list[list[Any]]]:
+    """Split the job's changelog text into each case's changelog, [kind, value, ...] in emission order (and the
+    rows of case id `keep`, which is no case: a TTL job's probe)."""
     decoder = json.JSONDecoder()
     out: dict[int, list[list[Any]]] = {case: [] for case in range(n_cases)}
+    if keep is not None:
+        out[keep] = []
     pos = 1 if text.startswith("[") else 0
     while pos < len(text) and text[pos] != "]":
         kind = text[pos:pos + 2]
@@ -399,7 +453,7 @@ def _changelogs(text: str, n_cases: int) -> dict[int, list[list[Any]]]:
         if text.startswith(", ", pos):
             pos += 2
         case, row = value[0], value[1:]
-        if isinstance(case, int) and 0 <= case < n_cases:  # -1: the filler row of an empty input
+        if isinstance(case, int) and (0 <= case < n_cases or case == keep):  # -1: the filler row of an empty input
             out[case].append([kind, *row])
     return out
 

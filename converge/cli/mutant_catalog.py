@@ -148,7 +148,7 @@ CATALOG: tuple[Mutant, ...] = (
         "padding_not_retracted_on_first_match",
         "an outer record's NULL padding is not retracted (-D) when its first match arrives",
         REGULAR,
-        (Patch(f"{_JOIN}._accumulate", 'append(Change("-D", self._padded(not is_left, other)))', "pass", 3),),
+        (Patch(f"{_JOIN}._meet_padded", 'append(Change("-D", self._padded(not is_left, other)))', "pass", 1),),
     ),
     Mutant(
         "padding_not_reemitted_after_last_match",

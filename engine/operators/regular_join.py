@@ -249,37 +249,15 @@ class StreamingJoinOperator(_JoinBase):
                 append(Change("+I", self._padded(is_left, row)))
                 in_view.add_record(row, 0)  # type: ignore[call-arg]
                 return
-            if other_outer and self.spec.grouped_padding:  # Flink 1.19-2.1: every padding retraction first
-                for other, n in assoc:
-                    if n == 0 and (pad is None or pad.matched_from_zero(other)):
-                        append(Change("-D", self._padded(not is_left, other)))
-                    other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
-                for other, _ in assoc:
-                    append(Change("+I", self._joined(is_left, row, other)))
-            elif other_outer:  # per matched record: its padding retraction, then the joined row (Flink 2.2+)
-                for other, n in assoc:
-                    if n == 0 and (pad is None or pad.matched_from_zero(other)):
-                        append(Change("-D", self._padded(not is_left, other)))
-                    other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
-                    append(Change("+I", self._joined(is_left, row, other)))
+            if other_outer:
+                self._meet_padded(is_left, row, assoc, other_view, pad, append)
             else:
                 for other in assoc:
                     append(Change("+I", self._joined(is_left, row, other)))
             in_view.add_record(row, len(assoc))  # type: ignore[call-arg]
             return
-        if other_outer and self.spec.grouped_padding:  # Flink 1.19-2.1: every padding retraction first
-            for other, n in assoc:
-                if n == 0 and (pad is None or pad.matched_from_zero(other)):
-                    append(Change("-D", self._padded(not is_left, other)))
-                other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
-            for other, _ in assoc:
-                append(Change("+I", self._joined(is_left, row, other)))
-        elif other_outer:
-            for other, n in assoc:
-                if n == 0 and (pad is None or pad.matched_from_zero(other)):
-                    append(Change("-D", self._padded(not is_left, other)))
-                append(Change("+I", self._joined(is_left, row, other)))
-                other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
+        if other_outer:
+            self._meet_padded(is_left, row, assoc, other_view, pad, append)
         elif is_left:
             for other in assoc:
                 append(Change(kind, row + other))
@@ -287,6 +265,21 @@ class StreamingJoinOperator(_JoinBase):
             for other in assoc:
                 append(Change(kind, other + row))
         in_view.add_record(row)
+
+    def _meet_padded(self, is_left: bool, row: tuple, assoc: list, other_view: object,
+                     pad: PaddingSuppression | None, append: Callable[[Change], None]) -> None:
+        """A record meeting the matches of an outer other side: each match's padding retraction where it had
+        none, and the joined row; per match (Flink 2.2+), or every retraction first (1.19-2.1: the module doc)."""
+        grouped = self.spec.grouped_padding
+        for other, n in assoc:
+            if n == 0 and (pad is None or pad.matched_from_zero(other)):
+                append(Change("-D", self._padded(not is_left, other)))
+            other_view.update_num_of_associations(other, n + 1)  # type: ignore[attr-defined]
+            if not grouped:
+                append(Change("+I", self._joined(is_left, row, other)))
+        if grouped:
+            for other, _ in assoc:
+                append(Change("+I", self._joined(is_left, row, other)))
 
     def _retract(self, index: int, kind: str, row: tuple, ctx: OperatorContext, out: list,
                  pad: PaddingSuppression | None = None) -> None:

@@ -80,6 +80,8 @@ SLOW_IN_THE_DEFAULT_RUN: dict[str, str] = {
     "tests/systems/spark/test_native_batches_on_spark.py::test_every_hand_case_gives_the_same_runs_and_verdicts_alone":
         "the short native campaign (test_spark_native.py), whose cases run three to a query",
     # Flink: the smoke campaign runs every property on real Flink; the kit's own checks run on tests/support/adapters.
+    "tests/systems/flink/test_flink_ttl.py::test_a_ttl_campaign_on_flink":
+        "the Flink smoke campaign runs ttl/ttl_matches_model, and the hand-worked TTL case runs on both backends",
     "tests/systems/flink/test_flink_campaign.py::test_the_flink_adapter_passes_the_conformance_kit":
         "test_adapter_kit_mutants.py (the kit) and the Flink smoke campaign",
     "tests/systems/flink/test_flink_adapter.py::test_flinks_mini_batch_join_gives_the_same_hand_worked_answers[3]":

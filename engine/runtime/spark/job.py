@@ -96,10 +96,14 @@ def time_driven(scenario: Scenario, nodes: Sequence[PlanNode]) -> bool:
     return True
 
 
-def check_supported(scenario: Scenario, nodes: Sequence[PlanNode]) -> None:
-    """Raise UnsupportedOnSpark if the Spark runtime cannot run this plan."""
+def check_supported(scenario: Scenario, nodes: Sequence[PlanNode]) -> bool:
+    """Raise UnsupportedOnSpark if the Spark runtime cannot run this plan; else whether it is time-driven."""
+    shared = sorted({spec.source for spec in scenario.inputs if spec.source is not None})
+    if shared:  # valid input (a self-join): the source rows go to one entry per input name, not to each reader
+        raise UnsupportedOnSpark(f"input {shared[0]!r} is read by several inputs (`source`, a self-join), which "
+                                 f"the Spark runtime does not fan out yet; run it on the local runtime")
     refuse_buffering(scenario, nodes)
-    time_driven(scenario, nodes)
+    return time_driven(scenario, nodes)
 
 
 def refuse_buffering(scenario: Scenario, nodes: Sequence[PlanNode]) -> None:
@@ -245,8 +249,7 @@ class SparkJoinJob:
             plan = make_plan(scenario)
             nodes = plan.nodes()
             clocks = None
-            refuse_buffering(scenario, nodes)
-            if time_driven(scenario, nodes):
+            if check_supported(scenario, nodes):
                 entry = {name: idx for name, (_node, idx) in plan.entry.items()}
                 clocks = node_clocks(scenario, entry, len(nodes[0].inputs), self.bounds[s_index])
             self.clocks.append(clocks)

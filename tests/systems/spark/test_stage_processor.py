@@ -71,6 +71,15 @@ def test_a_bundle_left_partly_filled_by_a_micro_batch_is_completed_by_the_next()
     assert got.per_event == run_scenario(scenario).per_event
 
 
+def test_a_table_read_by_two_inputs_is_refused_as_unsupported_not_bad_input() -> None:
+    """A self-join is valid input the Spark runtime does not fan out: unsupported (it was "not part of the join",
+    a BadInputError)."""
+    scenario = load_scenario(paths.SCENARIOS / "views" / "self_join_employees.json")
+    assert any(spec.source is not None for spec in scenario.inputs)
+    with pytest.raises(UnsupportedOnSpark, match="read by several inputs"):
+        SparkJoinJob([scenario])
+
+
 def test_a_watermark_for_a_minibatch_plan_is_refused_with_the_reason() -> None:
     from converge.engine.model.scenario import WatermarkEvent
 

@@ -12,7 +12,12 @@ planner projects the input to the columns the condition reads and the unique
 key before ChangelogNormalize, so an update of other columns only is dropped
 there, and the stored row stays the one the join holds (Flink's
 DeduplicateFunctionHelper.processLastRowOnChangelog returns before it updates
-its state when the rows have the same content).
+its state when the rows have the same content). Before Flink 2.2 that
+comparison (RecordEqualiser over the stored INSERT row and the incoming one)
+also compares the row kind, so only an +I of the same content is dropped and
+a +U of the same content goes on as -U/+U (`kind_sensitive`; 2.2 added
+`areRowsWithSameContent`, which compares a +U as an INSERT: read in the
+flink-table-runtime jars of 1.20.1, 2.1.0, 2.2.0 and 2.3.0).
 """
 
 from __future__ import annotations
@@ -28,12 +33,13 @@ class ChangelogNormalizeOperator(Operator):
     num_inputs = 1
 
     def __init__(self, spec: InputSpec, *, emit_identical: bool = False,
-                 compared: tuple[str, ...] | None = None) -> None:
+                 compared: tuple[str, ...] | None = None, kind_sensitive: bool = False) -> None:
         if not spec.unique_key:
             raise InternalError(f"input {spec.name!r}: ChangelogNormalize needs a unique key")
         self.spec = spec
         # With state TTL on, Flink emits unchanged rows too, so downstream state is refreshed.
         self._emit_identical = emit_identical
+        self._kind_sensitive = kind_sensitive
         self._key = key_extractor([spec.index_of(c) for c in spec.unique_key])
         self._compared = None if compared is None else key_extractor(sorted(spec.index_of(c) for c in compared))
 
@@ -53,7 +59,8 @@ class ChangelogNormalizeOperator(Operator):
             return [Change("-D", old)]
         if kind == "-U":
             raise BadInputError(f"input {self.spec.name!r} is an upsert stream; -U is not an upsert change")
-        if old is not None and not self._emit_identical and self._same(old, row):
+        identical_dropped = not self._emit_identical and not (self._kind_sensitive and kind == "+U")
+        if old is not None and identical_dropped and self._same(old, row):
             return []
         self._last.update(row)
         if old is None:

@@ -157,6 +157,11 @@ def binary_join_operator(scenario: Scenario, spec: BinaryJoinSpec) -> Operator:
     return StreamingJoinOperator(spec)
 
 
+# The Flink releases whose ChangelogNormalize compares a +U with the stored row's INSERT kind, so never drops it
+# (DeduplicateFunctionHelper.processLastRowOnChangelog before areRowsWithSameContent, added in 2.2).
+KIND_SENSITIVE_NORMALIZE_VERSIONS = frozenset({"1.19", "1.20", "2.0", "2.1"})
+
+
 def source_node(scenario: Scenario, spec: InputSpec, reads: tuple[str, ...] | None = None) -> PlanNode | str:
     """The input as the join receives it; `reads`: the columns the planner keeps of it (all when None)."""
     spec = scenario.input(spec.name)  # as declared: the join may see it with another unique key
@@ -164,7 +169,8 @@ def source_node(scenario: Scenario, spec: InputSpec, reads: tuple[str, ...] | No
         return PlanNode(f"dedupe[{spec.name}]", dedupe, [spec.name], describe=dedupe.describe())
     if spec.changelog_mode == "upsert" and scenario.config.changelog_normalize:
         op = ChangelogNormalizeOperator(spec, emit_identical=scenario.config.ttl_for(spec.name) is not None,
-                                        compared=reads)
+                                        compared=reads, kind_sensitive=scenario.config.semantics == "flink"
+                                        and scenario.config.flink_version in KIND_SENSITIVE_NORMALIZE_VERSIONS)
         return PlanNode(f"normalize[{spec.name}]", op, [spec.name],
                         describe=f"ChangelogNormalize(key=[{', '.join(spec.unique_key or ())}])")
     return spec.name

@@ -12,7 +12,8 @@ that answers its changelog in a repeatable order (`output: "changelog"`,
   symptom);
 * **the model's rows, event by event** (`first_event_difference`): converge's
   engine with `semantics: flink` run on the same events in the same order; each
-  event's output compared as a multiset of (row kind, row);
+  event's output compared as a multiset of (row kind, row) (SEMI/ANTI joins where
+  Flink runs its semi-join operator: `semi_anti_refusal`);
 * **in the backend's order** (`order_difference`): with a case id (the Flink
   adapter's), the model runs with the MapState order of the case's
   `config.state_backend` and the case id hashed in front of every stored row
@@ -45,13 +46,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import get_args
 
 import sqlglot
 from sqlglot import exp
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import ConvergeError
-from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
+from converge.engine.model.scenario import ChangeEvent, FlinkVersion, Scenario, Semantics
 from converge.engine.runtime.local import run_scenario
 from converge.properties.reference import equality_keys, has_residual
 from converge.properties.systems.case_id import with_case_id, without_case_id
@@ -164,8 +166,15 @@ def identity(change: Change, key: Sequence[int] | None) -> tuple | None:
     return None if key is None else tuple(change.row[j] for j in key)
 
 
-def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None
-                 ) -> list[list[Change]] | str:
+def modelled_release(system: object) -> FlinkVersion | None:
+    """The `config.flink_version` of the system's release (1.20.1 -> "1.20"), None for one converge has no model
+    of (the scenario's own flink_version then stands)."""
+    minor = ".".join(str(getattr(system, "version", "")).split(".")[:2])
+    return next((v for v in get_args(FlinkVersion) if v == minor), None)
+
+
+def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None,
+                 release: FlinkVersion | None = None) -> list[list[Change]] | str:
     """Each event's output on converge's engine with `semantics` (Flink's: "flink"; the end of input's flush
     with the last event), or why the model cannot be compared event by event with a paced system.
 
@@ -173,7 +182,8 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: in
     the stored rows in the MapState order of the case's state backend (hashmap by default), the id hashed in
     front of every stored row as Flink stores it; and a mini-batch join, which walks a bundle in the hash order
     of its keys (which hold that id), runs on the rows as the adapter sends them. An outer join's paddings
-    depend on the bundle order, so without the id a mini-batch outer join is not compared."""
+    depend on the bundle order, so without the id a mini-batch outer join is not compared. `release`: the Flink
+    release modelled (`config.flink_version`; ChangelogNormalize and the outer padding differ by release)."""
     cfg = scenario.config
     if scenario.join.interval is not None:
         return "an interval join's output moves with watermarks, which the system derives on its own"
@@ -191,6 +201,8 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: in
                 "chain of three inputs): Flink walks a bundle in the hash order of its keys, which hold the "
                 "adapter's case id, and that order decides which padding rows it emits and retracts on the way")
     changed = replace(cfg, semantics=semantics)
+    if release is not None:
+        changed = replace(changed, flink_version=release)
     prefix: tuple[tuple, tuple] = ((), ())
     if case_id is not None:
         changed = replace(changed, map_state_order=BACKEND_ORDER[cfg.state_backend or "hashmap"])

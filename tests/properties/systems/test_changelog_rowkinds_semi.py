@@ -4,6 +4,8 @@ worked out by hand from Flink's StreamingSemiAntiJoinOperator and DeduplicateFun
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from converge.engine.model.changelog import Change
@@ -81,3 +83,26 @@ def test_an_upsert_update_of_columns_the_condition_does_not_read_never_reaches_t
     assert changelogs.model_events(s, "correct") == [[], [], [C("+I", 2, 0), C("-D", 2, 0)]]
     reads_y = _scenario("a.k = b.k AND a.x < b.y", jtype="anti", b_uk=("k",), b_mode="upsert", events=events)
     assert changelogs.model_events(reads_y) == [[], [C("+I", 2, 0)], [C("-D", 2, 0)]]  # 0 < NULL, then 0 < 1
+
+
+def test_before_flink_2_2_an_upsert_plus_u_of_the_same_content_goes_on_as_an_update() -> None:
+    """Measured on Flink 1.20.1 (seed 1, docs/flink.md): b's +U repeats its row, and Flink's ANTI join emitted +I
+    then -D of a's row: ChangelogNormalize's RecordEqualiser compares the +U with the stored INSERT row, kinds
+    included, before 2.2 (DeduplicateFunctionHelper without areRowsWithSameContent). 2.2 and later drop it."""
+    events = (ChangeEvent("b", "+I", (1, 1)), ChangeEvent("a", "+I", (1, 2)), ChangeEvent("b", "+U", (1, 1)))
+    s = _scenario("a.k = b.k AND NOT (a.x < b.y)", jtype="anti", b_uk=("k",), b_mode="upsert", events=events)
+    assert changelogs.model_events(s, release="1.20") == [[], [], [C("+I", 1, 2), C("-D", 1, 2)]]
+    assert changelogs.model_events(s, release="2.1") == [[], [], [C("+I", 1, 2), C("-D", 1, 2)]]
+    assert changelogs.model_events(s, release="2.2") == [[], [], []]
+    repeated_insert = (*events[:2], ChangeEvent("b", "+I", (1, 1)))   # an +I of the same content: dropped by both
+    assert changelogs.model_events(replace(s, events=repeated_insert), release="1.20") == [[], [], []]
+
+
+def test_the_release_modelled_is_the_systems_major_and_minor() -> None:
+    class Release:
+        def __init__(self, version: str) -> None:
+            self.version = version
+
+    assert changelogs.modelled_release(Release("1.20.1")) == "1.20"
+    assert changelogs.modelled_release(Release("2.3.0")) == "2.3"
+    assert changelogs.modelled_release(Release("9.9")) is None

@@ -28,7 +28,7 @@ from converge.engine.condition_compiler import ColumnRef, Compiler, Scope, parse
 from converge.engine.model.scenario import InputSpec
 
 __all__ = ["ColumnRef", "EquiKey", "SplitCondition", "compile_expression3", "compile_predicate", "compile_view_expression",
-           "compile_view_predicate", "split_condition"]
+           "compile_view_predicate", "right_columns", "split_condition"]
 
 
 @dataclass(frozen=True)
@@ -145,3 +145,32 @@ def _split_cached(sql: str, left_inputs: tuple[InputSpec, ...], right_input: Inp
     node = rest[0] if len(rest) == 1 else {**root, "children": rest}
     return SplitCondition(tuple(keys), render(doc, node))
 
+
+
+def right_columns(sql: str, left_inputs: Sequence[InputSpec], right_input: InputSpec) -> frozenset[str]:
+    """The right input's columns the condition reads (what a planner keeps of an input the join only tests)."""
+    return _right_columns_cached(sql, tuple(InputSpec(s.name, s.columns) for s in left_inputs),
+                                 InputSpec(right_input.name, right_input.columns))
+
+
+@functools.lru_cache(maxsize=4096)
+def _right_columns_cached(sql: str, left_inputs: tuple[InputSpec, ...], right_input: InputSpec) -> frozenset[str]:
+    _, root = parse(sql)
+    scope = Scope([tuple(left_inputs), (right_input,)], sql)
+    found: set[str] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("class") == "COLUMN_REF":
+                arg, _, _, ref = scope.resolve(node["column_names"])
+                if arg == 1:
+                    found.add(ref.column)
+                return
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(root)
+    return frozenset(found)

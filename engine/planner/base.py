@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from converge.engine.condition import compile_predicate, split_condition
+from converge.engine.condition import compile_predicate, right_columns, split_condition
 from converge.engine.model.errors import BadInputError
 from converge.engine.model.scenario import InputSpec, Scenario
 from converge.engine.operators.base import Operator
@@ -157,15 +157,37 @@ def binary_join_operator(scenario: Scenario, spec: BinaryJoinSpec) -> Operator:
     return StreamingJoinOperator(spec)
 
 
-def source_node(scenario: Scenario, spec: InputSpec) -> PlanNode | str:
+# The Flink releases whose ChangelogNormalize compares a +U with the stored row's INSERT kind, so never drops it
+# (DeduplicateFunctionHelper.processLastRowOnChangelog before areRowsWithSameContent, added in 2.2).
+KIND_SENSITIVE_NORMALIZE_VERSIONS = frozenset({"1.19", "1.20", "2.0", "2.1"})
+
+
+def source_node(scenario: Scenario, spec: InputSpec, reads: tuple[str, ...] | None = None) -> PlanNode | str:
+    """The input as the join receives it; `reads`: the columns the planner keeps of it (all when None)."""
     spec = scenario.input(spec.name)  # as declared: the join may see it with another unique key
     if (dedupe := dedupe_source(scenario, spec)) is not None:
         return PlanNode(f"dedupe[{spec.name}]", dedupe, [spec.name], describe=dedupe.describe())
     if spec.changelog_mode == "upsert" and scenario.config.changelog_normalize:
-        op = ChangelogNormalizeOperator(spec, emit_identical=scenario.config.ttl_for(spec.name) is not None)
+        op = ChangelogNormalizeOperator(spec, emit_identical=scenario.config.ttl_for(spec.name) is not None,
+                                        compared=reads, kind_sensitive=scenario.config.semantics == "flink"
+                                        and scenario.config.flink_version in KIND_SENSITIVE_NORMALIZE_VERSIONS)
         return PlanNode(f"normalize[{spec.name}]", op, [spec.name],
                         describe=f"ChangelogNormalize(key=[{', '.join(spec.unique_key or ())}])")
     return spec.name
+
+
+def right_node(scenario: Scenario, part: Part, right: InputSpec, join_type: str, condition: str) -> PlanNode | str:
+    """A binary join's right input as the join receives it.
+
+    Under `semantics: flink` a SEMI/ANTI join's right input is only tested, so Flink's planner keeps of it the
+    columns the condition reads and its unique key (a Calc pushed below ChangelogNormalize, seen in
+    `explain_sql` on 2.3.0): an upsert update that changes other columns only is dropped there (the normalizer's
+    `compared`), and the semi-join operator never sees it."""
+    declared = scenario.input(right.name)
+    if join_type not in ("semi", "anti") or scenario.config.semantics != "flink" or not declared.unique_key:
+        return source_node(scenario, right)
+    reads = right_columns(condition, part.inputs, right) | set(declared.unique_key)
+    return source_node(scenario, right, tuple(c for c in declared.column_names if c in reads))
 
 
 def join_description(spec: BinaryJoinSpec, operator: Operator | None = None) -> str:

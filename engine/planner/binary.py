@@ -13,6 +13,7 @@ from converge.engine.planner.base import (
     build_binary_join,
     join_description,
     link_parents,
+    right_node,
     source_node,
 )
 
@@ -31,7 +32,7 @@ def plan_binary_chain(scenario: Scenario) -> Plan:
         except BadInputError as exc:
             raise BadInputError(f"join.conditions[{i}]: {exc}") from None
         op = binary_join_operator(scenario, spec)
-        node = PlanNode(f"join[{i}]", op, [current, source_node(scenario, right)],
+        node = PlanNode(f"join[{i}]", op, [current, right_node(scenario, part, right, jtype, cond)],
                         describe=join_description(spec, op))
         current = node
         if jtype not in ("semi", "anti"):

@@ -44,6 +44,7 @@ from converge.engine.planner.base import (
     composite_ttl,
     join_description,
     link_parents,
+    right_node,
     source_node,
     source_side_validates,
 )
@@ -230,7 +231,7 @@ class _Planner:
         except BadInputError as exc:
             raise BadInputError(f"join.conditions[{i}]: {exc}") from None
         op = binary_join_operator(s, spec)
-        self.current = PlanNode(f"join[{i}]", op, [self.current, source_node(s, right)],
+        self.current = PlanNode(f"join[{i}]", op, [self.current, right_node(s, self.part, right, jtype, cond)],
                                 describe=join_description(spec, op))
         if jtype not in ("semi", "anti"):
             self.part = Part(self.part.inputs + (right,))

@@ -12,7 +12,8 @@ that answers its changelog in a repeatable order (`output: "changelog"`,
   symptom);
 * **the model's rows, event by event** (`first_event_difference`): converge's
   engine with `semantics: flink` run on the same events in the same order; each
-  event's output compared as a multiset of (row kind, row);
+  event's output compared as a multiset of (row kind, row) (SEMI/ANTI joins where
+  Flink runs its semi-join operator: `semi_anti_refusal`);
 * **in the backend's order** (`order_difference`): with a case id (the Flink
   adapter's), the model runs with the MapState order of the case's
   `config.state_backend` and the case id hashed in front of every stored row
@@ -44,10 +45,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import get_args
+
+import sqlglot
+from sqlglot import exp
 
 from converge.engine.model.changelog import Change
 from converge.engine.model.errors import ConvergeError
-from converge.engine.model.scenario import ChangeEvent, Scenario, Semantics
+from converge.engine.model.scenario import ChangeEvent, FlinkVersion, Scenario, Semantics
 from converge.engine.runtime.local import run_scenario
 from converge.properties.reference import equality_keys, has_residual
 from converge.properties.systems.case_id import with_case_id, without_case_id
@@ -160,8 +166,15 @@ def identity(change: Change, key: Sequence[int] | None) -> tuple | None:
     return None if key is None else tuple(change.row[j] for j in key)
 
 
-def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None
-                 ) -> list[list[Change]] | str:
+def modelled_release(system: object) -> FlinkVersion | None:
+    """The `config.flink_version` of the system's release (1.20.1 -> "1.20"), None for one converge has no model
+    of (the scenario's own flink_version then stands)."""
+    minor = ".".join(str(getattr(system, "version", "")).split(".")[:2])
+    return next((v for v in get_args(FlinkVersion) if v == minor), None)
+
+
+def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: int | None = None,
+                 release: FlinkVersion | None = None) -> list[list[Change]] | str:
     """Each event's output on converge's engine with `semantics` (Flink's: "flink"; the end of input's flush
     with the last event), or why the model cannot be compared event by event with a paced system.
 
@@ -169,13 +182,14 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: in
     the stored rows in the MapState order of the case's state backend (hashmap by default), the id hashed in
     front of every stored row as Flink stores it; and a mini-batch join, which walks a bundle in the hash order
     of its keys (which hold that id), runs on the rows as the adapter sends them. An outer join's paddings
-    depend on the bundle order, so without the id a mini-batch outer join is not compared."""
+    depend on the bundle order, so without the id a mini-batch outer join is not compared. `release`: the Flink
+    release modelled (`config.flink_version`; ChangelogNormalize and the outer padding differ by release)."""
     cfg = scenario.config
     if scenario.join.interval is not None:
         return "an interval join's output moves with watermarks, which the system derives on its own"
-    if any(t in ("semi", "anti") for t in scenario.join.types):
-        return ("Flink's planner may decorrelate EXISTS into a join with an aggregate of the inner input, whose row "
-                "kinds are not the semi-join operator's (docs/flink.md)")
+    decorrelated = semi_anti_refusal(scenario)
+    if decorrelated:
+        return decorrelated
     if not scenario.events or not all(isinstance(e, ChangeEvent) for e in scenario.events):
         return "the scenario has events that are no records (a system is fed its records only)"
     if cfg.mini_batch_size is not None and any(s.changelog_mode == "upsert" for s in scenario.chain):
@@ -187,6 +201,8 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: in
                 "chain of three inputs): Flink walks a bundle in the hash order of its keys, which hold the "
                 "adapter's case id, and that order decides which padding rows it emits and retracts on the way")
     changed = replace(cfg, semantics=semantics)
+    if release is not None:
+        changed = replace(changed, flink_version=release)
     prefix: tuple[tuple, tuple] = ((), ())
     if case_id is not None:
         changed = replace(changed, map_state_order=BACKEND_ORDER[cfg.state_backend or "hashmap"])
@@ -199,6 +215,49 @@ def model_events(scenario: Scenario, semantics: Semantics = "flink", case_id: in
         return f"the model rejects the case: {type(exc).__name__}: {exc}"
     per_event = [[item for item in items if isinstance(item, Change)] for items in run.per_event]
     return per_event if widened is None else [without_case_id(scenario, changes) for changes in per_event]
+
+
+def semi_anti_refusal(scenario: Scenario) -> str | None:
+    """Why a SEMI/ANTI link does not run on Flink's StreamingSemiAntiJoinOperator, if one does not.
+
+    Flink's SubQueryDecorrelator (flink-table-planner, `analyzeCorConditions`) takes an EXISTS condition in
+    conjunctive normal form and refuses every conjunct that holds a correlated column under an OR; a refused
+    EXISTS is decorrelated by Calcite's general rule instead: an INNER join with a GroupAggregate of the
+    correlated columns (docs/flink.md, "What a campaign compares"), whose changelog is the aggregate's. An
+    IS [NOT] DISTINCT FROM is an OR there (`a = b OR (a IS NULL AND b IS NULL)`). Without such an OR the plan is
+    a LeftSemiJoin / LeftAntiJoin: the operator the model runs."""
+    for jtype, condition in zip(scenario.join.types, scenario.join.conditions, strict=False):
+        if jtype in ("semi", "anti") and disjunctive(condition):
+            return (f"a {jtype.upper()} join whose condition holds an OR once in conjunctive normal form "
+                    f"({condition}; IS NOT DISTINCT FROM is one): Flink's planner decorrelates the EXISTS into an "
+                    f"INNER join over a GroupAggregate, not its semi-join operator (docs/flink.md)")
+    return None
+
+
+@lru_cache(maxsize=512)
+def disjunctive(condition: str) -> bool:
+    """Whether the condition's conjunctive normal form holds an OR (one sqlglot cannot read: taken to hold one)."""
+    try:
+        return _has_disjunction(sqlglot.parse_one(condition), negated=False)
+    except sqlglot.errors.SqlglotError:
+        return True
+
+
+def _has_disjunction(node: exp.Expr, negated: bool) -> bool:
+    """NOT pushed inward: an OR, a negated AND or BETWEEN (De Morgan), or a null-safe (in)equality, anywhere."""
+    if isinstance(node, exp.Paren):
+        return _has_disjunction(node.this, negated)
+    if isinstance(node, exp.Not):
+        return _has_disjunction(node.this, not negated)
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        return True
+    if isinstance(node, (exp.Or, exp.And)):   # NOT (x OR y) is NOT x AND NOT y; NOT (x AND y) an OR
+        if isinstance(node, exp.Or) != negated:
+            return True
+        return _has_disjunction(node.left, negated) or _has_disjunction(node.right, negated)
+    if isinstance(node, exp.Between) and negated:
+        return True
+    return any(_has_disjunction(child, negated) for child in node.iter_expressions())
 
 
 def kinded(changes: Sequence[Change]) -> Counter:

@@ -180,7 +180,8 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
     found = changelogs.violations(changelog, key)
     semantics = changelogs.MODELLED.get(system.name, "correct")
     label = f"converge's model (semantics={semantics})"
-    model = changelogs.model_events(scenario, semantics, case_id)
+    release = changelogs.modelled_release(system) if semantics == "flink" else None
+    model = changelogs.model_events(scenario, semantics, case_id, release)
     if found:
         v = found[0]
         mine = [c for c in changelog if key is None or changelogs.identity(c, key) == changelogs.identity(v.change, key)]

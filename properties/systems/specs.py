@@ -305,7 +305,9 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
     SystemProperty("regular", "changelog_rowkinds", "binary joins: the changelog well formed per key and, event by "
                    "event, converge's semantics=flink model's rows and row kinds, visiting the stored rows in the "
                    "drawn state backend's MapState order (not compared: how one stored row's outputs interleave, "
-                   "an outer row's retraction and padding)", _changelog(_regular_changelogs),
+                   "an outer row's retraction and padding; SEMI/ANTI joins whose condition holds an OR in "
+                   "conjunctive normal form, IS NOT DISTINCT FROM included, which Flink plans as a join with an "
+                   "aggregate)", _changelog(_regular_changelogs),
                    checks.changelog_rowkinds),
     SystemProperty("minibatch", "changelog_rowkinds", "mini-batch join: the changelog well formed per key (no +U "
                    "as a key's first row, FLINK-34380) and, bundle by bundle, the semantics=flink model's rows, the "

@@ -1,6 +1,7 @@
-"""The multi-way findings fixed by 2.3.0 (docs/flink-findings.md #3, #5, #6, #9), through `converge repro`: the
+"""The multi-way findings fixed by 2.3.0 (docs/flink-findings.md #3, #5, #6, #9, #13), through `converge repro`: the
 generated program of each case shows, on the release it was found on, what the hand-written plain-PyFlink script
-shows (docs/examples/flink_multiway_*.py, tests/systems/flink/test_findings_plain_pyflink.py; #9 has no script):
+shows (docs/examples/flink_multiway_*.py, tests/systems/flink/test_findings_plain_pyflink.py; #9 and #13 have no
+script):
 the job fails (exit 2, with the same exception) or pads a row (exit 1); with the multi-way operator off, and on
 2.3.0, it exits 0. Slow (a JVM per run); a release that is not installed is a visible skip naming its install
 command."""
@@ -30,6 +31,8 @@ FOUND = [  # (case, release it was found on, exit code there, what the program p
      "final answer: [(1, None, None, 'a', None, None, None, None, None, None, None, None)]"),
     (SYSTEMS / "flink_2_1_multiway_or_null_loses_match.json", "2.2.0", 1,
      "final answer: [(1, None, None, 'a', None, None, None, None, None, None, None, None)]"),
+    (SYSTEMS / "flink_2_1_multiway_update_after_stays_joined.json", "2.1.0", 1,
+     "final answer: [(1, 11, 1, 21, 1, 30)]"),
     (BUILTIN / "cases" / "flink_2_1_multiway_rowtime_condition.json", "2.1.0", 2,
      'Flink could not plan the query: java.lang.NullPointerException: Cannot invoke '
      '"org.apache.calcite.rel.RelNode.getInputs()" because "targetInput" is null'),
@@ -50,7 +53,7 @@ def _run(path: Path, version: str, folder: Path, *, multi_join: str = "on") -> t
 
 
 @pytest.mark.parametrize(("path", "version", "code", "says"), FOUND,
-                         ids=["3-2.1.0", "5-2.2.0", "6-2.1.0", "6-2.2.0", "9-2.1.0"])
+                         ids=["3-2.1.0", "5-2.2.0", "6-2.1.0", "6-2.2.0", "13-2.1.0", "9-2.1.0"])
 def test_the_finding_shows_on_its_release_and_not_without_the_multiway_operator(path, version, code, says,
                                                                                 tmp_path) -> None:
     got, out = _run(path, version, tmp_path / "on")

@@ -21,7 +21,15 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from converge.engine.model.errors import ApiMisuseError, BadInputError, UnsupportedError
-from converge.engine.model.scenario import ChangeEvent, InputSpec, ProcessingTimeEvent, Scenario, sources_of
+from converge.engine.model.scenario import (
+    ChangeEvent,
+    InputSpec,
+    ProcessingTimeEvent,
+    Scenario,
+    interval_time_name,
+    projected_time,
+    sources_of,
+)
 from converge.oracle.guard import check_inputs, safe_condition
 from converge.oracle.materialize import row_checker
 from converge.oracle.query import run_query
@@ -48,10 +56,10 @@ def interval_records(scenario: Scenario) -> dict[str, list[IntervalRecord]]:
     time_index: dict[str, int | None] = {spec.name: None for spec in chain}
     if iv.time == "event":
         for spec, ref in zip(chain, (iv.left_time, iv.right_time), strict=False):
-            column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+            column = interval_time_name(spec, ref)
             if column is None:
                 raise BadInputError(f"input {spec.name!r} has no time attribute")
-            if spec.has_calc and column not in spec.column_names:
+            if projected_time(spec, ref):
                 continue  # computed by the projection: in DuckDB, by interval_final_sql (the record's time: None)
             time_index[spec.name] = spec.index_of(column)
     computed = {spec.name for spec in chain if iv.time == "event" and time_index[spec.name] is None}
@@ -143,9 +151,9 @@ def interval_final_sql(scenario: Scenario, include: AbstractSet[int] | None = No
         # processing-time record's time is its arrival, whatever the Calc computes; an event-time attribute the
         # projection computes, such as one parsed from text, is read from the projection)
         sources[spec.name] = view_source(spec, render_source(wide, rows), input_path(scenario, spec.name), seq=tcol)
-        column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
-        if spec.has_calc and iv.time == "event" and column is not None and column not in spec.column_names:
-            times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(column)}"
+        computed = interval_time_name(spec, ref)
+        if iv.time == "event" and computed is not None and projected_time(spec, ref):
+            times[spec.name] = f"{quote_ident(spec.name)}.{quote_ident(computed)}"
     left, right = core.chain
     la, ra = quote_ident(left.name), quote_ident(right.name)
     lt, rt = times[left.name], times[right.name]

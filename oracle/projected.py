@@ -11,6 +11,7 @@ against the oracle's (properties/query_check.py, `system_final_answer`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from converge.engine.model.errors import UnsupportedError
@@ -24,8 +25,10 @@ __all__ = ["projected_scenario", "projected_with_positions"]
 _POSITION = "__event"
 
 
+@functools.lru_cache(maxsize=256)
 def _lowered_spec(spec: InputSpec, path: str) -> InputSpec:
-    """The input as the join sees it: the projected columns with the types DuckDB gives them."""
+    """The input as the join sees it: the projected columns with the types DuckDB gives them (they depend on the
+    input alone, so every scenario of one query asks DuckDB once, not once per example)."""
     names = [n for n, _ in spec.project or ()]
     probe = render_source(InputSpec(spec.name, spec.columns), [tuple(None for _ in spec.columns)])
     source = view_source(replace(spec, where=None), probe, path)

@@ -32,6 +32,7 @@ from converge.engine.model.scenario import (
     ProcessingTimeEvent,
     Scenario,
     WatermarkEvent,
+    interval_time_name,
     sources_of,
 )
 from converge.properties.reference import LONG_MAX as MAX_TIME
@@ -104,7 +105,7 @@ class IntervalJoinModel:
         if self.event_time:
             refs = (iv.left_time, iv.right_time)
             self.time_idx = tuple(  # type: ignore[assignment]
-                spec.index_of((ref.partition(".")[2] or ref) if ref else spec.time_column)  # type: ignore[arg-type]
+                spec.index_of(interval_time_name(spec, ref))  # type: ignore[arg-type]
                 for spec, ref in zip((left, right), refs, strict=False))
         self.order = self._iteration_order(scenario.config.map_state_order)
         self.hashmap = scenario.config.map_state_order == "hashmap"

@@ -692,6 +692,20 @@ def time_index(spec: InputSpec, ref: str | None, where: str) -> int:
     return index
 
 
+def interval_time_name(spec: InputSpec, ref: str | None) -> str | None:
+    """The name of an interval join's time attribute on `spec`: `ref` without its input qualifier, or the input's
+    time_column (None: it has none)."""
+    return (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
+
+
+def projected_time(spec: InputSpec, ref: str | None) -> bool:
+    """Whether the input's event-time attribute is a column its projection computes (a rowtime parsed from text,
+    engine/model/time_text.py), not one of its source columns."""
+    column = interval_time_name(spec, ref)
+    return spec.project is not None and column is not None and column not in spec.column_names \
+        and column in spec.joined_names
+
+
 def event_time_columns(scenario: Scenario) -> dict[str, int]:
     """Input name -> its event-time attribute's column, for an event-time interval join ({} otherwise); a stream
     the join's inputs read (`source`) -> theirs."""
@@ -700,8 +714,7 @@ def event_time_columns(scenario: Scenario) -> dict[str, int]:
         return {}
     out = {}
     for spec, ref, key in zip(scenario.chain, (iv.left_time, iv.right_time), ("left_time", "right_time"), strict=True):
-        column = (ref.partition(".")[2] or ref) if ref is not None else spec.time_column
-        if spec.project is not None and column not in spec.column_names and column in spec.joined_names:
+        if projected_time(spec, ref):
             continue  # computed by the input's projection: the engine checks it after its Calc
         out[spec.name] = time_index(spec, ref, f"join.interval.{key}")
     for spec in scenario.chain:  # a stream read by both inputs (`source`) has their one time attribute

@@ -38,10 +38,14 @@ class JoinInputSideSpec:
 def analyze_join_input(spec: InputSpec, join_key_columns: Sequence[str]) -> JoinInputSideSpec:
     """As Flink's JoinUtil.analyzeJoinInput: no unique key -> NoUniqueKey; a unique
     key contained in the join key -> JoinKeyContainsUniqueKey; else the input side
-    has a unique key (Flink picks the smallest declared one; converge declares one)."""
+    has a unique key (Flink picks the smallest declared one; converge declares one).
+    The key's columns are in the input's column order, whatever order the key was
+    declared in: Flink's unique keys are ImmutableBitSets (FlinkRelMetadataQuery.
+    getUniqueKeys) and the selector takes `toArray`, ascending. The unique-key views'
+    MapState keys, and so their order on both backends, are rows of those columns."""
     if not spec.unique_key:
         return JoinInputSideSpec("InputSideHasNoUniqueKey", None)
-    idx = tuple(spec.index_of(c) for c in spec.unique_key)
+    idx = tuple(sorted(spec.index_of(c) for c in spec.unique_key))
     if set(spec.unique_key) <= set(join_key_columns):
         return JoinInputSideSpec("JoinKeyContainsUniqueKey", idx)
     return JoinInputSideSpec("InputSideHasUniqueKey", idx)

@@ -77,6 +77,21 @@ class Shape:
     rowtimes: tuple[int, ...] = ()               # regular joins: output positions checked against a rowtime's text
     sink_columns: tuple[str, ...] = ()           # an upsert sink's key columns, as Flink names (sinks.py)
     ttl_ms: int | None = None                    # table.exec.state.ttl on the wall clock (ttl_clock.py), or none
+    case_id: str = "t0cid"                       # the select's first value: an output row's case id
+
+    def query(self, views: list[str], base: int = 0) -> str:
+        """The select over these views, each output row's case id (when not negative: a case's, not a dummy's)
+        raised by `base`. The job's inputs number each shape's cases from 0 (the ids a hash order of Flink's
+        reads, properties/systems/case_id.py), so a job of several shapes tells their rows apart by a base per
+        shape (session.FlinkSession.run_shapes)."""
+        sql = self.select.format(**{f"v{i}": v for i, v in enumerate(views)})
+        if base == 0:
+            return sql
+        head = f"SELECT JSON_ARRAY({self.case_id}, "
+        if not sql.startswith(head):
+            raise ValueError(f"the shape's select does not start with its case id: {sql[:80]!r}")
+        cid = self.case_id
+        return f"SELECT JSON_ARRAY(IF({cid} < 0, {cid}, {cid} + {base}), " + sql[len(head):]
 
     @property
     def job_key(self) -> str:
@@ -180,7 +195,7 @@ def plan(case: dict) -> PlannedCase:
         visible.extend(Column(name, n, f"t{i}c{j}", t) for j, (n, t) in enumerate(zip(names, col_types)))
 
     timed = {p.view: p.time_column for p in plans if p.time_column is not None and interval is None}
-    select, rowtimes = _query(chain, types, conditions, visible, interval, timed)
+    select, rowtimes, case_id = _query(chain, types, conditions, visible, interval, timed)
     if config.get("dedupe_before_join"):  # Flink's deduplication query in front of those inputs (dedupe_sql.py)
         if interval is not None:
             raise Untranslatable("dedupe_before_join on an interval join (converge's dedupe is for regular joins)")
@@ -208,7 +223,7 @@ def plan(case: dict) -> PlannedCase:
     if ttl_ms is not None:
         shape_key = json.dumps([shape_key, ttl_ms])
     shape = Shape(shape_key, plans, select, multi_join, interval is not None, mini_batch, job, rowtimes=rowtimes,
-                  sink_columns=sink_columns, ttl_ms=ttl_ms)
+                  sink_columns=sink_columns, ttl_ms=ttl_ms, case_id=case_id)
     rows = _rows(case, chain, plans)
     times = [r[1 + p.time_column] for p, rs in zip(plans, rows) if p.time_column is not None for r in rs]
     if interval is not None:
@@ -274,9 +289,10 @@ def _job_options(config: dict) -> JobOptions:
 
 
 def _query(chain: list[str], types: list[str], conditions: list[str], columns: list[Column],
-           interval: dict | None, timed: dict[int, int]) -> tuple[str, tuple[int, ...]]:
+           interval: dict | None, timed: dict[int, int]) -> tuple[str, tuple[int, ...], str]:
     """The job's SELECT over views {v0}.. (one JSON text per row: case id, then the output columns, then the
-    rowtimes of the joined inputs in `timed` (view -> time column), whose positions in the row come second)."""
+    rowtimes of the joined inputs in `timed` (view -> time column), whose positions in the row come second, then
+    the case id's expression)."""
     frag = "{v0}"
     outputs = [c for c in columns if c.flink_name.startswith("t0c")]
     visible = list(outputs)
@@ -315,7 +331,7 @@ def _query(chain: list[str], types: list[str], conditions: list[str], columns: l
     joined = sorted(v for v in timed if f"t{v}cid" in cids)
     rowtimes = tuple(names.index(f"t{v}c{timed[v]}") for v in joined)
     values = ", ".join([out_cid] + names + [rowtime_sql(v) for v in joined])
-    return f"SELECT JSON_ARRAY({values} NULL ON NULL) FROM {frag}", rowtimes
+    return f"SELECT JSON_ARRAY({values} NULL ON NULL) FROM {frag}", rowtimes, out_cid
 
 
 def _interval(ms: int) -> str:

@@ -146,8 +146,10 @@ class FlinkSession:
         """Run the cases of several shapes as ONE job: one paced source whose round k holds event k of every case
         of every shape, each shape's query over its own views, the queries' rows in one UNION ALL into one
         collect sink. The shapes must share their job settings (case_plan.Shape.job_key) and a retract sink with
-        no restart (case_plan.combinable), since those are options of the whole job. A case's id in the job is
-        its position in `parts` (shape after shape), so each shape's rows are told apart by it. For each part,
+        no restart (case_plan.combinable), since those are options of the whole job. A case's id in its input rows
+        is its index within its part, as in a job of its shape alone (the hash orders properties/systems/case_id.py
+        models read it); its output rows carry its position in the job (shape after shape, Shape.query), which
+        tells the shapes' rows apart. For each part,
         each case's changelog ([kind, value...]) in emission order, by the case's index within its part."""
         shape = parts[0][0]  # the job's settings (every part agrees)
         if len(parts) > 1 and (gap is not None or any(s.job_key != shape.job_key or not combinable(s)
@@ -183,15 +185,13 @@ class FlinkSession:
             if self.arrival == "paced":
                 streams = self._paced_streams(parts, gap)
             else:
-                streams = [[self._free_stream(p, cases, times, start) for p in s.inputs]
-                           for (s, cases), start in zip(parts, starts)]
+                streams = [[self._free_stream(p, cases, times) for p in s.inputs] for s, cases in parts]
             self.built = time.perf_counter()  # the source's rows laid out and handed to Java
             parallel.before_join(config, shape.job.parallelism)
             for (s, _), part_views, part_streams in zip(parts, views, streams):
                 for p, view, stream in zip(s.inputs, part_views, part_streams):
                     self._register(p, view, stream, times, Schema, ChangelogMode)
-            queries = [s.select.format(**{f"v{i}": v for i, v in enumerate(part_views)})
-                       for (s, _), part_views in zip(parts, views)]
+            queries = [s.query(part_views, start) for (s, _), part_views, start in zip(parts, views, starts)]
             if shape.ttl_ms is not None:  # the TTL job's own clock (ttl_clock.py): its probe's stamps
                 queries.append(ttl_clock.probe_sql(views[0][0], views[0][1]))
             sql = " UNION ALL ".join(queries)
@@ -274,13 +274,13 @@ class FlinkSession:
         mode = getattr(modes, _MODES[p.mode])()
         self.t_env.create_temporary_view(view, self.t_env.from_changelog_stream(stream, schema.build(), mode))
 
-    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int], start: int = 0) -> Any:
+    def _free_stream(self, p: InputPlan, cases: list[PlannedCase], times: list[int]) -> Any:
         """Input `p` as its own collection source (arrival "free": Flink interleaves the sources as data arrives)."""
         from pyflink.common import Row  # lazy: see __init__
         from pyflink.common.types import RowKind  # lazy: pyflink
 
         kinds = _row_kinds()
-        rows = [Row.of_kind(kinds[r[0]], start + index, *r[1:]) for index, case in enumerate(cases)
+        rows = [Row.of_kind(kinds[r[0]], index, *r[1:]) for index, case in enumerate(cases)
                 for r in case.rows[p.view]]
         if not rows:  # from_collection needs a row: one of a case id no case has
             rows = [Row.of_kind(RowKind.INSERT, -1, *[_filler(t, min(times, default=0)) for t in p.types])]
@@ -292,7 +292,8 @@ class FlinkSession:
         why); per part, one stream per input.
 
         The job's inputs are numbered across the parts (the source's view, its tag); its cases too (part after
-        part: the case ids of run_shapes). The source's rows are wide: a tag (the view, -1 for a filler), the
+        part), but a case's id in its rows is its index within its part (Shape.query adds the part's base to the
+        output's). The source's rows are wide: a tag (the view, -1 for a filler), the
         case id, then the columns of every input, the other inputs' columns holding fillers. A changelog view
         over it (mode `all`) is filtered by tag into one stream per input, which then gets its own changelog
         mode and key."""
@@ -311,6 +312,7 @@ class FlinkSession:
         offsets = [sum(len(q.types) for _, q in inputs[:g]) for g in range(len(inputs))]
         orders = [[(firsts[n] + view, row) for view, row in case.order]
                   for n, (_, cases) in enumerate(parts) for case in cases]
+        local = [index for _, cases in parts for index in range(len(cases))]  # a case's id within its part
         shape = parts[0][0]
         bundle = shape.mini_batch[0] if shape.mini_batch else None
         merge = self.pacing.merges_runs(shape.job.parallelism)
@@ -333,7 +335,8 @@ class FlinkSession:
                 values[offsets[view]:offsets[view] + len(change) - 1] = change[1:]
                 # each input's dummy has a case id of its own (-1, -2, ...): dummies never meet in a join,
                 # so no condition is evaluated on them (a division by a filler 0 would fail the job)
-                rows.append(Row.of_kind(kinds[change[0]], view, case if case != LEAD else LEAD - view, *values))
+                rows.append(Row.of_kind(kinds[change[0]], view, local[case] if case >= 0 else
+                                        case if case != LEAD else LEAD - view, *values))
         type_info = self.types.ROW_NAMED(all_names, [self.types.INT(), self.types.INT()]
                                          + [_TYPE_INFOS[t](self.types)() for t in all_types])
         jvm = self.jvm

@@ -29,8 +29,9 @@ class RunOptions:
     builtin_known: bool = True         # apply the built-in known divergences (`--no-known`: off)
     repro: bool = True                 # write a standalone repro beside each failure report of a system that has a
                                        # generator (Flink: converge/systems/flink/campaign_repro.py; `--no-repro`: off)
-    batch: int = 10                    # cases per run request of a system campaign (a batch is one shape: 200
-                                       # cases send 20 shapes, issue 39)
+    batch: int | None = None           # cases per run request of a system campaign; None: the system's default
+                                       # (SystemType.default_batch). A batch holds shapes of at most 10 cases
+                                       # (properties/systems/specs.py CASES_PER_SHAPE): 200 cases send 20 shapes
     stats: bool = False                # print the special-case coverage table per family (properties/coverage.py)
     oracle: OracleName = "duckdb"      # `--oracle`: who computes final answers (spark: with --runtime spark only)
     shrink_budget: float | None = None  # `--shrink-budget`: seconds of shrinking per failure; None: the default (120)

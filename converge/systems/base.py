@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 from converge import renamed
 from converge.engine.model.errors import UsageError
 from converge.engine.model.system import System
+from converge.properties.systems.specs import CASES_PER_SHAPE
 from converge.reports.options import RunOptions
 from converge.systems.adapter.client import DEFAULT_TIMEOUTS, Timeouts
 
@@ -29,6 +30,7 @@ class SystemType(ABC):
     case_type: ClassVar[type]              # what one case of this type is
     summary: ClassVar[str]                 # one line for `converge run --help` and docs
     startup: ClassVar[str] = ""            # what starting it costs, shown while it starts ("a MiniCluster, ~20-40 s")
+    default_batch: ClassVar[int] = CASES_PER_SHAPE  # cases per run request without --batch: one shape a request
 
     def __init__(self, spec: str) -> None:
         self.spec = spec

@@ -41,7 +41,13 @@ from converge.properties.systems.quota import CaseQuota
 from converge.properties.systems.reduce import Reduction
 from converge.properties.systems.replay import ReplayOutcome, replay_on_system
 from converge.properties.systems.sent import APPEND_ONLY_FAMILIES, Sent
-from converge.properties.systems.specs import SYSTEM_PROPERTIES, SystemProperty, bind, not_applicable
+from converge.properties.systems.specs import (
+    CASES_PER_SHAPE,
+    SYSTEM_PROPERTIES,
+    SystemProperty,
+    bind,
+    not_applicable,
+)
 from converge.reports.counts import Counts, system_counts
 from converge.reports.junit import JUnitCase, case_of, status_of, write_junit
 from converge.reports.options import RunOptions
@@ -139,9 +145,10 @@ def run_one(prop: SystemProperty, system: System, system_spec: str, options: Run
                  f"{done.events_after} of {done.events_before} events left, {done.requests} run requests")
 
     cases = options.examples_of(prop.key, prop.examples)
-    quota = CaseQuota(cases, max(1, min(options.batch, system.capabilities.max_batch)))
+    batch = options.batch or CASES_PER_SHAPE  # run_system_campaign gives the system type's default
+    quota = CaseQuota(cases, max(1, min(batch, system.capabilities.max_batch)))
     sent = Sent()
-    spec = bind(prop, system, batch=options.batch, system_spec=system_spec, known=known, reduce_budget=budget,
+    spec = bind(prop, system, batch=batch, system_spec=system_spec, known=known, reduce_budget=budget,
                 on_reduction=reducing, quota=quota, sent=sent)
     waited = waiting(system)
     result = run_property(spec, max_examples=quota.planned_batches, seed=options.seed, shrink=False,
@@ -200,6 +207,7 @@ def run_system_campaign(options: RunOptions, system_type: SystemType, *, watch: 
     While it runs, `watch` (default: stderr, reports/progress.py) shows the system starting and up, then each
     property's batches and shrinking."""
     check_budget(options.shrink_budget, "shrink_budget")
+    options = replace(options, batch=options.batch or system_type.default_batch)
     known = campaign_known(options.known, builtin=options.builtin_known)
     props = select_properties(options.family, options.property)
     if options.only is not None:

@@ -65,9 +65,9 @@ class CaseQuota:
 
 @dataclass
 class FreshShapes:
-    """Whether a drawn batch's shape is taken: not when the campaign has sent that shape already (issue 39:
-    Hypothesis's generation copies parts of a test case into others, which keeps the template, so 200 cases in
-    10 batches sent 9 or 10 shapes). Decided after the batch's every choice is drawn, so the choices never depend
+    """Whether a drawn batch's shapes are taken: not when the campaign has sent one of them already, or the batch
+    holds one twice (issue 39: Hypothesis's generation copies parts of a test case into others, which keeps the
+    template, so 200 cases in 10 batches sent 9 or 10 shapes). Decided after the batch's every choice is drawn, so the choices never depend
     on it. After a failing batch every shape is taken (its replay must be the same batch), and after
     REPEATS_AFTER rejections in a row too (a property with few shapes still sends its cases)."""
 
@@ -75,8 +75,10 @@ class FreshShapes:
     sent: Sent
     rejected: int = 0  # rejections in a row
 
-    def admit(self, shape: str) -> bool:
-        if self.quota.frozen is not None or shape not in self.sent.shapes or self.rejected >= REPEATS_AFTER:
+    def admit(self, shapes: list[str]) -> bool:
+        """Whether a batch of these shapes (one per shape it holds) is taken."""
+        new = not any(s in self.sent.shapes for s in shapes) and len(set(shapes)) == len(shapes)
+        if self.quota.frozen is not None or new or self.rejected >= REPEATS_AFTER:
             self.rejected = 0
             return True
         self.rejected += 1

@@ -53,6 +53,9 @@ class _ModelDefaults(TypedDict):
 MODEL_DEFAULTS: _ModelDefaults = {"map_state_orders": ("rocksdb",)}
 PLAIN_MODES = ("insert_only", "retract")
 DEFAULT_BATCH = 20
+# At most this many cases of one shape in a batch: a batch of more holds several shapes (batches()), so a campaign's
+# 200 cases send at least 20 shapes whatever its batch size (issue 39); a batch of 40 is four shapes of 10.
+CASES_PER_SHAPE = 10
 # The generators' column types: regular and multi-way inputs have BIGINT and VARCHAR columns, interval inputs BIGINT.
 GENERATED_TYPES = {"regular": ("BIGINT", "VARCHAR"), "multiway": ("BIGINT", "VARCHAR"), "interval": ("BIGINT",)}
 
@@ -352,21 +355,36 @@ def not_applicable(prop: SystemProperty, system: System) -> str | None:
 
 def batches(template: st.SearchStrategy[Scenario], batch: int, quota: CaseQuota | None = None,
             fresh: FreshShapes | None = None) -> st.SearchStrategy[tuple]:
-    """One shape and up to `batch` cases of it: a template, then 0..batch-1 more (shrinking drops them). With a
-    `quota` (a campaign's exact number of cases), exactly `quota.next_size()` cases, nothing drawn for the size.
-    With `fresh`, a batch of a shape the campaign has sent already is rejected once drawn (quota.py FreshShapes:
-    the choices drawn never depend on it, only whether the batch is used)."""
+    """Up to `batch` cases in shapes of at most CASES_PER_SHAPE cases each (shape_sizes): per shape a template,
+    then more cases of it (shrinking drops them). With a `quota` (a campaign's exact number of cases), exactly
+    `quota.next_size()` cases, nothing drawn for the size. With `fresh`, a batch holding a shape the campaign has
+    sent already (or one shape twice) is rejected once drawn (quota.py FreshShapes: the choices drawn never
+    depend on it, only whether the batch is used)."""
     @st.composite
     def draw(draw_: st.DrawFn) -> tuple:
-        first = draw_(template)
-        more = quota.next_size() - 1 if quota is not None else draw_(st.integers(0, batch - 1))
-        same = same_shape(first)
-        cases = [first] + [draw_(same) for _ in range(more)]
-        if fresh is not None and not fresh.admit(shape_of(first)):
+        size = quota.next_size() if quota is not None else draw_(st.integers(1, batch))
+        cases: list[Scenario] = []
+        shapes = []
+        for count in shape_sizes(size):
+            first = draw_(template)
+            same = same_shape(first)
+            cases += [first] + [draw_(same) for _ in range(count - 1)]
+            shapes.append(shape_of(first))
+        if fresh is not None and not fresh.admit(shapes):
             reject()
         return (cases,)
 
     return draw()
+
+
+def shape_sizes(size: int) -> list[int]:
+    """A batch of `size` cases as the sizes of its shapes: as few shapes as CASES_PER_SHAPE allows, as even as can
+    be (25 cases: 9, 8 and 8)."""
+    if size < 1:
+        raise ApiMisuseError(f"shape_sizes({size!r}): a batch holds at least one case")
+    count = -(-size // CASES_PER_SHAPE)
+    each, extra = divmod(size, count)
+    return [each + 1] * extra + [each] * (count - extra)
 
 
 def bind(prop: SystemProperty, system: System, *, batch: int = DEFAULT_BATCH,

@@ -32,6 +32,7 @@ from converge.properties.campaign import PropertyResult, run_property
 from converge.properties.coverage import coverage_summary
 from converge.properties.registry import families, select
 from converge.properties.spec import PropertySpec
+from converge.properties.systems.specs import CASES_PER_SHAPE
 from converge.reports.counts import Counts, default_counts, embedded_counts
 from converge.reports.junit import case_of, status_of, write_junit
 from converge.reports.options import RunOptions
@@ -39,6 +40,7 @@ from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
 from converge.reports.terminal import failure_excerpt, format_table, outcome_cell, shrink_note, tally
 from converge.systems.adapter.log import adapter_log
+from converge.systems.flink.system_type import FlinkSystemType
 from converge.systems.registry import system_type_of
 
 # Exit codes (engine/model/errors.py): 0 all passed, 1 a divergence, 2 bad input or usage, 3 an internal error or a
@@ -75,7 +77,9 @@ def register(subparsers: Subparsers) -> None:
                      help="with --system flink: write no standalone repro beside each failure report (docs/repro.md)")
     run.add_argument("--batch", type=positive_int, default=None,
                      help=f"with --system: cases per batch, one run request each; every batch is full but the "
-                          f"last, cut to what is left of --examples (default {RunOptions.batch})")
+                          f"last, cut to what is left of --examples; a batch holds shapes of at most {CASES_PER_SHAPE} cases "
+                          f"each (default: the system's, {FlinkSystemType.default_batch} on flink, {CASES_PER_SHAPE} "
+                          f"elsewhere)")
     add_shrink_budget(run)
     run.add_argument("--stats", action="store_true",
                      help="also print how often each family drew each special case (properties/coverage.py)")
@@ -106,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_campaign(RunOptions(examples=args.examples, seed=args.seed, family=args.family,
                                    property=args.property, runtime=args.runtime, reports=reports,
                                    system=args.system, known=known, builtin_known=not args.no_known,
-                                   repro=not args.no_repro, batch=args.batch or RunOptions.batch, stats=args.stats,
+                                   repro=not args.no_repro, batch=args.batch, stats=args.stats,
                                    oracle=args.oracle,
                                    system_timeout=system_timeout_of(args), shrink_budget=args.shrink_budget,
                                    only=only, maxfail=args.maxfail, **reruns_of(last),

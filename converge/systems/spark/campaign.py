@@ -40,6 +40,7 @@ from converge.properties.native_join.known import NativeRecogniser, native_known
 from converge.properties.native_join.reduce import NativeReduction
 from converge.properties.spec import PropertySpec
 from converge.properties.systems.known import KnownDivergence
+from converge.properties.systems.specs import CASES_PER_SHAPE
 from converge.reports.options import RunOptions
 from converge.reports.progress import CampaignProgress
 from converge.reports.run_reports import RunReports
@@ -156,7 +157,7 @@ def _by_batches(props: list[NativeProperty], options: RunOptions, cache: RunCach
     case whose failure a known divergence matches is counted as known, never reduced (native_join/known.py)."""
     known = tuple(native_known(options.known, builtin=options.builtin_known))
     before = time.perf_counter()
-    batches, per_query = batch_plan(examples, options.batch)
+    batches, per_query = batch_plan(examples, options.batch or CASES_PER_SHAPE)
     drawn = drawn_batches(batches, per_query, seed)
     watch.note(f"running {sum(len(b) for b in drawn)} drawn cases in {len(drawn)} Spark queries "
                f"({per_query} cases a query, {concurrency} queries at once)...")

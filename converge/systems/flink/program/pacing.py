@@ -33,7 +33,7 @@ class PacingError(ValueError):
 @dataclass(frozen=True)
 class Pacing:
     interval_ms: int = MIN_INTERVAL_MS
-    pause_ms: float = 20.0
+    pause_ms: float = 5.0
     pause_per_record_ms: float = 0.05
     guard: int = 1
     jobs: str = "request"

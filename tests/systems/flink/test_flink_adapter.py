@@ -66,6 +66,22 @@ def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
     assert folded(result) == bag([[1, 7, 1, 100], [3, 6, 3, 301]])
 
 
+def test_a_lone_small_case_at_parallelism_four(flink: ProtocolClient) -> None:
+    """Rounds of three records (one per input) at parallelism 4, on the multi-way operator, then on binary joins.
+    The paced source must run at 1. Measured before its parallelism was set on the source itself: the multi-way
+    job ran it at 4, its rate limiter (a round's records spread over the subtasks) failed the job, and every later
+    job of the adapter failed the same way, which a campaign reported as a divergence (the parallel family, seed
+    11)."""
+    inputs = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "y"], unique_key=["k"]),
+              bigint_input("c", ["k", "z"], unique_key=["k"], mode="upsert")]
+    rows = {"a": [["+I", 1, 5]], "b": [["+I", 1, 7]], "c": [["+I", 2, 9]]}
+    for multi_join in ("on", "off"):
+        (result,) = flink.run([case("p4", inputs, ["left", "left"], ["a.k = b.k", "a.k = c.k"], rows,
+                                    config={"parallelism": 4, "multi_join": multi_join})])
+        assert result["status"] == "ok", (multi_join, result)
+        assert folded(result) == bag([[1, 5, 1, 7, N, N]]), multi_join
+
+
 @pytest.mark.parametrize("multi_join", ["on", "off"])
 def test_three_way_chain_with_and_without_the_multi_join(flink: ProtocolClient, multi_join: str) -> None:
     inputs = AB + [bigint_input("c", ["k", "z"])]

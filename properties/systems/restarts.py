@@ -68,8 +68,13 @@ def _compare(prop: str, system: System, scenario: Scenario, plain_case: Scenario
         return
     case.compared()
     if want is not None and got != want:
-        system_diverged(prop, system, scenario, f"{system.name}'s final answer after a restart (restart_after="
-                        f"{scenario.config.restart_after}) differs from the batch answer", got, want, oracle=want,
+        # the same wrong answer without the restart is the join's divergence, not the restore's: said so, in the
+        # words of a final answer's divergence, so the known entries of the join's classes recognise it
+        message = (f"{system.name}'s final answer differs from the batch answer, with a restart after "
+                   f"{scenario.config.restart_after} changes and without one alike" if straight == got else
+                   f"{system.name}'s final answer after a restart (restart_after={scenario.config.restart_after}) "
+                   f"differs from the batch answer")
+        system_diverged(prop, system, scenario, message, got, want, oracle=want,
                         extra_answers={f"{system.title}, no restart": straight}, system_spec=system_spec)
     ordered = system.capabilities.deterministic_order and restarted.changelog is not None \
         and plain.changelog is not None

@@ -104,6 +104,41 @@ def test_a_swap_goes_unseen_without_a_repeatable_order_but_a_lost_row_does_not()
     assert "final answer after a restart (restart_after=2) differs from the batch answer" in message
 
 
+class WrongBothWays(Restarting):
+    """A join that loses the last delete with and without the restart: the join's divergence, not the restore's."""
+
+    def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+        return [CaseResult.ok(changelog=list(r.changelog)[:2]) for r in super().run_cases(cases)]
+
+
+def test_a_wrong_answer_without_the_restart_too_is_the_joins_not_the_restores() -> None:
+    message = _failure(WrongBothWays(ordered=False), _case())
+    assert "final answer differs from the batch answer, with a restart after 2 changes and without one alike" \
+        in message and "after a restart (restart_after" not in message
+
+
+def test_a_minibatch_padding_case_found_by_the_restart_property_is_the_known_entry() -> None:
+    """Flink 2.3.0's answer (the campaign's, seed 11, replayed with and without the restart): a's (2, 1) keeps
+    its padding beside its match, under mini-batch, with and without the restart (docs/flink-findings.md #2)."""
+    from converge.properties.systems.known import Recogniser, builtin_known
+
+    case = load_scenario(SCENARIOS / "systems" / "flink_restart_minibatch_padding_kept.json")
+    flink = [[0, 0, 2, "a", None, None, None, None], [1, 2, 2, "ab", None, None, None, None],
+             [2, 1, 2, "a", 2, 2, "a", 2], [2, 1, 2, "a", None, None, None, None]]
+
+    class Canned(Restarting):
+        def run_cases(self, cases: Sequence[Scenario]) -> list[CaseResult]:
+            return [CaseResult.ok(final=[tuple(r) for r in flink]) for _ in cases]
+
+    honours = ("restart", "state_backend", "mini_batch")
+
+    with exercise.Recording(), pytest.raises(PropertyFailure) as caught:
+        restart_changes_nothing(Canned(ordered=False, honours=honours), [case])
+    recognise = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "restart", "restart_changes_nothing")
+    found = recognise(caught.value.divergence)
+    assert found is not None and found.id == "flink-minibatch-suppressed-padding"
+
+
 def test_a_failed_restore_is_the_systems_divergence_with_its_message() -> None:
     message = _failure(Restarting(lambda r: CaseResult.error("Cannot map checkpoint/savepoint state")), _case())
     assert "failed on this case: Cannot map checkpoint/savepoint state" in message

@@ -345,7 +345,7 @@ class FlinkSession:
         gated = jvm.org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy.perCheckpoint(width)
         ttl = shape.ttl_ms is not None  # a TTL job's trigger follows its grid alone: no pause after a completion
         checkpoints.set_checkpoint_interval(ttl_clock.CLOCK.round_ms if ttl else self.pacing.interval_ms)
-        checkpoints.set_min_pause_between_checkpoints(0 if ttl else self.pacing.pause(width))
+        checkpoints.set_min_pause_between_checkpoints(0 if ttl else self.pacing.pause(width, bundle is not None))
         function = jvm.org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction(
             type_info.get_java_type_info(), self.env._j_stream_execution_environment.getConfig(),
             self._java_rows(rows, type_info))

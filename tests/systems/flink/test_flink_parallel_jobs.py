@@ -64,3 +64,21 @@ def test_the_job_options_case_found_with_a_wrong_sink_table_now_holds_the_batch_
     upsert-sink property compares it with the batch answer, and it passes."""
     flink_system.run_cases([load_scenario(CASE)])  # a job planned at parallelism 2 first
     upsert_sink_equals_oracle(flink_system, [load_scenario(FOUND)])
+
+
+def test_finding_12s_case_at_parallelism_1_after_a_job_at_parallelism_4_gives_the_batch_answer(
+        flink_system: AdapterSystem) -> None:
+    """docs/flink-findings.md #12's case (a mini-batch LEFT join over a keyless retract input). Measured on 2.3.0
+    before the fix, in one adapter session: each run at parallelism 1 right after a job at parallelism 4 (its arrival
+    source then on 4 readers) ended with the deleted row's match and a -D of a padding never emitted, 3 of 3; each
+    run whose source ran at 1 gave the batch answer, 4 of 4. After the fix, 7 of 7 gave it. By hand (the finding):
+    (1,1,1,'a') and (NULL,1,1,NULL) padded, (2,NULL,0,'ab') joined with (2,0,2,'b')."""
+    found = load_scenario(SCENARIOS / "systems" / "flink_2_3_minibatch_left_keyless_intermittent.json")
+    at_4 = dataclasses.replace(found, config=dataclasses.replace(found.config, parallelism=4))
+    want = Counter({(1, 1, 1, "a", None, None, None, None): 1, (None, 1, 1, None, None, None, None, None): 1,
+                    (2, None, 0, "ab", 2, 0, 2, "b"): 1})
+    for _ in range(2):
+        first, after = flink_system.run_cases([at_4])[0], flink_system.run_cases([found])[0]
+        assert first.status == after.status == "ok", (first.message, after.message)
+        assert first.folded() == want
+        assert after.folded() == want

@@ -211,10 +211,6 @@ def plan(case: dict) -> PlannedCase:
                             mini_batch, job.key()], sort_keys=True)
     unique = {name: tuple(specs[name].get("unique_key") or ()) for name in chain}
     sink_columns = key_columns(chain, types, visible, unique, job.sink_key) if job.sink == "upsert" else ()
-    if job.sink == "upsert" and job.parallelism > 1:
-        raise Untranslatable("an upsert sink at parallelism above 1 is not translated: measured on 2.3.0 (converge "
-                             "check of docs/examples/job_options.sql), the sink read back held rows the batch answer "
-                             "lacks, and whether Flink or the adapter's read-back is wrong was not analysed")
     if job.sink == "upsert" and job.restart_after is not None:
         raise Untranslatable("a restart through an upsert sink is not translated (restart.py collects the join's "
                              "own changelog)")

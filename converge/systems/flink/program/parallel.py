@@ -11,6 +11,9 @@ the SQL planner creates; the planner reads it when it translates a query, so it 
   an operator after a parallelism-1 scan that needs no exchange takes its input's parallelism. So the
   records of one key still reach their join subtask over one channel, in the order the source sent them.
 
+Planning at `parallelism` also sets the environment's own parallelism (Flink's PlannerBase), which the next
+job's source would take: `before_arrival` sets it back to 1 (reset_environment).
+
 Rounds stay rounds: a checkpoint completes only when its barrier has passed every subtask, so round k
 has been joined on all subtasks before round k+1 is emitted (arrival.py). The collect sink runs at 1.
 """
@@ -32,8 +35,28 @@ def check(parallelism: int) -> None:
 
 
 def before_arrival(config: Any) -> None:
-    """The arrival's split is planned at parallelism 1 (each job sets it: the config outlives the job)."""
+    """The arrival's split is planned at parallelism 1, and the environment that creates the arrival's source is
+    set back to 1 (each job sets both: the config and the environment outlive the job)."""
     config.set(PARALLELISM, "1")
+    reset_environment(config)
+
+
+def reset_environment(config: Any) -> None:
+    """Set the environment's parallelism back to 1 through `config` (a PyFlink TableConfig).
+
+    Flink's PlannerBase.beforeTranslation copies `table.exec.resource.default-parallelism` into the
+    environment's parallelism at every translation (getExecEnv.getConfig.setParallelism) and never restores it,
+    while the arrival's source takes the environment's parallelism when it is created (fromSource, before the
+    job's first translation). Without this the source of every job after one at parallelism p ran at p: its
+    DataGeneratorSource splits the rows by position over p readers, which emit at once, and the scenario's order
+    was lost (measured on 2.3.0: the second job of a session at parallelism 2 joined rows that never coexisted,
+    docs/flink.md "Parallelism"). The environment's configuration is the table config's root configuration
+    (StreamTableEnvironment.create passes the executor's, which is the environment's own)."""
+    from pyflink.java_gateway import get_gateway  # lazy: pyflink (the tests import this module without Java)
+
+    jvm = get_gateway().jvm
+    root = config._j_table_config.getRootConfiguration()
+    root.set(jvm.org.apache.flink.configuration.CoreOptions.DEFAULT_PARALLELISM, jvm.java.lang.Integer.valueOf(1))
 
 
 def before_join(config: Any, parallelism: int) -> None:

@@ -11,8 +11,11 @@ adapter's case id hashed in front of every row). An event agrees when it visits 
 order, a case when every such event does; how many events also have the engine's exact output sequence (an
 outer row's retraction and padding interleaved the same way) is counted apart. A multi-way event (a 3-way
 chain, generators/map_order.py) agrees when its outputs come in the model's exact sequence: it walks the stored
-rows of every other input in turn. Skipped, with the reason, when no Flink is installed (without `--system`) or
-its adapter gives no order to measure.
+rows of every other input in turn. The mini-batch family (MiniBatchStreamingJoinOperator) and the event-time
+interval family (RowTimeIntervalJoin) compare the exact sequence too: a mini-batch flush walks a bundle in its
+HashMaps' order and then the state, the interval join's end of input expires both caches in their MapState's
+order. Skipped, with the reason, when no Flink is installed (without `--system`) or its adapter gives no order
+to measure.
 
 It also counts the agreeing events that a copy-on-write copy of the map would have reordered
 (`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
@@ -213,6 +216,7 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 rule = compare_orders(result.changelog, model, visits_of(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
+                    mismatches.append(f"case {case_id} of {scenario.name!r}: not split per event: {rule.unsplit}")
                     continue
                 if rule.ordered == 0:
                     continue

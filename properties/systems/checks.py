@@ -208,9 +208,11 @@ def _changelog_rowkinds(prop: str, system: System, scenario: Scenario, result: C
     order = changelogs.order_difference(scenario, changelog, model)
     if order is not None:
         backend = scenario.config.state_backend or "hashmap"
-        _changelog_diverged(prop, system, scenario, f"{system.name}'s output of event {order.event} visits the other "
-                            f"side's stored rows out of the {backend} state backend's MapState order (the rows "
-                            f"agree; their order compared)", Counter(), Counter(),
+        what = (f"comes in another sequence than the mini-batch bundle walk's and the {backend} state backend's "
+                f"order" if order.sequence else
+                f"visits the other side's stored rows out of the {backend} state backend's MapState order")
+        _changelog_diverged(prop, system, scenario, f"{system.name}'s output of event {order.event} {what} (the "
+                            f"rows agree; their order compared)", Counter(), Counter(),
                             {system.title: order.system, label: order.model}, system_spec, event_index=order.event)
 
 

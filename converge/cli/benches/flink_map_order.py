@@ -11,8 +11,11 @@ adapter's case id hashed in front of every row). An event agrees when it visits 
 order, a case when every such event does; how many events also have the engine's exact output sequence (an
 outer row's retraction and padding interleaved the same way) is counted apart. A multi-way event (a 3-way
 chain, generators/map_order.py) agrees when its outputs come in the model's exact sequence: it walks the stored
-rows of every other input in turn. Skipped, with the reason, when no Flink is installed (without `--system`) or
-its adapter gives no order to measure.
+rows of every other input in turn. The mini-batch family (MiniBatchStreamingJoinOperator) and the event-time
+interval family (RowTimeIntervalJoin) compare the exact sequence too: a mini-batch flush walks a bundle in its
+HashMaps' order and then the state, the interval join's end of input expires both caches in their MapState's
+order. Skipped, with the reason, when no Flink is installed (without `--system`) or its adapter gives no order
+to measure.
 
 It also counts the agreeing events that a copy-on-write copy of the map would have reordered
 (`copy_would_reorder`): while a snapshot of the HashMapStateBackend is open, CopyOnWriteStateMap hands the
@@ -37,9 +40,17 @@ from converge.engine.model.changelog import Change
 from converge.engine.model.errors import UsageError
 from converge.engine.model.scenario import ChangeEvent, FlinkVersion, InputSpec, Scenario
 from converge.engine.model.system import System
-from converge.generators.map_order import BACKENDS, map_order_scenarios, multiway_order_scenarios
+from converge.generators.map_order import (
+    BACKENDS,
+    OUTER_AND_INNER,
+    interval_order_scenarios,
+    map_order_scenarios,
+    minibatch_order_scenarios,
+    multiway_order_scenarios,
+)
 from converge.generators.scenarios import LAYOUTS
 from converge.properties.systems.case_id import adapter_case_ids
+from converge.properties.systems.changelogs import model_events
 from converge.properties.systems.map_order import why_not_ordered
 from converge.properties.systems.order_model import (
     compare_orders,
@@ -68,6 +79,15 @@ FAMILIES: dict[str, tuple[str, ...]] = {"inner_left": ("inner", "left"), "right_
 # chain on one key (generators/map_order.py), measured on the releases that have the operator.
 MULTIWAY = "multiway"
 MULTIWAY_SINCE = (2, 1)
+# The mini-batch join (MiniBatchStreamingJoinOperator: a bundle walked in its BufferBundle's HashMap order, then the
+# state views) and the event-time interval join (RowTimeIntervalJoin: per side a MapState<Long time, List<row>>),
+# INNER/LEFT/RIGHT/FULL each (generators/map_order.py); an event agrees when its outputs come in the model's exact
+# sequence. The processing-time interval join is not measured: the adapter refuses it, since a row's time would
+# be its arrival's wall-clock millisecond, so the cache's keys (their HashMap order) and which rows a cleanup
+# timer expires would change from run to run.
+MINIBATCH = "minibatch"
+INTERVAL = "interval"
+GENERATED = {MINIBATCH: minibatch_order_scenarios, INTERVAL: interval_order_scenarios}
 
 
 def check_system(spec: str | None, only: tuple[str, ...] | None) -> None:
@@ -96,12 +116,17 @@ def model_version(version: str) -> FlinkVersion:
 
 
 def draw_cases(backend: str, n: int, seed_value: int, join_types: tuple[str, ...] = FAMILIES["inner_left"], *,
-               multiway: bool = False) -> list[Scenario]:
+               multiway: bool = False, family: str | None = None) -> list[Scenario]:
     """`n` distinct scenarios of `backend` and `join_types` from the generator (`multiway`: the 3-way chain's,
-    INNER and LEFT), the same ones for the same seed."""
+    INNER and LEFT; `family` MINIBATCH or INTERVAL: that family's, INNER/LEFT/RIGHT/FULL), the same ones for the
+    same seed."""
     drawn: list[Scenario] = []
-    strategy = (multiway_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1]) if multiway else
-                map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1]))
+    if family is not None:
+        strategy = GENERATED[family](backends=(backend,), join_types=OUTER_AND_INNER)
+    elif multiway:
+        strategy = multiway_order_scenarios(backends=(backend,), layouts=LAYOUTS[:1])
+    else:
+        strategy = map_order_scenarios(backends=(backend,), join_types=join_types, layouts=LAYOUTS[:1])
 
     @seed(seed_value)
     @settings(max_examples=n * 4, database=None, deadline=None, suppress_health_check=list(HealthCheck))
@@ -147,7 +172,7 @@ def copy_would_reorder(scenario: Scenario, changelog: list[Change], per_event: l
     """How many events that visit two or more stored rows in the model's order (a map without a copy) a
     snapshot's copy of the map would have visited in another order."""
     pieces = split_like(changelog, per_event)
-    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap" or len(scenario.chain) != 2:
+    if isinstance(pieces, str) or scenario.config.state_backend != "hashmap" or visits_of(scenario) is None:
         return 0
     count = 0
     left, right = scenario.chain
@@ -183,12 +208,15 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
                 if result.status != "ok" or result.changelog is None:
                     counts[f"status {result.status}"] += 1
                     continue
-                modelled = replace(scenario, config=replace(scenario.config, flink_version=release,
-                                                            semantics="flink"))
-                model = model_per_event(modelled, case_id)
+                model = modelled_events(scenario, case_id, release)
+                if isinstance(model, str):
+                    counts["model refuses"] += 1
+                    mismatches.append(f"case {case_id} of {scenario.name!r}: the model refuses it: {model}")
+                    continue
                 rule = compare_orders(result.changelog, model, visits_of(scenario))
                 if rule.unsplit is not None:
                     counts["not split per event"] += 1
+                    mismatches.append(f"case {case_id} of {scenario.name!r}: not split per event: {rule.unsplit}")
                     continue
                 if rule.ordered == 0:
                     continue
@@ -207,10 +235,25 @@ def measure(system: System, cases: list[Scenario], batch: int) -> dict:
             **({"other_sequences": sequences} if sequences else {})}
 
 
+def modelled_events(scenario: Scenario, case_id: int, release: FlinkVersion) -> list[list[Change]] | str:
+    """converge's engine, `semantics: flink` in `release`, on the case as the adapter runs it as `case_id`: the
+    MapState order of its backend with the case id hashed in front of every stored row; a mini-batch join on the
+    rows with the case id column (its bundles hash keys that hold it: changelogs.model_events, the very model
+    `changelog_rowkinds` compares with). Why not, as a string, for a case the model refuses."""
+    if scenario.config.mini_batch_size is not None:
+        return model_events(scenario, "flink", case_id, release)
+    return model_per_event(replace(scenario, config=replace(scenario.config, flink_version=release,
+                                                            semantics="flink")), case_id)
+
+
 def visits_of(scenario: Scenario) -> list | None:
     """What an event's order is read from: a binary join's stored rows (the other input's part of each output);
-    for the multi-way join the outputs themselves, whose sequence walks every other input's state in turn."""
-    return None if scenario.config.multi_join == "on" else stored_visits(scenario)
+    for the multi-way, mini-batch and interval joins the outputs themselves (a multi-way event walks every other
+    input's state in turn, a mini-batch flush a bundle and then the state, an interval join's final watermark both
+    caches)."""
+    if scenario.config.multi_join == "on" or scenario.config.mini_batch_size is not None or scenario.join.interval:
+        return None
+    return stored_visits(scenario)
 
 
 def first_other_sequence(changelog: Sequence[Change], per_event: list[list[Change]], ordered: list[int]) -> str:
@@ -239,6 +282,9 @@ def _bench_flink_map_order(config: BenchConfig) -> dict:
             return {"skipped": f"no order to measure: {reason}"}
         rows = {f"{family} {backend}": measure(system, draw_cases(backend, config.examples, SEED, types), BATCH)
                 for family, types in FAMILIES.items() for backend in BACKENDS}
+        rows.update({f"{family} {backend}": measure(system, draw_cases(backend, config.examples, SEED,
+                                                                       family=family), BATCH)
+                     for family in GENERATED for backend in BACKENDS})
         release = model_version(system.version)
         has_multiway = tuple(int(p) for p in release.split(".")) >= MULTIWAY_SINCE
         if has_multiway:

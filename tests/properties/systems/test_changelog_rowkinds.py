@@ -261,3 +261,38 @@ def test_a_system_converge_has_no_model_of_is_not_held_to_an_order() -> None:
 
     s = _file("flink_later_before_earlier_rocksdb.json")
     assert _judge(Other(_flink_2_3(300, 5)), s).compared == 1
+
+
+# What Flink 2.3.0 emitted for a FULL mini-batch join (bundles of 2) of a keyless retract input a with b
+# (tests/systems/flink/test_flink_bundle_order.py): the second bundle walks a's +U (1, 256) before its -U (1, 2),
+# in the order of their rows' hashes (InputSideHasNoUniqueKeyBundle), not in arrival order.
+BUNDLED = (ChangeEvent("b", "+I", (1, 10)), ChangeEvent("a", "+I", (1, 2)), ChangeEvent("a", "-U", (1, 2)),
+           ChangeEvent("a", "+U", (1, 256)))
+FLINK_BUNDLED = [C("+I", None, None, 1, 10), C("-D", None, None, 1, 10), C("+I", 1, 2, 1, 10),
+                 C("+I", 1, 256, 1, 10), C("-D", 1, 2, 1, 10)]
+
+
+def test_a_mini_batch_event_is_compared_in_its_exact_sequence() -> None:
+    s = _scenario(a_uk=None, a_mode="retract", jtype="full", events=BUNDLED, mini_batch_size=2)
+    assert _judge(Answering(FLINK_BUNDLED), s).compared == 1
+    swapped = FLINK_BUNDLED[:3] + [FLINK_BUNDLED[4], FLINK_BUNDLED[3]]      # the same rows, arrival order
+    with pytest.raises(PropertyFailure) as failure:
+        _judge(Answering(swapped), s)
+    d = failure.value.divergence
+    assert "output of event 3 comes in another sequence than the mini-batch bundle walk's" in d.message
+    assert d.event_index == 3
+
+
+def test_a_mini_batch_join_with_an_or_is_not_held_to_an_order() -> None:
+    """Flink may key the bundle on an equality common to the OR's branches (docs/minibatch.md): rows compared, not
+    their order."""
+    s = _scenario("(a.k = b.k AND a.x > 0) OR (a.k = b.k AND b.y < 0)", a_uk=None, a_mode="retract", jtype="full",
+                  events=BUNDLED, mini_batch_size=2)
+    assert "holds an OR" in (changelogs.minibatch_order_refusal(s) or "")
+    model = changelogs.model_events(s, "flink", case_id=0)
+    assert not isinstance(model, str) and [len(piece) for piece in model] == [0, 3, 0, 2]
+    log = [c for piece in model for c in piece]
+    reordered = log[:3] + [log[4], log[3]]
+    assert changelogs.order_difference(s, reordered, model) is None
+    plain = _scenario(a_uk=None, a_mode="retract", jtype="full", events=BUNDLED, mini_batch_size=2)
+    assert changelogs.order_difference(plain, reordered, model) is not None   # without the OR it is compared

@@ -1,4 +1,5 @@
-"""The scenario as the Flink adapter runs it (its case id column), the ids it gives, and finding #12 classified with it."""
+"""The scenario as the Flink adapter runs it (its case id column), the ids it gives, and finding #12 classified with it
+(since withdrawn: the -U ahead of its +U was the adapter's arrival, docs/flink-findings.md #12)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_the_adapter_numbers_each_job_shapes_cases_per_request() -> None:
     assert adapter_case_ids(cases, results, 2) == [0, 0, 0, 0, 0]       # one request per two cases
 
 
-# ---------------------------------------------------------------- finding #12 (docs/flink-findings.md)
+# ---------------------------------------------------------------- finding #12 (docs/flink-findings.md; withdrawn)
 
 FINDING_12 = "flink_2_3_minibatch_left_keyless_intermittent.json"
 FLINK_FIRST = Change("-D", (0, 2, 1, None, None, None, None, None))     # what Flink 2.3.0 emitted first

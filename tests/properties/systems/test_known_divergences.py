@@ -276,8 +276,7 @@ def test_no_known_needs_a_system(capsys) -> None:
 # The versions each entry was replayed on (docs/flink-findings.md); every other entry: 1.19.0 to 2.3.0.
 REPLAYED_ON = {"flink-upsert-rowtime-not-planned": (">=2.1.0,<=2.3.0",), "flink-multiway-rowtime-condition": ("2.1.0",),
                "flink-upsert-sink-outer-padding-lost": (">=2.3.0,<=2.3.0",),
-               "flink-upsert-sink-key-only-delete": (">=2.3.0,<=2.3.0",),
-               "flink-minibatch-left-keyless-intermittent": (">=2.3.0,<=2.3.0",)}
+               "flink-upsert-sink-key-only-delete": (">=2.3.0,<=2.3.0",)}
 
 
 def test_the_built_in_list_loads_from_the_installed_package() -> None:
@@ -473,17 +472,3 @@ def test_the_upsert_rowtime_entry_needs_an_upsert_input() -> None:
     version, message = PLANNING_FAILURES[entry.id]
     recognise = Recogniser(tuple(builtin_known()), "flink", version, "time", "final_equals_oracle")
     assert recognise(_divergence(retract, Failing(message, version))) is None
-
-
-def test_the_intermittent_mini_batch_entry_recognises_its_case_and_needs_mini_batch() -> None:
-    """docs/flink-findings.md #12: Flink 2.3.0's changelog of the case in a diverging run (the campaign's, by hand)."""
-    (entry,) = [k for k in builtin_known() if k.id == "flink-minibatch-left-keyless-intermittent"]
-    case = load_scenario(entry.case)
-    flink = CannedChangelog([("-D", (0, 2, 1, None, None, None, None, None)),
-                             ("+I", (1, 1, 1, "a", None, None, None, None)),
-                             ("+I", (0, 2, 1, None, 0, 3, None, "ab"))])
-    recognise = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "parallel", "final_equals_oracle")
-    assert recognise(_divergence(case, flink)) == entry
-    off = replace(case, config=replace(case.config, mini_batch_size=None))
-    assert recognise(_divergence(off, flink)) is None
-    assert Recogniser((entry,), "flink", "2.2.0", "parallel", "final_equals_oracle")(_divergence(case, flink)) is None

@@ -242,7 +242,9 @@ def _restarts(caps: Capabilities, name: str):
 
 
 def _upsert_sink(caps: Capabilities, name: str):
-    """Binary joins of upsert inputs through an upsert sink (generators/job_options.py), materializer drawn."""
+    """Binary joins of upsert inputs through an upsert sink (generators/job_options.py), materializer drawn, and
+    the parallelism (1, 2 or 4) where the system honours it (docs/flink.md "Parallelism": the sink keeps each key's
+    order at any parallelism)."""
     reason = _common(caps, name, "regular")
     types = _pick(("inner", "left", "right", "semi", "anti"), caps.join_types)
     if reason is None and "upsert" not in caps.changelog_modes:
@@ -250,7 +252,13 @@ def _upsert_sink(caps: Capabilities, name: str):
     if reason is None and not types:
         reason = f"{name} runs no join type with an upsert sink key"
     reason = reason or _ignored(caps, name, "upsert_sink")
-    return (lambda: upsert_sink_scenarios(join_types=types, **MODEL_DEFAULTS)), reason
+    parallel = "parallelism" in caps.settings
+
+    def strategy() -> st.SearchStrategy[Scenario]:
+        drawn = upsert_sink_scenarios(join_types=types, **MODEL_DEFAULTS)
+        return with_parallelism(drawn, (1, 2, 4)) if parallel else drawn
+
+    return strategy, reason
 
 
 def _parallel(caps: Capabilities, name: str):
@@ -332,7 +340,8 @@ SYSTEM_PROPERTIES: tuple[SystemProperty, ...] = (
                    "and off give the same final answer", time_attribute_chain_draws,
                    checks.multiway_equals_binary_chain),
     SystemProperty("sinks", "upsert_sink_equals_oracle", "INNER/LEFT/RIGHT/SEMI/ANTI joins through an upsert sink "
-                   "(materializer auto, force or none): the sink's table, folded by its key = batch answer",
+                   "(materializer auto, force or none; parallelism 1, 2 or 4): the sink's table, folded by its key = "
+                   "batch answer",
                    _upsert_sink, sinks.upsert_sink_equals_oracle),
     SystemProperty("parallel", "final_equals_oracle", "binary, upsert, multi-way and mini-batch joins at parallelism "
                    "2 or 4: final answer = batch answer", _parallel, checks.final_equals_oracle),

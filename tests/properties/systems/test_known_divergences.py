@@ -276,7 +276,8 @@ def test_no_known_needs_a_system(capsys) -> None:
 # The versions each entry was replayed on (docs/flink-findings.md); every other entry: 1.19.0 to 2.3.0.
 REPLAYED_ON = {"flink-upsert-rowtime-not-planned": (">=2.1.0,<=2.3.0",), "flink-multiway-rowtime-condition": ("2.1.0",),
                "flink-upsert-sink-outer-padding-lost": (">=2.3.0,<=2.3.0",),
-               "flink-upsert-sink-key-only-delete": (">=2.3.0,<=2.3.0",)}
+               "flink-upsert-sink-key-only-delete": (">=2.3.0,<=2.3.0",),
+               "flink-upsert-sink-semi-update-before": (">=1.20.1,<=2.3.0",)}
 
 
 def test_the_built_in_list_loads_from_the_installed_package() -> None:

@@ -211,3 +211,29 @@ def test_the_key_only_delete_finding_diverges_and_its_entry_knows_it() -> None:
         upsert_sink_equals_oracle(_Flink23(), [padding])
     assert Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks",
                       "upsert_sink_equals_oracle")(lost.value.divergence).id == "flink-upsert-sink-outer-padding-lost"
+
+
+class _Flink23SemiKept(_Flink23):
+    """Flink 2.3.0 (and 1.20.1, 2.1.0, 2.2.0) on finding #14's case: the sink keeps a's row (replayed; with a retract
+    sink the same job emits +I then -U of it, and no +U)."""
+
+    def run_cases(self, cases):
+        return [CaseResult.ok(final=Counter({(2, 1, 1, "ab"): 1})) for _ in cases]
+
+
+def test_the_semi_join_update_before_finding_diverges_and_its_entry_knows_it() -> None:
+    """By hand: a's row (2, 1, 1, 'ab') meets b's (0, 1, 'ab', 2) (x = 1 is BETWEEN 0 and 1); b's update to y NULL
+    ends the match (BETWEEN NULL ... is UNKNOWN), so the SEMI join's answer, and the sink's table, is empty."""
+    scenario = load_scenario("tests/scenarios/systems/flink_upsert_sink_semi_update_before.json")
+    with pytest.raises(PropertyFailure) as failure:
+        upsert_sink_equals_oracle(_Flink23SemiKept(), [scenario])
+    d = failure.value.divergence
+    assert d.expected == Counter() and d.engine == Counter({(2, 1, 1, "ab"): 1})
+    recognise = Recogniser(tuple(builtin_known()), "flink", "2.3.0", "sinks", "upsert_sink_equals_oracle")
+    entry = recognise(d)
+    assert entry is not None and entry.id == "flink-upsert-sink-semi-update-before"
+    assert Recogniser(tuple(builtin_known()), "flink", "1.19.0", "sinks", "upsert_sink_equals_oracle")(d) is None
+    # a missing row is not this class
+    with pytest.raises(PropertyFailure) as missing:
+        upsert_sink_equals_oracle(_Flink23(), [load_scenario(FINDING)])
+    assert recognise(missing.value.divergence).id != entry.id

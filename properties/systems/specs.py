@@ -54,7 +54,7 @@ MODEL_DEFAULTS: _ModelDefaults = {"map_state_orders": ("rocksdb",)}
 PLAIN_MODES = ("insert_only", "retract")
 DEFAULT_BATCH = 20
 # At most this many cases of one shape in a batch: a batch of more holds several shapes (batches()), so a campaign's
-# 200 cases send at least 20 shapes whatever its batch size (issue 39); a batch of 40 is four shapes of 10.
+# 200 cases send at least 20 shapes whatever its batch size (issue 39); a batch of 80 is eight shapes of 10.
 CASES_PER_SHAPE = 10
 # The generators' column types: regular and multi-way inputs have BIGINT and VARCHAR columns, interval inputs BIGINT.
 GENERATED_TYPES = {"regular": ("BIGINT", "VARCHAR"), "multiway": ("BIGINT", "VARCHAR"), "interval": ("BIGINT",)}

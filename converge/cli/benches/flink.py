@@ -1,5 +1,5 @@
 """The Flink adapter's throughput (batched cases of one shape per second after start-up; `flink_adapter_shapes`:
-a campaign's requests, 40 cases of 4 shapes with interleaved inputs), its start-up, and shrinking one failure
+a campaign's requests, 80 cases of 8 shapes with interleaved inputs), its start-up, and shrinking one failure
 against the live MiniCluster.
 
 Budgets: at least 150 cases/s (issue 39; 100 in issue 14), start-up under 15 s; a campaign's requests at least
@@ -35,8 +35,8 @@ from converge.systems.flink import environment
 
 BATCH = 500      # cases per request: the adapter's max_batch
 REQUESTS = 4     # measured requests after the warm-up one
-SHAPES_BATCH = 40     # flink_adapter_shapes: a campaign's request (the flink system type's default_batch),
-SHAPES = 4            # four shapes of 10 cases (properties/systems/specs.py CASES_PER_SHAPE)
+SHAPES_BATCH = 80     # flink_adapter_shapes: a campaign's request (the flink system type's default_batch),
+SHAPES = 8            # eight shapes of 10 cases (properties/systems/specs.py CASES_PER_SHAPE)
 SHAPES_REQUESTS = 10
 EVENTS = 20      # change events per case, both inputs together
 

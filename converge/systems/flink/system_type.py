@@ -15,9 +15,9 @@ class FlinkSystemType(AdapterProgramSystemType):
     forms: ClassVar[tuple[str, ...]] = ("flink[:VERSION]",)
     summary: ClassVar[str] = "the Flink adapter, installed by `converge systems install flink`"
     startup: ClassVar[str] = "a Flink MiniCluster and a warm-up job: 20-40 s idle, 90 s on a loaded machine"
-    # four shapes of 10 cases a request: the adapter runs them as one job (session.run_shapes), whose fixed
-    # cost (planning, submission, the paced rounds) the four then share (issue 39, docs/flink.md)
-    default_batch: ClassVar[int] = 40
+    # eight shapes of 10 cases a request: the adapter runs them as one job (session.run_shapes), whose fixed
+    # cost (planning, submission, the paced rounds) the eight then share (issue 39, docs/flink.md)
+    default_batch: ClassVar[int] = 80
 
     def command(self) -> list[str]:
         return adapter_command(self.argument or None)

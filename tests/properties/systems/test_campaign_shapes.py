@@ -59,8 +59,8 @@ def test_a_shape_sent_already_is_refused_until_a_batch_fails_or_nothing_new_come
 
 
 def test_without_batch_a_campaign_takes_its_system_types_default(capsys) -> None:
-    """`--batch` unset: the system type's default_batch (40 on Flink: FlinkSystemType); 45 cases are a batch of 40
-    (four shapes) and one of 5, and the summary's batch says 40."""
+    """`--batch` unset: the system type's default_batch (80 on Flink: FlinkSystemType); 85 cases are a batch of 80
+    (eight shapes) and one of 5."""
     from converge.systems.campaign import run_system_campaign
     from converge.systems.flink.system_type import FlinkSystemType
     from converge.systems.reference import ReferenceSystemType
@@ -68,8 +68,8 @@ def test_without_batch_a_campaign_takes_its_system_types_default(capsys) -> None
     class LikeFlink(ReferenceSystemType):
         default_batch = FlinkSystemType.default_batch
 
-    options = RunOptions(examples=45, seed=3, family="regular", property="final_equals_oracle", reports=None)
+    options = RunOptions(examples=85, seed=3, family="regular", property="final_equals_oracle", reports=None)
     assert run_system_campaign(options, LikeFlink("reference")) == 0
     out = capsys.readouterr().out.splitlines()
     row = next(line for line in out if "final_equals_oracle" in line and "passed" in line)
-    assert row.split()[5:8] == ["45", "2", "45"], row  # examples, batches, cases
+    assert row.split()[5:8] == ["85", "2", "85"], row  # examples, batches, cases

@@ -56,6 +56,7 @@ def test_every_job_at_parallelism_2_keeps_the_scenarios_order(flink_system: Adap
             assert sink_table(result, (0, 2)) == Counter({(1, 9, 10, 1, "c"): 1})
 
 
+@pytest.mark.slow  # the default run keeps the hand-worked case above
 def test_the_job_options_case_found_with_a_wrong_sink_table_now_holds_the_batch_answer(
         flink_system: AdapterSystem) -> None:
     """The case `converge check --system flink docs/examples/job_options.sql` found (RocksDB, parallelism 2, an
@@ -66,6 +67,7 @@ def test_the_job_options_case_found_with_a_wrong_sink_table_now_holds_the_batch_
     upsert_sink_equals_oracle(flink_system, [load_scenario(FOUND)])
 
 
+@pytest.mark.slow  # the default run keeps the hand-worked case above
 def test_finding_12s_case_at_parallelism_1_after_a_job_at_parallelism_4_gives_the_batch_answer(
         flink_system: AdapterSystem) -> None:
     """docs/flink-findings.md #12's case (a mini-batch LEFT join over a keyless retract input). Measured on 2.3.0

@@ -45,6 +45,17 @@ def _domains(spec: InputSpec, keys: tuple = KEY_VALUES) -> list[tuple]:
             for name, ctype in spec.columns]
 
 
+def _changes(min_ops: int, max_ops: int) -> st.SearchStrategy:
+    """Two inputs' changes: inserts, updates and deletes, no time advance."""
+    return ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=False,
+                        actions=(INSERT, INSERT, UPDATE, DELETE))
+
+
+def _join_type_and_backend(draw: st.DrawFn, join_types: Sequence[str], backends: Sequence[str]) -> tuple[str, str]:
+    """The join type, then the state backend (this order: the measured seeds draw them so)."""
+    return draw(st.sampled_from(tuple(join_types))), draw(st.sampled_from(tuple(backends)))
+
+
 def map_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Sequence[str] = ("inner", "left"),
                         modes: Sequence[str] = ("insert_only", "retract"), layouts: Sequence[tuple] = LAYOUTS,
                         min_ops: int = 3, max_ops: int = 12) -> st.SearchStrategy[Scenario]:
@@ -54,13 +65,11 @@ def map_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: Seque
     join_types = check_choices("map_order_scenarios", "join_types", join_types)
     modes = check_choices("map_order_scenarios", "modes", modes)
     layouts = check_choices("map_order_scenarios", "layouts", layouts)
-    ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=False,
-                          actions=(INSERT, INSERT, UPDATE, DELETE))
+    ops_st = _changes(min_ops, max_ops)
 
     @st.composite
     def scenarios(draw: st.DrawFn) -> Scenario:
-        jtype = draw(st.sampled_from(tuple(join_types)))
-        backend = draw(st.sampled_from(tuple(backends)))
+        jtype, backend = _join_type_and_backend(draw, join_types, backends)
         specs = [input_spec(name, value, draw(st.sampled_from(("none", "own"))), draw(st.sampled_from(tuple(modes))),
                             ("k",), draw(st.sampled_from(layouts)))
                  for name, value in (("a", "x"), ("b", "y"))]
@@ -157,13 +166,11 @@ def minibatch_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types:
     backends = check_choices("minibatch_order_scenarios", "backends", backends)
     join_types = check_choices("minibatch_order_scenarios", "join_types", join_types, OUTER_AND_INNER)
     uk_shapes = check_choices("minibatch_order_scenarios", "uk_shapes", uk_shapes, UK_SHAPES)
-    ops_st = ops_strategy(2, [4, 4], min_ops=min_ops, max_ops=max_ops, allow_advance=False,
-                          actions=(INSERT, INSERT, UPDATE, DELETE))
+    ops_st = _changes(min_ops, max_ops)
 
     @st.composite
     def scenarios(draw: st.DrawFn) -> Scenario:
-        jtype = draw(st.sampled_from(tuple(join_types)))
-        backend = draw(st.sampled_from(tuple(backends)))
+        jtype, backend = _join_type_and_backend(draw, join_types, backends)
         specs = [input_spec(name, value, draw(st.sampled_from(tuple(uk_shapes))), "retract", ("k",), LAYOUTS[0])
                  for name, value in (("a", "x"), ("b", "y"))]
         events = build_events(specs, [("k",), ("k",)], draw(witness(specs)) + draw(ops_st), conditions=(CONDITION,),

@@ -13,7 +13,7 @@ pacing = program_module("pacing")
 def test_a_mini_batch_job_pauses_longer_than_a_plain_one() -> None:
     default = pacing.parse(None)
     assert default.pause(100) == 10          # 5 ms + 0.05 ms a record
-    assert default.pause(100, True) == 25    # 20 ms: a barrier inside a round would split a bundle
+    assert default.pause(100, True) == 45    # 40 ms: a barrier inside a round would split a bundle
     assert pacing.parse("bundle_pause_ms=5").pause(100, True) == 10
     assert pacing.parse("pause_ms=20,pause_per_record_ms=0.5").pause(10) == 25
 

@@ -27,6 +27,7 @@ from converge.engine.model.scenario import (
     IntervalSpec,
     JoinSpec,
     Scenario,
+    StateBackend,
     WatermarkEvent,
 )
 from converge.generators.arguments import check_choices
@@ -51,7 +52,8 @@ def _changes(min_ops: int, max_ops: int) -> st.SearchStrategy:
                         actions=(INSERT, INSERT, UPDATE, DELETE))
 
 
-def _join_type_and_backend(draw: st.DrawFn, join_types: Sequence[str], backends: Sequence[str]) -> tuple[str, str]:
+def _join_type_and_backend(draw: st.DrawFn, join_types: Sequence[str],
+                           backends: Sequence[str]) -> tuple[str, StateBackend]:
     """The join type, then the state backend (this order: the measured seeds draw them so)."""
     return draw(st.sampled_from(tuple(join_types))), draw(st.sampled_from(tuple(backends)))
 

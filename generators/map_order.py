@@ -217,8 +217,7 @@ def interval_order_scenarios(*, backends: Sequence[str] = BACKENDS, join_types: 
 
     @st.composite
     def scenarios(draw: st.DrawFn) -> Scenario:
-        jtype = draw(st.sampled_from(tuple(join_types)))
-        backend = draw(st.sampled_from(tuple(backends)))
+        jtype, backend = _join_type_and_backend(draw, join_types, backends)
         bounds = draw(st.sampled_from(INTERVAL_BOUNDS))
         specs = tuple(InputSpec(name, (("k", "BIGINT"), ("t", "BIGINT"), (value, "BIGINT")), None, "insert_only", "t")
                       for name, value in (("a", "x"), ("b", "y")))

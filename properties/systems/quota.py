@@ -67,9 +67,9 @@ class CaseQuota:
 class FreshShapes:
     """Whether a drawn batch's shapes are taken: not when the campaign has sent one of them already, or the batch
     holds one twice (issue 39: Hypothesis's generation copies parts of a test case into others, which keeps the
-    template, so 200 cases in 10 batches sent 9 or 10 shapes). Decided after the batch's every choice is drawn, so the choices never depend
-    on it. After a failing batch every shape is taken (its replay must be the same batch), and after
-    REPEATS_AFTER rejections in a row too (a property with few shapes still sends its cases)."""
+    template, so 200 cases in 10 batches sent 9 or 10 shapes). Decided after the batch's every choice is drawn,
+    so the choices never depend on it. After a failing batch every shape is taken (its replay must be the same
+    batch), and after REPEATS_AFTER rejections in a row too (a property with few shapes still sends its cases)."""
 
     quota: CaseQuota
     sent: Sent

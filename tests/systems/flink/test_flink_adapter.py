@@ -68,10 +68,10 @@ def test_upsert_and_keyed_retract_inputs(flink: ProtocolClient) -> None:
 
 def test_a_lone_small_case_at_parallelism_four(flink: ProtocolClient) -> None:
     """Rounds of three records (one per input) at parallelism 4, on the multi-way operator, then on binary joins.
-    The paced source must run at 1. Measured before its parallelism was set on the source itself: the multi-way
-    job ran it at 4, its rate limiter (a round's records spread over the subtasks) failed the job, and every later
-    job of the adapter failed the same way, which a campaign reported as a divergence (the parallel family, seed
-    11)."""
+    The paced source must run at 1. Measured before each job set the environment's parallelism back to 1
+    (parallel.before_arrival): a job after one planned at 4 ran it at 4, its rate limiter (a round's records
+    spread over the subtasks) failed the job, and every later job of the adapter failed the same way, which a
+    campaign reported as a divergence (the parallel family, seed 11)."""
     inputs = [bigint_input("a", ["k", "x"]), bigint_input("b", ["k", "y"], unique_key=["k"]),
               bigint_input("c", ["k", "z"], unique_key=["k"], mode="upsert")]
     rows = {"a": [["+I", 1, 5]], "b": [["+I", 1, 7]], "c": [["+I", 2, 9]]}

@@ -352,11 +352,8 @@ class FlinkSession:
         source = jvm.org.apache.flink.connector.datagen.source.DataGeneratorSource(
             function, len(rows), gated, type_info.get_java_type_info())
         no_watermarks = jvm.org.apache.flink.api.common.eventtime.WatermarkStrategy.noWatermarks()
-        # parallelism 1, set on the source itself: left unset, a job planned at a case's parallelism p ran the
-        # source at p (a lone case at parallelism 4 with rounds of 3 records failed: perCheckpoint needs a record
-        # per subtask), and its subtasks would split a round
-        wide = DataStream(self.env._j_stream_execution_environment.fromSource(source, no_watermarks, "arrival")
-                          .setParallelism(1))
+        # at the environment's parallelism, which parallel.before_arrival set back to 1 for this job
+        wide = DataStream(self.env._j_stream_execution_environment.fromSource(source, no_watermarks, "arrival"))
         table = self.t_env.from_changelog_stream(wide)
         streams: list[list[Any]] = [[] for _ in parts]
         for g, (n, p) in enumerate(inputs):
